@@ -1,0 +1,61 @@
+"""Built-in games, written against `jaxsolve.protocol`, loadable by name.
+
+    >>> import games
+    >>> games.names()
+    [...]
+    >>> game = games.load("kuhn_poker", players=3)
+
+Modules are imported only when their game is loaded, so listing is cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+# name -> (module, class). Each class takes its parameters as keyword arguments and
+# raises ValueError naming the parameter when one is out of range.
+_REGISTRY: dict[str, tuple[str, str]] = {
+    "kuhn_poker": ("games.kuhn_poker", "KuhnPoker"),
+    "leduc_poker": ("games.leduc_poker", "LeducPoker"),
+}
+
+
+def names() -> list[str]:
+    """The registered game names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def game_class(name: str) -> type:
+    """The class behind `name`; raises KeyError listing the known names."""
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown game {name!r}; known games: {', '.join(names())}")
+    module, cls = _REGISTRY[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def parameters(name: str) -> dict[str, Any]:
+    """The parameters `load(name, ...)` accepts, with their defaults."""
+    sig = inspect.signature(game_class(name))
+    return {p.name: p.default for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY or p.default is not p.empty}
+
+
+def load(name: str, **params: Any):
+    """Builds the game `name` with keyword parameters.
+
+    Raises:
+      KeyError: unknown game name.
+      ValueError: a parameter the game does not accept, or a value out of range.
+    """
+    cls = game_class(name)
+    accepted = parameters(name)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+            f"it accepts: {', '.join(f'{k}={v!r}' for k, v in accepted.items()) or 'none'}")
+    return cls(**params)
+
+
+__all__ = ["game_class", "load", "names", "parameters"]

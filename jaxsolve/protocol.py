@@ -1,0 +1,131 @@
+"""The game protocol: what a Python game implements so that `compile_game` can walk it.
+
+It is OpenSpiel's Python interface, reduced to what a solver needs, so that a
+`pyspiel.Game` satisfies it unchanged and a game written in plain Python needs no
+OpenSpiel at all. Duck typing is enough; `Game` and `State` below are optional base
+classes that supply the conveniences (`child`, `is_chance_node`, `action_to_string`).
+
+A game object provides:
+
+    num_players() -> int
+    new_initial_state() -> State
+    num_distinct_actions() -> int          # optional; inferred from the walk if absent
+    utility_sum() -> float | None          # optional; constant sum of returns, if any
+    min_utility() / max_utility() -> float # optional; declared bounds, checked if given
+
+A state provides:
+
+    current_player() -> int     # a player index 0..n-1, CHANCE (-1) or TERMINAL (-4)
+    legal_actions() -> list[int]          # sorted, distinct, non-negative
+    chance_outcomes() -> list[(int, float)]   # at chance nodes: (action, probability)
+    apply_action(action) and/or child(action) # mutate in place / return a new state
+    clone() -> State                      # needed only with apply_action and no child
+    is_terminal() -> bool
+    returns() -> list[float]              # one per player, at terminal states
+    information_state_string(player) -> str   # identical exactly across an infoset
+    action_to_string(player, action) -> str   # optional: names in strategy tables
+    information_state_tensor(player) -> array # optional: fixed-length features
+
+Simultaneous-move nodes (current_player() == SIMULTANEOUS) are not walked directly:
+pass a pyspiel game through `jaxsolve.openspiel.from_pyspiel`, which applies
+OpenSpiel's turn-based conversion.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+CHANCE = -1
+SIMULTANEOUS = -2
+INVALID = -3
+TERMINAL = -4
+
+
+@runtime_checkable
+class GameState(Protocol):
+    """Structural type of a state (see the module docstring for the contracts)."""
+
+    def current_player(self) -> int: ...
+
+    def legal_actions(self) -> Sequence[int]: ...
+
+    def is_terminal(self) -> bool: ...
+
+    def returns(self) -> Sequence[float]: ...
+
+    def information_state_string(self, player: int) -> str: ...
+
+
+@runtime_checkable
+class GameLike(Protocol):
+    """Structural type of a game (see the module docstring for the contracts)."""
+
+    def num_players(self) -> int: ...
+
+    def new_initial_state(self) -> Any: ...
+
+
+class State:
+    """Optional base class for protocol states.
+
+    Subclasses implement `current_player`, `legal_actions`, `chance_outcomes` (at chance
+    nodes), `_apply_action`, `returns` and `information_state_string`; this class
+    supplies `apply_action`, `child`, `clone`, `is_chance_node`, `is_terminal` and a
+    default `action_to_string`.
+    """
+
+    def current_player(self) -> int:
+        raise NotImplementedError
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        raise NotImplementedError
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        raise NotImplementedError
+
+    def _apply_action(self, action: int) -> None:
+        raise NotImplementedError
+
+    def returns(self) -> list[float]:
+        raise NotImplementedError
+
+    def information_state_string(self, player: int) -> str:
+        raise NotImplementedError
+
+    def apply_action(self, action: int) -> None:
+        self._apply_action(action)
+
+    def child(self, action: int) -> "State":
+        new = self.clone()
+        new.apply_action(action)
+        return new
+
+    def clone(self) -> "State":
+        return copy.deepcopy(self)
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    def action_to_string(self, player: int, action: int) -> str:
+        return str(action)
+
+
+class Game:
+    """Optional base class for protocol games; subclasses set `players` and `actions`
+    (or override the methods) and implement `new_initial_state`."""
+
+    players: int = 2
+    actions: int | None = None
+
+    def num_players(self) -> int:
+        return self.players
+
+    def num_distinct_actions(self) -> int | None:
+        return self.actions
+
+    def new_initial_state(self) -> State:
+        raise NotImplementedError
