@@ -1,0 +1,197 @@
+"""The CFR family as pure init/step pairs over a GameTree.
+
+Every solver here is one update rule with different knobs:
+
+=========  ===========  ===============================  ===============  ==========
+solver     updates      accumulated regrets              average weight   reference
+=========  ===========  ===============================  ===============  ==========
+cfr        simultaneous R += r                           1                Zinkevich et al. 2007
+           or alternating
+cfr_plus   alternating  R = max(R + r, 0)                t                Tammelin 2014
+lcfr       alternating  R += r, then R *= t/(t+1)        t                Brown & Sandholm 2019
+dcfr       alternating  R += r, then R *= t^a/(t^a+1)    t^gamma          Brown & Sandholm 2019
+                        where R >= 0, t^b/(t^b+1) else
+pcfr_plus  alternating  R = max(R + r, 0); play          t^2              Farina, Kroer &
+                        RM(max(R + m, 0)), m = last r                     Sandholm 2021
+=========  ===========  ===============================  ===============  ==========
+
+The conventions are OpenSpiel's (`CFRSolver`, `CFRPlusSolver`, `LCFRSolver`,
+`DCFRSolver`), so that iterates agree to floating-point precision: with alternating
+updates player p's regrets are computed against the *already updated* policies of
+players before p, and p's average-strategy contribution uses p's own reach.
+
+The average strategy is stored normalised by the total weight (sum of t^gamma), so
+float32 runs of 10^6 iterations with growing weights stay finite; normalising
+changes no probability.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxsolve import sequences as seq
+from jaxsolve.tree import GameTree
+
+
+class CFRState(NamedTuple):
+    """Solver state, a pytree of arrays.
+
+    Attributes:
+      regrets: [I, A] accumulated (possibly discounted or floored) regrets.
+      average: [I, A] weighted sum of the players' own-reach-weighted strategies,
+        divided by the total weight so far.
+      prediction: [I, A] last instantaneous regrets (predictive CFR+), else zeros.
+      iteration: [] int32, iterations completed.
+      total_weight: [] float, sum of the averaging weights so far.
+    """
+
+    regrets: jax.Array
+    average: jax.Array
+    prediction: jax.Array
+    iteration: jax.Array
+    total_weight: jax.Array
+
+
+class Solver(NamedTuple):
+    """A solver: a pair of pure functions, like optax's GradientTransformation.
+
+    init(tree) -> state and step(tree, state) -> state. Factories are cached, so
+    `cfr_plus() is cfr_plus()` and a solver can be a static jit argument.
+    """
+
+    init: Callable[[GameTree], CFRState]
+    step: Callable[[GameTree, CFRState], CFRState]
+    name: str
+
+
+def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
+    """[I, A] policy proportional to positive regrets; uniform over legal where none."""
+    positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
+    total = positive.sum(axis=-1, keepdims=True)
+    uniform = legal / legal.sum(axis=-1, keepdims=True)
+    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), uniform)
+
+
+def _float_dtype():
+    return jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
+
+
+def init(tree: GameTree) -> CFRState:
+    """Zero regrets and average; the first iteration plays uniformly."""
+    shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
+    dtype = _float_dtype()
+    zeros = jnp.zeros(shape, dtype)
+    return CFRState(zeros, zeros, zeros, jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
+
+
+def current_policy(tree: GameTree, state: CFRState) -> jax.Array:
+    """[I, A] the policy the next iteration plays (with the prediction for PCFR+)."""
+    return regret_matching(state.regrets + state.prediction, jnp.asarray(tree.legal))
+
+
+def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
+    """[I, A] the average strategy; uniform over legal where never reached."""
+    legal = jnp.asarray(tree.legal)
+    avg = jnp.where(legal, state.average, 0.0)
+    total = avg.sum(axis=-1, keepdims=True)
+    uniform = legal / legal.sum(axis=-1, keepdims=True)
+    return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0), uniform)
+
+
+def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
+          alpha: float | None, beta: float | None, gamma: float, predictive: bool) -> CFRState:
+    dtype = state.regrets.dtype
+    legal = jnp.asarray(tree.legal)
+    owner = jnp.asarray(tree.infoset_player)
+    chance = seq.chance_reach(tree, dtype)
+    t = (state.iteration + 1).astype(dtype)
+    weight = t**gamma
+    total = state.total_weight + weight
+    keep, add = state.total_weight / total, weight / total
+
+    regrets, average, prediction = state.regrets, state.average, state.prediction
+    num_players = tree.sizes.num_players
+    groups = [[p] for p in range(num_players)] if alternating else [list(range(num_players))]
+    for players in groups:
+        policy = regret_matching(regrets + prediction, legal)
+        flat = seq.flatten(tree, policy)
+        reach = seq.player_reach(tree, flat)
+        own = seq.own_reach(tree, flat)
+        for p in players:
+            weights = seq.leaf_weights(tree, reach, chance, p)
+            values = seq.counterfactual_values(tree, flat, weights, p)
+            mine = (owner == p)[:, None] & legal
+            expected = (policy * values).sum(axis=-1, keepdims=True)
+            instant = jnp.where(mine, values - expected, 0.0)
+            updated = regrets + instant
+            if floor:
+                updated = jnp.maximum(updated, 0.0)
+            if alpha is not None:
+                pos, neg = t**alpha, t**beta
+                updated = updated * jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
+            regrets = jnp.where(mine, updated, regrets)
+            if predictive:
+                prediction = jnp.where(mine, instant, prediction)
+            contribution = own[:, None] * policy
+            average = jnp.where(mine, average * keep + add * contribution, average)
+    return CFRState(regrets, average, prediction, state.iteration + 1, total)
+
+
+@functools.cache
+def _solver(name: str, **knobs) -> Solver:
+    return Solver(init, functools.partial(_step, **knobs), name)
+
+
+def cfr(alternating: bool = False) -> Solver:
+    """Vanilla CFR (Zinkevich et al. 2007, "Regret Minimization in Games with
+    Incomplete Information"). Simultaneous updates by default, as in the textbook
+    and seed 001; `alternating=True` matches OpenSpiel's `CFRSolver`."""
+    return _solver("cfr" if not alternating else "cfr-alt", alternating=alternating,
+                   floor=False, alpha=None, beta=None, gamma=0.0, predictive=False)
+
+
+def cfr_plus() -> Solver:
+    """CFR+ (Tammelin 2014, "Solving Large Imperfect Information Games Using CFR+"):
+    alternating updates, regrets floored at zero, linear averaging."""
+    return _solver("cfr+", alternating=True, floor=True, alpha=None, beta=None,
+                   gamma=1.0, predictive=False)
+
+
+def lcfr() -> Solver:
+    """Linear CFR (Brown & Sandholm 2019, "Solving Imperfect-Information Games via
+    Discounted Regret Minimization"): DCFR with alpha = beta = gamma = 1."""
+    return _solver("lcfr", alternating=True, floor=False, alpha=1.0, beta=1.0,
+                   gamma=1.0, predictive=False)
+
+
+def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
+    """Discounted CFR (Brown & Sandholm 2019). Defaults are the paper's 1.5, 0, 2."""
+    return _solver(f"dcfr({alpha:g},{beta:g},{gamma:g})", alternating=True, floor=False,
+                   alpha=float(alpha), beta=float(beta), gamma=float(gamma), predictive=False)
+
+
+def pcfr_plus(gamma: float = 2.0) -> Solver:
+    """Predictive CFR+ (Farina, Kroer & Sandholm 2021, "Faster Game Solving via
+    Predictive Blackwell Approachability"): CFR+ whose next policy also counts the
+    last instantaneous regret as a prediction; quadratic averaging by default."""
+    return _solver("pcfr+", alternating=True, floor=True, alpha=None, beta=None,
+                   gamma=float(gamma), predictive=True)
+
+
+def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
+    """`num_iterations` steps in one compiled loop (jit it; the count may be traced)."""
+    return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
+
+
+SOLVERS: dict[str, Callable[[], Solver]] = {
+    "cfr": cfr,
+    "cfr-alt": functools.partial(cfr, alternating=True),
+    "cfr+": cfr_plus,
+    "lcfr": lcfr,
+    "dcfr": dcfr,
+    "pcfr+": pcfr_plus,
+}

@@ -1,0 +1,411 @@
+"""compile_game: one breadth-first walk of a protocol game into a GameTree.
+
+The walk is iterative (no recursion limit), validates every node as it goes and
+raises `GameError` naming the offending history, so that nothing malformed ever
+reaches JAX. After the walk, the terminal-sequence arrays that the solvers use are
+derived with vectorised NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from jaxsolve.errors import GameError, ImperfectRecallWarning
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.tree import GameTree, TreeNames, TreeSizes
+
+DEFAULT_MAX_NODES = 20_000_000
+_PROB_TOLERANCE = 1e-6
+
+InfosetKey = Callable[[Any, int], str]
+
+
+def _game_name(game) -> str:
+    for attr in ("name",):
+        value = getattr(game, attr, None)
+        if isinstance(value, str):
+            return value
+    get_type = getattr(game, "get_type", None)
+    if get_type is not None:  # pyspiel
+        return str(game)
+    return type(game).__name__
+
+
+def _declared(game, method: str):
+    fn = getattr(game, method, None)
+    if fn is None:
+        return None
+    try:
+        return fn()
+    except (NotImplementedError, RuntimeError, TypeError):
+        return None
+
+
+def _utility_sum(game):
+    get_type = getattr(game, "get_type", None)
+    if get_type is not None:  # pyspiel: only constant-sum games declare a sum
+        kind = str(get_type().utility)
+        return float(game.utility_sum()) if ("ZERO" in kind or "CONSTANT" in kind) else None
+    value = _declared(game, "utility_sum")
+    return None if value is None else float(value)
+
+
+def _child(state, action):
+    child = getattr(state, "child", None)
+    if child is not None:
+        return child(action)
+    new = state.clone()
+    new.apply_action(action)
+    return new
+
+
+class _Walk:
+    """Accumulates node records during the breadth-first walk."""
+
+    def __init__(self, game, infoset_key: InfosetKey | None, max_nodes: int):
+        self.game = game
+        self.num_players = int(game.num_players())
+        self.declared_actions = _declared(game, "num_distinct_actions")
+        self.key = infoset_key
+        self.max_nodes = max_nodes
+        # per node
+        self.player: list[int] = []
+        self.index: list[int] = []
+        self.parent: list[int] = []
+        self.parent_action: list[int] = []
+        self.edges: list[tuple[int, int, int]] = []  # (node, action, child)
+        # per infoset
+        self.infoset_ids: dict[str, int] = {}
+        self.infoset_player: list[int] = []
+        self.infoset_legal: list[tuple[int, ...]] = []
+        self.infoset_parent: list[tuple[int, int]] = []  # (infoset, action) or (-1, -1)
+        self.infoset_node: list[int] = []
+        self.action_names: list[list[str]] = []
+        self.recall_broken = [False] * self.num_players
+        self.recall_example: list[str | None] = [None] * self.num_players
+        # per chance node / terminal
+        self.chance_rows: list[list[tuple[int, float]]] = []
+        self.returns: list[list[float]] = []
+        self.max_action = -1  # over decisions
+        self.max_outcome = -1  # over chance outcomes
+
+    # ---------------------------------------------------------------- error context
+    def history(self, node: int) -> list[int]:
+        actions = []
+        while node >= 0 and self.parent[node] >= 0:
+            actions.append(self.parent_action[node])
+            node = self.parent[node]
+        return actions[::-1]
+
+    def fail(self, node: int, state, problem: str):
+        text = str(state).replace("\n", " | ")
+        if len(text) > 160:
+            text = text[:157] + "..."
+        raise GameError(f"history {self.history(node)} (state: {text}): {problem}")
+
+    # ---------------------------------------------------------------- per node kind
+    def _check_actions(self, node, state, actions, what, bound=None):
+        if len(actions) == 0:
+            self.fail(node, state, f"{what} is empty at a non-terminal node")
+        for a in actions:
+            if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+                self.fail(node, state, f"{what} contains {a!r}, which is not an integer")
+            if a < 0:
+                self.fail(node, state, f"{what} contains the negative action {a}")
+            if bound is not None and a >= bound:
+                self.fail(node, state, f"{what} contains action {a}, but the game declares "
+                                       f"num_distinct_actions() = {bound}")
+        for a, b in zip(actions, actions[1:]):
+            if a == b:
+                self.fail(node, state, f"{what} lists action {a} twice: {list(actions)}")
+            if b < a:
+                self.fail(node, state, f"{what} is not sorted: {list(actions)}")
+        if bound is None and what.startswith("chance"):
+            self.max_outcome = max(self.max_outcome, int(actions[-1]))
+        else:
+            self.max_action = max(self.max_action, int(actions[-1]))
+
+    def decision(self, node, state, player, own_parent) -> list[int]:
+        if not 0 <= player < self.num_players:
+            self.fail(node, state, f"current_player() returned {player}, expected 0.."
+                                   f"{self.num_players - 1}, CHANCE (-1) or TERMINAL (-4)")
+        legal = [int(a) for a in state.legal_actions()]
+        self._check_actions(node, state, legal, "legal_actions()", self.declared_actions)
+        key = (self.key(state, player) if self.key is not None
+               else state.information_state_string(player))
+        if not isinstance(key, str):
+            self.fail(node, state, f"information_state_string({player}) returned "
+                                   f"{type(key).__name__}, expected str")
+        info = self.infoset_ids.get(key)
+        if info is None:
+            info = len(self.infoset_player)
+            self.infoset_ids[key] = info
+            self.infoset_player.append(player)
+            self.infoset_legal.append(tuple(legal))
+            self.infoset_parent.append(own_parent)
+            self.infoset_node.append(node)
+            to_str = getattr(state, "action_to_string", None)
+            self.action_names.append(
+                [str(to_str(player, a)) if to_str else str(a) for a in legal])
+        else:
+            if self.infoset_player[info] != player:
+                self.fail(node, state, f"information state {key!r} belongs to player "
+                                       f"{self.infoset_player[info]} at history "
+                                       f"{self.history(self.infoset_node[info])} but to "
+                                       f"player {player} here")
+            if self.infoset_legal[info] != tuple(legal):
+                self.fail(node, state, f"information state {key!r} has legal actions "
+                                       f"{list(self.infoset_legal[info])} at history "
+                                       f"{self.history(self.infoset_node[info])} but "
+                                       f"{legal} here")
+            if self.infoset_parent[info] != own_parent and not self.recall_broken[player]:
+                self.recall_broken[player] = True
+                self.recall_example[player] = (
+                    f"player {player} reaches {key!r} after its own (infoset, action) "
+                    f"{own_parent} here but after {self.infoset_parent[info]} at history "
+                    f"{self.history(self.infoset_node[info])}")
+        self.index.append(info)
+        return legal
+
+    def chance(self, node, state) -> list[int]:
+        outcomes = list(state.chance_outcomes())
+        actions = sorted(int(a) for a, _ in outcomes)
+        if len(set(actions)) != len(actions):
+            self.fail(node, state, f"chance_outcomes() lists an action twice: {outcomes}")
+        self._check_actions(node, state, actions, "chance_outcomes()")
+        probs = [float(p) for _, p in outcomes]
+        bad = [p for p in probs if not math.isfinite(p) or p < 0]
+        if bad:
+            self.fail(node, state, f"chance probability {bad[0]} is negative or not finite")
+        total = sum(probs)
+        if abs(total - 1.0) > _PROB_TOLERANCE:
+            self.fail(node, state, f"chance probabilities sum to {total:.9g}, not 1")
+        self.index.append(len(self.chance_rows))
+        self.chance_rows.append([(int(a), float(p)) for a, p in outcomes])
+        return actions
+
+    def terminal(self, node, state) -> None:
+        values = list(state.returns())
+        if len(values) != self.num_players:
+            self.fail(node, state, f"returns() has {len(values)} entries for "
+                                   f"{self.num_players} players: {values}")
+        values = [float(v) for v in values]
+        if not all(math.isfinite(v) for v in values):
+            self.fail(node, state, f"returns() is not finite: {values}")
+        self.index.append(len(self.returns))
+        self.returns.append(values)
+
+    # ---------------------------------------------------------------- the walk
+    def run(self):
+        root = self.game.new_initial_state()
+        no_seq = (-1, -1)
+        level = [(root, -1, -1, (no_seq,) * self.num_players)]
+        offsets = [0]
+        while level:
+            start = len(self.player)
+            nxt_start = start + len(level)
+            if nxt_start > self.max_nodes:
+                self.too_big(len(offsets) - 1, nxt_start)
+            nxt = []
+            for state, parent, action, own in level:
+                node = len(self.player)
+                self.parent.append(parent)
+                self.parent_action.append(action)
+                player = int(state.current_player())
+                self.player.append(player)
+                terminal = bool(state.is_terminal())
+                if terminal != (player == TERMINAL):
+                    self.fail(node, state, f"is_terminal() is {terminal} but "
+                                           f"current_player() is {player}")
+                if terminal:
+                    self.terminal(node, state)
+                    continue
+                if player == SIMULTANEOUS:
+                    self.fail(node, state, "simultaneous-move node: load the game with "
+                                           "jaxsolve.openspiel.from_pyspiel, which applies "
+                                           "OpenSpiel's turn-based conversion")
+                if player == CHANCE:
+                    actions = self.chance(node, state)
+                    child_own = [own] * len(actions)
+                else:
+                    actions = self.decision(node, state, player, own[player])
+                    info = self.index[-1]
+                    child_own = [own[:player] + ((info, a),) + own[player + 1:]
+                                 for a in actions]
+                for a, o in zip(actions, child_own):
+                    self.edges.append((node, a, nxt_start + len(nxt)))
+                    nxt.append((_child(state, a), node, a, o))
+            offsets.append(len(self.player))
+            level = nxt
+        return offsets
+
+    def too_big(self, depth: int, count: int):
+        width = max(self.max_action + 1, 2)
+        per_node = 4 * (width + 6) + 8 * self.num_players
+        gib = count * per_node / 2**30
+        raise GameError(
+            f"the game has more than max_nodes={self.max_nodes:,} histories (reached "
+            f"{count:,} at depth {depth}); at about {per_node} bytes per history the "
+            f"tree needs more than {gib:.2f} GiB. Raise max_nodes if that fits, or "
+            f"choose smaller game parameters.")
+
+
+def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
+                 infoset_key: InfosetKey | None = None, name: str | None = None,
+                 warn_imperfect_recall: bool = True) -> GameTree:
+    """Walks `game` once and returns its GameTree.
+
+    Args:
+      game: a protocol game (see `jaxsolve.protocol`) or a `pyspiel.Game`.
+      max_nodes: refuse trees with more histories than this (GameError with the
+        estimated memory) instead of running out of memory mid-walk.
+      infoset_key: optional `fn(state, player) -> str` replacing
+        `information_state_string`, to coalesce information states (abstraction).
+      name: name recorded in the tree (defaults to the game's name).
+      warn_imperfect_recall: emit an ImperfectRecallWarning when a player forgets.
+
+    Returns:
+      The GameTree; see `jaxsolve.tree` for the arrays.
+
+    Raises:
+      GameError: the game breaks the protocol; the message names the history.
+    """
+    if not hasattr(game, "new_initial_state") or not hasattr(game, "num_players"):
+        raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
+                        "and new_initial_state() (see jaxsolve.protocol)")
+    walk = _Walk(game, infoset_key, max_nodes)
+    offsets = walk.run()
+    if not walk.infoset_player:
+        raise GameError("the game has no decision node: there is nothing to solve")
+    tree = _assemble(walk, offsets, name or _game_name(game), _utility_sum(game))
+    if warn_imperfect_recall:
+        for p, example in enumerate(walk.recall_example):
+            if example:
+                warnings.warn(f"imperfect recall: {example}. CFR still runs; best "
+                              "response and exploitability are not exact for this "
+                              "player.", ImperfectRecallWarning, stacklevel=2)
+    return tree
+
+
+def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTree:
+    P = walk.num_players
+    A = max(walk.max_action + 1, 1)
+    AC = max(walk.max_outcome + 1, 1)
+    W = max(A, AC)
+    N, I = len(walk.player), len(walk.infoset_player)
+    C, Z = len(walk.chance_rows), len(walk.returns)
+    empty = I * A
+
+    player = np.asarray(walk.player, np.int32)
+    index = np.asarray(walk.index, np.int32)
+    parent = np.asarray(walk.parent, np.int32)
+    parent_action = np.asarray(walk.parent_action, np.int32)
+    children = np.full((N, W), -1, np.int32)
+    if walk.edges:
+        e = np.asarray(walk.edges, np.int64)
+        children[e[:, 0], e[:, 1]] = e[:, 2]
+
+    legal = np.zeros((I, A), bool)
+    for i, acts in enumerate(walk.infoset_legal):
+        legal[i, list(acts)] = True
+    names = [[""] * A for _ in range(I)]
+    for i, (acts, labels) in enumerate(zip(walk.infoset_legal, walk.action_names)):
+        for a, label in zip(acts, labels):
+            names[i][a] = label
+    par = np.asarray(walk.infoset_parent, np.int64).reshape(I, 2)
+    infoset_parent = np.where(par[:, 0] >= 0, par[:, 0] * A + par[:, 1], empty).astype(np.int32)
+
+    # Own depth and ancestors, following the sequence-form parent chain.
+    depth = np.zeros(I, np.int32)
+    chain = [infoset_parent.astype(np.int64)]
+    cur = infoset_parent.astype(np.int64)
+    while True:
+        has = cur != empty
+        if not has.any():
+            break
+        depth += has
+        cur = np.where(has, infoset_parent[np.minimum(cur // A, I - 1)], empty)
+        chain.append(cur)
+        if len(chain) > I + 1:
+            raise GameError("the sequence-form parents form a cycle: information "
+                            "states are not consistent with the histories")
+    D = max(int(depth.max()), 1)
+    ancestors = np.stack(chain[:D], axis=1).astype(np.int32) if chain else np.full((I, 1), empty)
+    ancestors = np.where(np.arange(D)[None, :] < depth[:, None], ancestors, empty).astype(np.int32)
+
+    chance_probs = np.zeros((C, AC), np.float64)
+    for c, row in enumerate(walk.chance_rows):
+        for a, p in row:
+            chance_probs[c, a] = p
+    utilities = np.asarray(walk.returns, np.float64).reshape(Z, P)
+    terminal_node = np.nonzero(player == TERMINAL)[0].astype(np.int32)
+    terminal_node = terminal_node[np.argsort(index[terminal_node], kind="stable")]
+
+    seqs, last, chance_path = _terminal_paths(player, index, parent, parent_action,
+                                              terminal_node, offsets, P, A, AC, I, C)
+    if utility_sum is None:
+        sums = utilities.sum(axis=1)
+        if Z and np.allclose(sums, sums[0], atol=1e-9):
+            utility_sum = float(sums[0])
+    sizes = TreeSizes(
+        num_players=P, num_nodes=N, num_infosets=I, num_actions=A,
+        num_chance_outcomes=AC, num_chance=C,
+        num_terminals=Z, level_offsets=tuple(int(o) for o in offsets),
+        max_sequence_length=seqs.shape[2], max_chance_length=chance_path.shape[1],
+        max_infoset_depth=D, perfect_recall=tuple(not b for b in walk.recall_broken),
+        utility_sum=utility_sum)
+    return GameTree(
+        node_player=player, node_index=index, children=children, parent=parent,
+        parent_action=parent_action, infoset_player=np.asarray(walk.infoset_player, np.int32),
+        legal=legal, infoset_parent=infoset_parent, infoset_ancestors=ancestors,
+        infoset_depth=depth, chance_probs=chance_probs, utilities=utilities,
+        terminal_node=terminal_node, terminal_sequences=seqs, terminal_last=last,
+        terminal_chance=chance_path, sizes=sizes,
+        names=TreeNames.make(name, list(walk.infoset_ids), names))
+
+
+def _left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:
+    """Moves the kept entries of each row to the front, in order, padding with `pad`."""
+    order = np.argsort(~keep, axis=1, kind="stable")
+    out = np.take_along_axis(np.where(keep, values, pad), order, axis=1)
+    width = max(int(keep.sum(axis=1).max(initial=0)), 1)
+    return out[:, :width].astype(np.int32)
+
+
+def _terminal_paths(player, index, parent, parent_action, terminal_node, offsets, P, A, AC,
+                    I, C):
+    """Per terminal: each player's own sequences and the chance outcomes, root to leaf."""
+    depth_of = np.zeros(len(player), np.int64)
+    for d in range(len(offsets) - 1):
+        depth_of[offsets[d]:offsets[d + 1]] = d
+    Z = len(terminal_node)
+    L = max(len(offsets) - 2, 1)
+    anc_player = np.full((Z, L), TERMINAL, np.int64)
+    anc_flat = np.zeros((Z, L), np.int64)
+    cur = terminal_node.astype(np.int64)
+    while True:
+        live = parent[cur] >= 0
+        if not live.any():
+            break
+        par = np.where(live, parent[cur], 0)
+        d = depth_of[par]
+        rows = np.nonzero(live)[0]
+        anc_player[rows, d[rows]] = player[par[rows]]
+        width = np.where(player[par[rows]] == CHANCE, AC, A)
+        anc_flat[rows, d[rows]] = index[par[rows]] * width + parent_action[cur[rows]]
+        cur = np.where(live, par, cur)
+    empty = I * A
+    seqs = [_left_justify(anc_flat, anc_player == p, empty) for p in range(P)]
+    width = max(s.shape[1] for s in seqs)
+    seqs = np.stack([np.pad(s, ((0, 0), (0, width - s.shape[1])), constant_values=empty)
+                     for s in seqs])
+    counts = np.stack([(anc_player == p).sum(axis=1) for p in range(P)])  # [P, Z]
+    last = np.where(counts > 0,
+                    np.take_along_axis(seqs, np.maximum(counts - 1, 0)[..., None], axis=2)[..., 0],
+                    empty).astype(np.int32)
+    chance_path = _left_justify(anc_flat, anc_player == CHANCE, C * AC)
+    return seqs.astype(np.int32), last, chance_path

@@ -1,0 +1,70 @@
+"""Evaluating a policy profile: expected values, best responses, NashConv, exploitability.
+
+A policy is an `[I, A]` array of action probabilities per infoset (rows of every
+player together). Everything here is exact array code over the GameTree's sequence
+view, for any number of players and general-sum games, and correct when the
+histories of an infoset lie at different depths (best response works on each
+player's own infoset tree). With imperfect recall the best response computed here
+is the best *behavioural* response of the tree's recorded parents and is not exact;
+`compile_game` warns when that is the case.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxsolve import sequences as seq
+from jaxsolve.tree import GameTree
+
+
+def _reach(tree: GameTree, policy: jax.Array):
+    flat = seq.flatten(tree, policy)
+    return seq.player_reach(tree, flat), seq.chance_reach(tree, policy.dtype)
+
+
+def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
+    reach, chance = _reach(tree, policy)
+    prob = chance * jnp.prod(reach, axis=0)
+    return prob @ jnp.asarray(tree.utilities, policy.dtype)
+
+
+def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[P] each player's best-response value against the others' parts of `policy`."""
+    reach, chance = _reach(tree, policy)
+    return jnp.stack([
+        seq.best_response(tree, seq.leaf_weights(tree, reach, chance, p), p)[0]
+        for p in range(tree.sizes.num_players)])
+
+
+def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
+    """A pure best response of `player` to the rest of `policy`.
+
+    Returns:
+      value: [] the best-response value.
+      policy: [I, A] `policy` with `player`'s rows replaced by the best response
+        (ties broken towards the lowest action id).
+    """
+    reach, chance = _reach(tree, policy)
+    value, q = seq.best_response(tree, seq.leaf_weights(tree, reach, chance, player), player)
+    br = jax.nn.one_hot(jnp.argmax(q, axis=-1), tree.sizes.num_actions, dtype=policy.dtype)
+    mine = (jnp.asarray(tree.infoset_player) == player)[:, None]
+    return value, jnp.where(mine, br, policy)
+
+
+def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[] sum over players of (best-response value - on-policy value)."""
+    return jnp.sum(best_response_values(tree, policy) - policy_value(tree, policy))
+
+
+def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[] NashConv / number of players: OpenSpiel's definition (for zero-sum games,
+    the mean gain available to a player who switches to a best response)."""
+    return nash_conv(tree, policy) / tree.sizes.num_players
+
+
+def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
+    """[I, A] uniform over each infoset's legal actions."""
+    legal = jnp.asarray(tree.legal, dtype or jnp.zeros(()).dtype)
+    return legal / legal.sum(axis=-1, keepdims=True)

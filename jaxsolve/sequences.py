@@ -1,0 +1,109 @@
+"""Reach, counterfactual values and best response on the sequence view of a GameTree.
+
+Every quantity CFR needs is a product along a path or a sum over the leaves below a
+sequence, so it is computed on the terminals (see `jaxsolve.tree`) without walking
+the history tree level by level:
+
+* reach of player p at leaf z: the product of p's policy over its own sequences on
+  the path to z (one gather and a product);
+* counterfactual value of (I, a) for player p:
+  `sum_{z below Ia} chance(z) * reach_{-p}(z) * u_p(z) * reach_p(z | Ia)`,
+  where the last factor is the product of p's policy *after* Ia on the path: a
+  reverse cumulative product along the path, then one segment sum over all leaves;
+* best response: the same leaf weights summed at each leaf's last own sequence, then
+  a max-backup over the player's own infoset tree (its depth, not the game's).
+
+All functions are pure, take the tree as an argument and jit/vmap as they are.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxsolve.tree import GameTree
+
+
+def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[I, A] policy -> [I*A + 1] with the empty sequence's probability 1 appended."""
+    return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
+
+
+def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
+    """[Z] probability that chance plays to each leaf."""
+    probs = jnp.asarray(tree.chance_probs, dtype)
+    flat = jnp.concatenate([probs.reshape(-1), jnp.ones((1,), probs.dtype)])
+    return jnp.prod(flat[tree.terminal_chance], axis=-1)
+
+
+def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
+    """[P, Z] each player's own contribution to the probability of each leaf."""
+    return jnp.prod(flat_policy[tree.terminal_sequences], axis=-1)
+
+
+def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
+    """[Z] chance times every player's reach except `player` (no division: exact zeros)."""
+    out = chance
+    for q in range(reach.shape[0]):
+        if q != player:
+            out = out * reach[q]
+    return out
+
+
+def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
+    """[Z] chance * reach_{-p} * u_p: what each leaf contributes to p's values."""
+    u = jnp.asarray(tree.utilities, chance.dtype)
+    return others_reach(reach, chance, player) * u[:, player]
+
+
+def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
+                          player: int) -> jax.Array:
+    """[I, A] counterfactual value of every (infoset, action) of `player`.
+
+    Args:
+      flat_policy: [I*A + 1] from `flatten`.
+      weights: [Z] from `leaf_weights` for the same player.
+    Returns zeros at other players' infosets.
+    """
+    seqs = tree.terminal_sequences[player]  # [Z, L]
+    probs = flat_policy[seqs]  # [Z, L]
+    # reach_p(z | Ia) for the entry at position k: product of entries k+1..L-1.
+    inclusive = jnp.flip(jnp.cumprod(jnp.flip(probs, -1), axis=-1), -1)
+    after = jnp.concatenate([inclusive[:, 1:], jnp.ones_like(inclusive[:, :1])], axis=-1)
+    contrib = weights[:, None] * after
+    size = tree.sizes.empty_sequence + 1
+    values = jax.ops.segment_sum(contrib.reshape(-1), seqs.reshape(-1), num_segments=size)
+    return values[:-1].reshape(tree.sizes.num_infosets, tree.sizes.num_actions)
+
+
+def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
+    """[I] the acting player's own probability of playing to each infoset."""
+    return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
+
+
+def best_response(tree: GameTree, weights: jax.Array, player: int):
+    """Best response of `player` given leaf weights chance * reach_{-p} * u_p.
+
+    Returns:
+      value: scalar, the best-response value (expected utility of `player`).
+      q: [I, A] value of each (infoset, action) when playing best below it,
+        -inf where illegal; rows of other players are meaningless.
+    """
+    sz = tree.sizes
+    size = sz.empty_sequence + 1
+    g = jax.ops.segment_sum(weights, tree.terminal_last[player], num_segments=size)
+    mine = tree.infoset_player == player
+    neg_inf = jnp.asarray(-jnp.inf, weights.dtype)
+
+    def backup(child_sum):
+        q = g[:-1].reshape(sz.num_infosets, sz.num_actions) + child_sum[:-1].reshape(
+            sz.num_infosets, sz.num_actions)
+        q = jnp.where(tree.legal, q, neg_inf)
+        best = jnp.where(mine, q.max(axis=-1), 0.0)
+        return q, jax.ops.segment_sum(best, tree.infoset_parent, num_segments=size)
+
+    # After k backups every infoset with at most k own decisions below is exact.
+    child_sum = jnp.zeros(size, weights.dtype)
+    for _ in range(sz.max_infoset_depth + 1):
+        q, child_sum = backup(child_sum)
+    return g[-1] + child_sum[-1], q
