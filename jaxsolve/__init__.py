@@ -1,6 +1,32 @@
-"""jaxsolve: imperfect-information games solved as array code in JAX."""
+"""jaxsolve: imperfect-information games solved as array code in JAX.
 
+    import games, jaxsolve
+    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+    solver = jaxsolve.cfr_plus()
+    state = jaxsolve.run(solver, tree, solver.init(tree), 1000)
+    policy = jaxsolve.average_policy(tree, state)          # [I, A]
+    jaxsolve.exploitability(tree, policy)
+"""
+
+from jaxsolve.batch import stack, sweep
+from jaxsolve.cfr import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
+                          current_policy, dcfr, lcfr, pcfr_plus, regret_matching, run)
+from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, ImperfectRecallWarning
+from jaxsolve.evaluate import (best_response, best_response_values, exploitability,
+                               nash_conv, policy_value, uniform_policy)
+from jaxsolve.policy import from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 
-__all__ = ["CHANCE", "SIMULTANEOUS", "TERMINAL", "GameError", "ImperfectRecallWarning"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "GameError", "GameTree",
+    "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
+    "best_response", "best_response_values", "cfr", "cfr_plus", "compile_game",
+    "current_policy", "dcfr", "exploitability", "from_table", "lcfr", "nash_conv",
+    "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
+    "threshold",
+    "uniform_policy",
+]

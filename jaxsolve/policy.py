@@ -1,0 +1,82 @@
+"""Policies as `[num_infosets, num_actions]` arrays, and their readable forms.
+
+Rows are infosets (ids from the GameTree), columns are action ids; illegal slots
+hold zero. `table` turns one into `{infoset string: {action name: probability}}`
+for people; `from_table` reads such a mapping back (e.g. a saved strategy.json).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsolve.errors import GameError
+from jaxsolve.tree import GameTree
+
+
+def table(tree: GameTree, policy, *, player: int | None = None,
+          digits: int | None = None) -> dict[str, dict[str, float]]:
+    """{infoset string: {action name: probability}} for every (or one player's) infoset."""
+    policy = np.asarray(policy, np.float64)
+    legal = np.asarray(tree.legal)
+    owner = np.asarray(tree.infoset_player)
+    out = {}
+    for i, name in enumerate(tree.names.infosets):
+        if player is not None and owner[i] != player:
+            continue
+        row = {tree.names.actions[i][a]: float(policy[i, a]) for a in np.nonzero(legal[i])[0]}
+        if digits is not None:
+            row = {k: round(v, digits) for k, v in row.items()}
+        out[name] = row
+    return out
+
+
+def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
+               *, default: str = "uniform") -> jnp.ndarray:
+    """[I, A] policy from `{infoset: {action name or id: probability}}`.
+
+    Infosets missing from the mapping are uniform (default="uniform") or an error
+    (default="error"). Raises GameError for unknown infosets or actions and rows
+    that are not distributions over the legal actions.
+    """
+    legal = np.asarray(tree.legal)
+    policy = legal / legal.sum(axis=-1, keepdims=True)
+    index = {name: i for i, name in enumerate(tree.names.infosets)}
+    seen = set()
+    for name, row in mapping.items():
+        if name not in index:
+            raise GameError(f"policy names infoset {name!r}, which the game does not have")
+        i = index[name]
+        seen.add(i)
+        labels = {label: a for a, label in enumerate(tree.names.actions[i]) if legal[i, a]}
+        values = np.zeros(legal.shape[1])
+        for action, p in row.items():
+            a = labels.get(action, action)
+            if not isinstance(a, (int, np.integer)) or not 0 <= a < legal.shape[1] or not legal[i, a]:
+                raise GameError(f"policy at infoset {name!r}: {action!r} is not a legal action "
+                                f"(legal: {sorted(labels)})")
+            values[a] = float(p)
+        if np.any(values < 0) or abs(values.sum() - 1.0) > 1e-6:
+            raise GameError(f"policy at infoset {name!r} is not a distribution: {dict(row)}")
+        policy[i] = values
+    if default == "error" and len(seen) < len(index):
+        missing = [n for n, i in index.items() if i not in seen][:3]
+        raise GameError(f"policy misses {len(index) - len(seen)} infosets, e.g. {missing}")
+    return jnp.asarray(policy)
+
+
+def purify(tree: GameTree, policy) -> jnp.ndarray:
+    """[I, A] argmax of each row (ties to the lowest action id), as one-hot."""
+    p = jnp.where(jnp.asarray(tree.legal), policy, -1.0)
+    return jnp.eye(tree.sizes.num_actions, dtype=jnp.asarray(policy).dtype)[jnp.argmax(p, axis=-1)]
+
+
+def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
+    """[I, A] probabilities below `tau` set to zero and rows renormalised
+    (a row whose every entry falls below tau keeps its argmax)."""
+    policy = jnp.asarray(policy)
+    kept = jnp.where(policy >= tau, policy, 0.0)
+    total = kept.sum(axis=-1, keepdims=True)
+    return jnp.where(total > 0, kept / jnp.where(total > 0, total, 1.0), purify(tree, policy))

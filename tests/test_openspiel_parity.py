@@ -1,0 +1,88 @@
+"""Our CFR iterates equal OpenSpiel's own solvers' (same update scheme) in float64.
+
+OpenSpiel's C++ CFRSolver / CFRPlusSolver and Python LCFRSolver / DCFRSolver are the
+references: after 1, 10 and 100 iterations the average policies agree to 1e-6 (in
+practice ~1e-12). On liar's dice (4 sides) CFR+ could in principle part ways at a
+floating-point tie of a regret at zero (one summation order gives 0, another 1e-17,
+and regret matching jumps); through 100 iterations no such tie occurs and the
+iterates agree to 4e-12. The exploitability we compute for the same policy agrees with
+pyspiel.exploitability to 1e-9.
+"""
+
+import numpy as np
+import pytest
+
+import jaxsolve
+from conftest import EXPLOITABILITY, RUN, pyspiel_game, pyspiel_tree
+
+pyspiel = pytest.importorskip("pyspiel")
+from open_spiel.python.algorithms import discounted_cfr  # noqa: E402
+
+from jaxsolve.openspiel import from_tabular_policy, to_tabular_policy  # noqa: E402
+
+
+def _os_average(tree, solver):
+    """OpenSpiel's average policy as our [I, A] array (rows matched by infoset string)."""
+    policy = solver.average_policy()
+    out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
+    for i, name in enumerate(tree.names.infosets):
+        if hasattr(policy, "get_state_policy"):  # C++ policy
+            pairs = policy.get_state_policy(name)
+        else:  # Python TabularPolicy
+            row = policy.state_lookup[name]
+            pairs = [(a, policy.action_probability_array[row, a])
+                     for a in np.nonzero(policy.legal_actions_mask[row])[0]]
+        for a, p in pairs:
+            out[i, a] = p
+    return out
+
+
+CPP = {"cfr-alt": lambda g: pyspiel.CFRSolver(g), "cfr+": lambda g: pyspiel.CFRPlusSolver(g)}
+PY = {"lcfr": discounted_cfr.LCFRSolver, "dcfr": discounted_cfr.DCFRSolver}
+
+GAMES = [
+    ("kuhn_poker", {}),
+    ("kuhn_poker", {"players": 3}),
+    ("leduc_poker", {}),
+    ("liars_dice", {"dice_sides": 4}),
+]
+
+
+@pytest.mark.parametrize("algo", ["cfr-alt", "cfr+"])
+@pytest.mark.parametrize("name,params", GAMES, ids=lambda x: str(x))
+def test_cfr_iterates_equal_openspiel_cpp(algo, name, params):
+    game, tree = pyspiel_game(name, **params), pyspiel_tree(name, **params)
+    ours, theirs = jaxsolve.SOLVERS[algo](), CPP[algo](game)
+    state, done = ours.init(tree), 0
+    for target in (1, 10, 100):
+        state = RUN(ours, tree, state, target - done)
+        for _ in range(target - done):
+            theirs.evaluate_and_update_policy()
+        done = target
+        diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+        assert diff.max() < 1e-6, f"{algo} on {name}{params} after {target}: {diff.max():.3g}"
+
+
+@pytest.mark.parametrize("algo", ["lcfr", "dcfr"])
+def test_discounted_iterates_equal_openspiel_python(algo):
+    game, tree = pyspiel_game("kuhn_poker"), pyspiel_tree("kuhn_poker")
+    ours, theirs = jaxsolve.SOLVERS[algo](), PY[algo](game)
+    state = RUN(ours, tree, ours.init(tree), 30)
+    for _ in range(30):
+        theirs.evaluate_and_update_policy()
+    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+    assert diff.max() < 1e-6
+
+
+@pytest.mark.parametrize("name,params", GAMES, ids=lambda x: str(x))
+def test_exploitability_equals_pyspiel(name, params):
+    game, tree = pyspiel_game(name, **params), pyspiel_tree(name, **params)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        logits = rng.normal(size=(tree.sizes.num_infosets, tree.sizes.num_actions)) * 2
+        policy = np.where(tree.legal, np.exp(logits), 0.0)
+        policy /= policy.sum(axis=1, keepdims=True)
+        tabular = to_tabular_policy(tree, game, policy)
+        np.testing.assert_allclose(from_tabular_policy(tree, tabular), policy, atol=1e-15)
+        ours = float(EXPLOITABILITY(tree, policy))
+        assert ours == pytest.approx(pyspiel.exploitability(game, tabular.to_dict()), abs=1e-9)
