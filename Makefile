@@ -1,0 +1,25 @@
+# The two commands of the README. Each sets itself up: a virtual environment in
+# .venv with jaxsolve installed editable, rebuilt when pyproject.toml changes.
+PYTHON ?= python3
+VENV ?= .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+# Solve Kuhn poker with CFR+: strategy table, game value, exploitability.
+demo: $(STAMP)
+	$(VENV)/bin/jaxsolve solve kuhn_poker --algo cfr+ --iters 1000
+
+# The whole test suite (what CI runs).
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest -m "not slow"
+
+# Speed against OpenSpiel (C++ CFR+ and JaxCFR), written to results/bench_cfr.json.
+bench: $(STAMP)
+	$(VENV)/bin/python experiments/bench_cfr.py
