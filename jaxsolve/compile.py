@@ -277,6 +277,7 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     if not hasattr(game, "new_initial_state") or not hasattr(game, "num_players"):
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
+    game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes)
     offsets = walk.run()
     if not walk.infoset_player:
@@ -289,6 +290,16 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
                               "response and exploitability are not exact for this "
                               "player.", ImperfectRecallWarning, stacklevel=2)
     return tree
+
+
+def _turn_based_if_simultaneous(game):
+    """pyspiel simultaneous-move games go through OpenSpiel's turn-based conversion."""
+    get_type = getattr(game, "get_type", None)
+    if get_type is not None and "SIMULTANEOUS" in str(get_type().dynamics):
+        import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
+
+        return pyspiel.convert_to_turn_based(game)
+    return game
 
 
 def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTree:
