@@ -19,6 +19,11 @@ from typing import Any
 _REGISTRY: dict[str, tuple[str, str]] = {
     "kuhn_poker": ("games.kuhn_poker", "KuhnPoker"),
     "leduc_poker": ("games.leduc_poker", "LeducPoker"),
+    "mini_maneuver": ("games.mini_maneuver", "MiniManeuver"),
+    "orbital_pursuit_evasion": ("games.orbital_pursuit_evasion", "OrbitalPursuitEvasion"),
+    "maneuver_detection": ("games.maneuver_detection", "ManeuverDetection"),
+    "conjunction": ("games.conjunction", "Conjunction"),
+    "spoof": ("games.spoof", "Spoof"),
 }
 
 

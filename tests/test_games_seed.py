@@ -1,0 +1,387 @@
+"""The seed games (seeds 000-002): whole-tree walks against the facts the seeds state,
+parameter validation, and equilibrium facts derived by hand in the comments."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import games
+from jaxsolve.protocol import CHANCE, TERMINAL
+
+SEED_GAMES = ["mini_maneuver", "orbital_pursuit_evasion", "maneuver_detection",
+              "conjunction", "spoof"]
+
+
+def walk(game):
+    """Walks the whole tree with an explicit stack, checking the protocol contracts
+    at every node. Returns the number of histories, {player: {infoset: set of own
+    (infoset, action) sequences}}, the terminal returns and the chance nodes."""
+    histories, own_sequences, terminals, chance_nodes = 0, defaultdict(dict), [], []
+    tensors = defaultdict(dict)
+    shape = tuple(game.information_state_tensor_shape())
+    stack = [(game.new_initial_state(), ())]
+    while stack:
+        state, path = stack.pop()
+        histories += 1
+        player = state.current_player()
+        if player == TERMINAL:
+            assert state.is_terminal() and state.legal_actions() == []
+            returns = state.returns()
+            assert len(returns) == game.num_players()
+            assert all(game.min_utility() - 1e-12 <= r <= game.max_utility() + 1e-12
+                       for r in returns)
+            if game.utility_sum() is not None:
+                assert sum(returns) == pytest.approx(game.utility_sum(), abs=1e-12)
+            terminals.append((path, returns))
+            continue
+        actions = state.legal_actions()
+        assert actions == sorted(set(actions)) and actions, path
+        assert all(0 <= a < game.num_distinct_actions() for a in actions) or player == CHANCE
+        if player == CHANCE:
+            outcomes = state.chance_outcomes()
+            assert [a for a, _ in outcomes] == actions
+            assert all(p > 0 for _, p in outcomes)
+            assert sum(p for _, p in outcomes) == pytest.approx(1.0, abs=1e-12)
+            chance_nodes.append((path, outcomes))
+        else:
+            info = state.information_state_string(player)
+            own = tuple((i, a) for p, i, a in path if p == player)
+            own_sequences[player].setdefault(info, set()).add((own, tuple(actions)))
+            tensor = state.information_state_tensor(player)
+            assert tensor.dtype == np.float32 and tensor.shape == shape
+            tensors[player].setdefault(info, set()).add(tensor.tobytes())
+            for a in actions:
+                assert isinstance(state.action_to_string(player, a), str)
+        info = state.information_state_string(player) if player >= 0 else None
+        for a in actions:
+            child = state.clone()
+            child.apply_action(a)
+            stack.append((child, path + ((player, info, a),)))
+    # Infoset strings are disjoint across players; tensors key the same infosets.
+    assert not set(own_sequences[0]) & set(own_sequences[1])
+    for p, by_info in tensors.items():
+        assert all(len(v) == 1 for v in by_info.values()), p
+        assert len({next(iter(v)) for v in by_info.values()}) == len(by_info), p
+    return histories, own_sequences, terminals, chance_nodes
+
+
+def perfect_recall(own_sequences) -> dict:
+    return {p: all(len(v) == 1 for v in by_info.values())
+            for p, by_info in own_sequences.items()}
+
+
+def counts(own_sequences) -> tuple:
+    return tuple(len(own_sequences[p]) for p in (0, 1))
+
+
+def expected_returns(game, policy) -> np.ndarray:
+    """Expected returns when every player plays policy(player, infoset) -> action."""
+    total = np.zeros(game.num_players())
+    stack = [(game.new_initial_state(), 1.0)]
+    while stack:
+        state, prob = stack.pop()
+        player = state.current_player()
+        if player == TERMINAL:
+            total += prob * np.asarray(state.returns())
+        elif player == CHANCE:
+            stack.extend((state.child(a), prob * p) for a, p in state.chance_outcomes())
+        else:
+            stack.append((state.child(policy(player, state.information_state_string(player))),
+                          prob))
+    return total
+
+
+def test_registry_loads_every_seed_game():
+    for name in SEED_GAMES:
+        assert name in games.names()
+        game = games.load(name)
+        assert game.num_players() == 2
+    with pytest.raises(ValueError, match="no parameter"):
+        games.load("spoof", rounds=3)
+
+
+# -- Mini Maneuver ---------------------------------------------------------------------
+def test_mini_maneuver_structure():
+    game = games.load("mini_maneuver")
+    histories, own, terminals, chance = walk(game)
+    assert histories == 15 and len(terminals) == 8          # 1 + 2 + 4 + 8
+    assert counts(own) == (2, 2)
+    assert set(own[0]) == {"card=NO_MANEUVER", "card=MANEUVER"}
+    assert set(own[1]) == {"signal=S", "signal=Q"}
+    assert chance == [((), [(0, 0.5), (1, 0.5)])]
+    state = game.new_initial_state()
+    assert [state.action_to_string(CHANCE, a) for a in (0, 1)] == ["No-maneuver", "Maneuver"]
+    state = state.child(1)
+    assert [state.action_to_string(0, a) for a in (0, 1)] == ["Signal", "Quiet"]
+    assert [state.action_to_string(1, a) for a in (0, 1)] == ["Watch", "Skip"]
+    # Payoffs exactly as the seed lists them: (card, signal, response) -> Operator.
+    table = {(path[0][2], path[2][2]): r for path, r in terminals}
+    assert table == {(1, 0): [-2.0, 2.0], (1, 1): [1.0, -1.0],
+                     (0, 0): [1.0, -1.0], (0, 1): [0.0, 0.0]}
+
+
+def test_mini_maneuver_equilibrium_by_hand():
+    # Hand derivation. The Observer's payoff does not depend on the signal, only on
+    # the card and its response. Against "always Watch" every Operator strategy gets
+    # 0.5 * (-2) + 0.5 * (+1) = -0.5. Against a pooling Operator (both cards Signal)
+    # the Observer at "signal=S" has posterior 1/2: Watch pays it 0.5*2 - 0.5*1 = 0.5,
+    # Skip -0.5, so Watch is its best response and the Operator gets -0.5. Hence
+    # (pool, always Watch) is a saddle point and the value is -0.5 to the Operator.
+    # The Observer's strategy is unique: if it Watches with probability w_S after S
+    # and w_Q after Q, the Operator sending M-cards to S and N-cards to Q gets
+    # 0.5 (1 - 3 w_S) + 0.5 w_Q, which exceeds -0.5 whenever w_S < 1 and w_Q = 1, and
+    # symmetric deviations cover the rest; in particular every pure Observer column
+    # other than Watch-Watch gives some Operator row more than -0.5.
+    game = games.load("mini_maneuver")
+    rows = list(itertools.product((0, 1), repeat=2))      # (signal on N, signal on M)
+    cols = list(itertools.product((0, 1), repeat=2))      # (response to S, response to Q)
+    payoff = np.zeros((4, 4))
+    for i, (on_n, on_m) in enumerate(rows):
+        for j, (to_s, to_q) in enumerate(cols):
+            def policy(player, info, on_n=on_n, on_m=on_m, to_s=to_s, to_q=to_q):
+                if player == 0:
+                    return on_m if info == "card=MANEUVER" else on_n
+                return to_s if info == "signal=S" else to_q
+            payoff[i, j] = expected_returns(game, policy)[0]
+    watch_watch = cols.index((0, 0))
+    pool = rows.index((0, 0))
+    assert payoff[:, watch_watch] == pytest.approx(np.full(4, -0.5))
+    assert payoff[pool].min() == pytest.approx(-0.5)
+    for j in range(4):
+        if j != watch_watch:
+            assert payoff[:, j].max() > -0.5 + 1e-9
+
+
+# -- Orbital Pursuit-Evasion -------------------------------------------------------------
+@pytest.mark.parametrize("detection", ["deterministic", "stochastic"])
+@pytest.mark.parametrize("infostate", ["perfect_recall", "seed"])
+def test_orbital_structure(detection, infostate):
+    game = games.load("orbital_pursuit_evasion", detection=detection, infostate=infostate)
+    histories, own, terminals, chance = walk(game)
+    root = [outcomes for path, outcomes in chance if path == ()]
+    assert root == [[(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)]]   # 4 entry points
+    detections = [o for path, o in chance if path]
+    if detection == "deterministic":
+        assert detections == []
+    else:
+        probs = {tuple(round(p, 12) for _, p in o) for o in detections}
+        assert probs == {(0.1, 0.9), (0.3, 0.7)}   # (not detected, detected)
+    assert all(sum(r) == 0 and abs(r[0]) == 1 for _, r in terminals)
+    assert max(len(path) for path, _ in terminals) <= 1 + 3 * 3  # chance + 3 turns
+    # The Defender's infosets: its all-miss histories, 1 + 5 + 25 over three turns.
+    assert len(own[1]) == 31
+    recall = perfect_recall(own)
+    assert recall[1]
+    # "seed" strings (entry, position, turn) forget the Attacker's own moves.
+    assert recall[0] == (infostate == "perfect_recall")
+
+
+def _minimax_value(game, fixed_player, fixed_policy):
+    """Value to player 0 when `fixed_player` plays fixed_policy(entry, state) and the
+    other player picks the best action at every node (knowing everything: an upper
+    bound on what a best response of that player achieves)."""
+    def value(state, entry):
+        player = state.current_player()
+        if player == TERMINAL:
+            return state.returns()[0]
+        if player == CHANCE:
+            return sum(p * value(state.child(a), a if entry is None else entry)
+                       for a, p in state.chance_outcomes())
+        if player == fixed_player:
+            return value(state.child(fixed_policy(entry, state)), entry)
+        vals = [value(state.child(a), entry) for a in state.legal_actions()]
+        return max(vals) if player == 0 else min(vals)
+    return value(game.new_initial_state(), None)
+
+
+@pytest.mark.parametrize("detection,value", [("deterministic", -1.0), ("stochastic", -0.8)])
+def test_orbital_value_by_hand(detection, value):
+    # Hand derivation. The entry cells are 2 steps from the centre and every cell next
+    # to the centre is under the centre cross (sensor 4). So on the turn before it
+    # wins, the Attacker stands in the cross when the Defender senses. A Defender that
+    # always activates sensor 4 therefore always detects it (deterministic: value -1)
+    # or detects it with probability >= 0.9 (stochastic: the Attacker wins at most
+    # 0.1, value <= 0.1 - 0.9 = -0.8). Conversely an Attacker heading straight in
+    # stands in the cross only at turn 1, then wins unless detected there: it wins
+    # with probability >= 0.1 against anything (stochastic value >= -0.8).
+    game = games.load("orbital_pursuit_evasion", detection=detection)
+    always_cross = _minimax_value(game, 1, lambda entry, state: 4)
+    assert always_cross == pytest.approx(value)
+    if detection == "stochastic":
+        straight_in = {0: 1, 1: 0, 2: 3, 3: 2}  # N entry moves S, S moves N, E->W, W->E
+        assert _minimax_value(game, 0, lambda e, s: straight_in[e]) == pytest.approx(value)
+
+
+def test_orbital_names_and_tensors():
+    game = games.load("orbital_pursuit_evasion", infostate="seed")
+    state = game.new_initial_state()
+    assert state.action_to_string(CHANCE, 0) == "Entry N"
+    state = state.child(0).child(0)       # enter north, Defender uses the NW sensor
+    assert state.information_state_string(0) == "entry=0,pos=(0,2),turn=0"
+    assert state.information_state_string(1) == "s0=N"
+    assert [state.action_to_string(0, a) for a in range(5)] == ["N", "S", "E", "W", "Stay"]
+    state = state.child(1)
+    assert state.information_state_string(0) == "entry=0,pos=(1,2),turn=1"
+    t = state.information_state_tensor(0)
+    assert t[0] == 1 and t[4 + 1 * 5 + 2] == 1 and t[29] == pytest.approx(1 / 3)
+    state = state.child(4)                # the cross catches it at (1, 2)
+    assert state.is_terminal() and state.returns() == [-1.0, 1.0]
+    assert state.information_state_string(1) == "s0=N,s4=D"
+    assert state.information_state_tensor(1)[10 + 5 + 4] == 1.0
+
+
+# -- Maneuver detection ---------------------------------------------------------------
+def test_maneuver_detection_structure_and_mixing():
+    game = games.load("maneuver_detection")
+    histories, own, terminals, chance = walk(game)
+    assert counts(own) == (2, 1)          # one infoset per situation; the Observer one
+    # The deal, then one detection node per (situation, intensity, allocation);
+    # intensity "None" is never detected, so its detection node has one outcome.
+    assert histories == 121 and len(chance) == 1 + 2 * 4 * 5 and len(terminals) == 70
+    assert sorted(len(o) for _, o in chance).count(1) == 2 * 5
+    assert perfect_recall(own) == {0: True, 1: True}
+    pytest.importorskip("scipy")
+    try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)
+        from reference.sequence_form_lp import solve_zero_sum
+    except ImportError:  # pragma: no cover
+        from tests.reference.sequence_form_lp import solve_zero_sum  # type: ignore
+    solution = solve_zero_sum(game)
+    assert solution.value == pytest.approx(0.1313, abs=1e-4)
+    supports = {info: sorted(a for a, p in strategy.items() if p > 1e-6)
+                for player in (0, 1) for info, strategy in solution.strategies[player].items()}
+    assert supports == {"situation=N": [0, 1], "situation=M": [2, 3],
+                        "operator_acted": [0, 2, 3]}
+
+
+# -- Conjunction --------------------------------------------------------------------
+def test_conjunction_structure():
+    game = games.load("conjunction")
+    assert game.utility_sum() is None
+    histories, own, terminals, chance = walk(game)
+    assert counts(own) == (2, 4) and len(terminals) == 16
+    assert all(o == [(0, 0.5), (1, 0.5)] for _, o in chance) and len(chance) == 3
+    # Returns are the seed's table entries.
+    from games.conjunction import SEED_COSTS
+    assert SEED_COSTS[0, 1, 0, 0].tolist() == [-3, -1]   # H, L, M, M
+    assert SEED_COSTS[1, 0, 1, 0].tolist() == [-1, -3]   # L, H, H, M
+    for path, returns in terminals:
+        assert returns == SEED_COSTS[tuple(a for _, _, a in path)].tolist()
+    assert counts(walk(games.load("conjunction", alice_sees_bob_priority=True))[1]) == (4, 4)
+    three = games.load("conjunction", num_actions=3)
+    _, own3, terminals3, _ = walk(three)
+    assert counts(own3) == (2, 6) and len(terminals3) == 36
+    c = three.costs
+    assert c[0, 0, 0, 0].tolist() == [-10, -10]       # both up: conjunction persists
+    assert c[0, 0, 0, 1].tolist() == [-3, -3]         # up / down: the seed's M/M
+    assert c[1, 0, 1, 2].tolist() == [-1, -1]         # down / hold: the seed's M/H
+
+
+def test_conjunction_equilibrium_by_hand():
+    # Hand derivation from the seed's table (priority 0 = High, action 0 = M, 1 = H).
+    # Bob after Alice's M: High Bob pays -3 to maneuver and -1 to hold -> Hold;
+    #   Low Bob pays -1 either way (indifferent).
+    # Bob after Alice's H: holding collides (-10) -> Maneuver (-3 High, -1 Low).
+    # Alice against that Bob: High Alice pays -3 to maneuver, -1 to hold -> Hold;
+    #   Low Alice pays -1 either way. Alice's cost never depends on Bob after her M.
+    # So sigma* = (Alice: High->H, Low->M; Bob: M after H, H after M) is a Nash
+    # equilibrium. Values: Alice 0.5 * (-1) + 0.5 * (-1) = -1; Bob: Alice High holds
+    # and Bob maneuvers (-3 High, -1 Low), Alice Low maneuvers and Bob holds (-1, -1):
+    # (-3 - 1 - 1 - 1) / 4 = -1.5.
+    game = games.load("conjunction")
+    c = game.costs
+    for ap in (0, 1):
+        assert c[ap, 0, 0, 1, 1] > c[ap, 0, 0, 0, 1]          # High Bob holds after M
+        assert c[ap, 1, 0, 1, 1] == c[ap, 1, 0, 0, 1]         # Low Bob indifferent
+        for bp in (0, 1):
+            assert c[ap, bp, 1, 0, 1] > c[ap, bp, 1, 1, 1]    # maneuver after H
+    alice_star = {"alice p=H": 1, "alice p=L": 0}
+
+    def bob_star(info):
+        return 1 if info.endswith("alice=M") else 0
+
+    def profile(alice, bob):
+        return lambda p, info: alice[info] if p == 0 else bob(info)
+
+    values = expected_returns(game, profile(alice_star, bob_star))
+    assert values == pytest.approx([-1.0, -1.5])
+    for a_high, a_low in itertools.product((0, 1), repeat=2):         # Alice's deviations
+        alt = {"alice p=H": a_high, "alice p=L": a_low}
+        assert expected_returns(game, profile(alt, bob_star))[0] <= -1.0 + 1e-12
+    bob_infos = ["bob p=H alice=M", "bob p=H alice=H", "bob p=L alice=M", "bob p=L alice=H"]
+    for choice in itertools.product((0, 1), repeat=4):                # Bob's deviations
+        table = dict(zip(bob_infos, choice))
+        assert expected_returns(game, profile(alice_star, table.get))[1] <= -1.5 + 1e-12
+
+
+# -- Spoof ------------------------------------------------------------------------------
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_spoof_structure(shuffle):
+    game = games.load("spoof", max_rounds=3, shuffle_initial=shuffle)
+    state = game.new_initial_state()
+    assert state.current_player() == (CHANCE if shuffle else 1)
+    assert state.legal_actions() == [0, 1, 2]
+    histories, own, terminals, chance = walk(game)
+    assert perfect_recall(own) == {0: True, 1: True}
+    assert len(chance) == (1 if shuffle else 0)
+    for path, returns in terminals:
+        toggles = len([a for p, _, a in path if p == 0])
+        assert toggles <= 3
+        if returns == [0.0, 0.0]:
+            assert toggles == 3 and path[-1][0] == 1      # a draw only after max_rounds
+        else:
+            assert path[-1][0] == 0 and sum(returns) == 0  # a toggle decides the game
+    # Round 1 starts from two heads, so only Player 0 can win it (by hitting the tail).
+    one = games.load("spoof", max_rounds=1)
+    _, own1, terminals1, _ = walk(one)
+    assert len(own1[0]) == 1
+    assert sorted(r[0] for _, r in terminals1).count(-1.0) == 0
+
+
+def test_spoof_information():
+    state = games.load("spoof").new_initial_state().child(2)   # coins H H T
+    state = state.child(0)                                     # toggle 0 -> T H T
+    assert state.current_player() == 1
+    assert state.information_state_string(0) == "p0 t0"      # count told after the swap
+    state = state.child(1)                                     # swap 1 and 2 -> T T H
+    assert state.information_state_string(0) == "p0 t0:1"
+    assert state.information_state_string(1) == "p1 tail=2 t0 s1 | coins=TTH"
+    state = state.child(2)                                     # toggle 2 -> T T T
+    assert state.is_terminal() and state.returns() == [-1.0, 1.0]
+
+
+# -- parameters -------------------------------------------------------------------------
+@pytest.mark.parametrize("name,params,match", [
+    ("orbital_pursuit_evasion", {"detection": "noisy"}, "detection"),
+    ("orbital_pursuit_evasion", {"infostate": "imperfect"}, "infostate"),
+    ("maneuver_detection", {"situation_probs": (0.7, 0.7)}, "situation_probs"),
+    ("maneuver_detection", {"detection_probs": ((0.5, 1.5),)}, "detection_probs"),
+    ("maneuver_detection", {"payoff_detected": ((1.0,), (2.0,))}, "payoff_detected"),
+    ("maneuver_detection", {"payoff_undetected": "x"}, "payoff_undetected"),
+    ("conjunction", {"costs": np.zeros((2, 2, 2, 2))}, "costs"),
+    ("conjunction", {"costs": np.zeros((2, 2, 2, 2, 2)), "num_actions": 3}, "costs"),
+    ("conjunction", {"num_actions": 4}, "num_actions"),
+    ("conjunction", {"alice_sees_bob_priority": "yes"}, "alice_sees_bob_priority"),
+    ("spoof", {"max_rounds": 0}, "max_rounds"),
+    ("spoof", {"max_rounds": 2.5}, "max_rounds"),
+    ("spoof", {"shuffle_initial": 1}, "shuffle_initial"),
+])
+def test_bad_parameters(name, params, match):
+    with pytest.raises(ValueError, match=match):
+        games.load(name, **params)
+
+
+def test_custom_parameters_are_used():
+    costs = np.arange(32, dtype=float).reshape(2, 2, 2, 2, 2) * -1
+    game = games.load("conjunction", costs=costs)
+    state = game.new_initial_state()
+    for a in (1, 0, 1, 1):
+        state = state.child(a)
+    assert state.returns() == costs[1, 0, 1, 1].tolist()
+    md = games.load("maneuver_detection", detection_probs=[[0.0, 1.0]],
+                    payoff_undetected=[[0.0], [1.0]], payoff_detected=[[0.0], [-1.0]])
+    _, own, terminals, _ = walk(md)
+    assert counts(own) == (2, 1) and len(terminals) == 4
