@@ -1,0 +1,499 @@
+"""The `jaxsolve` command line.
+
+    jaxsolve solve kuhn_poker --algo cfr+ --iters 2000
+    jaxsolve solve kuhn_poker --param players=3 --algo dcfr
+    jaxsolve solve openspiel:liars_dice --param dice_sides=4 --iters 500
+    jaxsolve solve saved_tree.npz --out runs/mine --resume
+    jaxsolve games
+
+`solve` compiles the game once, puts the tree on the default device and runs the
+solver in chunks of `--eval-every` iterations through one jitted `jaxsolve.run`
+(the iteration count is traced, so chunks of any size share one compilation),
+evaluating the exact exploitability of the average policy after each chunk and
+checkpointing. Bad input ends in one line on stderr and exit code 2; Ctrl-C saves
+the last completed chunk and exits with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import shlex
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import jax
+import numpy as np
+from tqdm import tqdm
+
+import games
+from jaxsolve.cfr import SOLVERS, CFRState, Solver, average_policy, run
+from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from jaxsolve.compile import compile_game
+from jaxsolve.errors import GameError
+from jaxsolve.evaluate import best_response_values, exploitability, policy_value
+from jaxsolve.policy import table
+from jaxsolve.tree import GameTree
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
+    "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
+OPENSPIEL_PREFIX = "openspiel:"
+EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
+
+# One jitted entry point each, shared by every call in the process. `run` takes the
+# solver as a static argument and the iteration count as a traced one.
+_run_jit = jax.jit(run, static_argnums=(0,))
+_average = jax.jit(average_policy)
+_exploitability = jax.jit(exploitability)
+_policy_value = jax.jit(policy_value)
+_best_response_values = jax.jit(best_response_values)
+
+
+class CLIError(Exception):
+    """Bad input: reported as one line `jaxsolve: error: ...` with exit code 2."""
+
+
+def _one_line(e: BaseException) -> str:
+    text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    return " ".join(str(text).split()) or type(e).__name__
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors become CLIError (one line, exit 2) instead of usage + exit."""
+
+    def error(self, message: str):
+        raise CLIError(message)
+
+
+# ---------------------------------------------------------------------- game input
+def parse_value(text: str) -> Any:
+    """A --param value: bool, int, float or JSON list when it looks like one, else str."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    if text.strip().startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CLIError(f"--param value {text!r} is not a valid JSON list ({e})") from None
+    return text
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """{key: value} from ["key=value", ...]; a later key overrides an earlier one."""
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"--param {item!r}: expected key=value")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
+    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree."""
+    if spec.startswith(OPENSPIEL_PREFIX):
+        name = spec[len(OPENSPIEL_PREFIX):]
+        if not name:
+            raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
+        try:
+            from jaxsolve.openspiel import from_pyspiel, load_pyspiel  # noqa: PLC0415
+            with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
+                game = load_pyspiel(name, **params)
+            return from_pyspiel(game)
+        except ImportError as e:
+            raise CLIError(_one_line(e)) from None
+        except (GameError, ValueError, KeyError, TypeError) as e:
+            message = _one_line(e).split(" Available games are:")[0]
+            raise CLIError(f"{spec}: {message}") from None
+    if spec in games.names():
+        try:
+            return compile_game(games.load(spec, **params))
+        except (GameError, ValueError, KeyError, TypeError) as e:
+            message = _one_line(e)
+            raise CLIError(message if spec in message else f"{spec}: {message}") from None
+    if spec.endswith(".npz") or Path(spec).is_file():
+        if params:
+            raise CLIError(f"{spec}: --param does not apply to a saved tree")
+        try:
+            return GameTree.load(spec)
+        except GameError as e:
+            raise CLIError(_one_line(e)) from None
+    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
+                   f"(or {OPENSPIEL_PREFIX}NAME, or a saved tree FILE.npz)")
+
+
+@contextlib.contextmanager
+def _silence_native_stderr():
+    """Points file descriptor 2 at /dev/null for a moment, to keep native libraries'
+    own error printing out of the one-line report (Python's sys.stderr is untouched)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _is_file_game(spec: str) -> bool:
+    return not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names()
+
+
+def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
+    """runs/<game>-<algo>, with any parameters in the game part."""
+    if spec.startswith(OPENSPIEL_PREFIX):
+        game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):]
+    elif _is_file_game(spec):
+        game = Path(spec).stem
+    else:
+        game = spec
+    game += "".join(f"_{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params.items())
+    return Path("runs") / re.sub(r"[^A-Za-z0-9_.+=,-]+", "_", f"{game}-{algo}")
+
+
+# ---------------------------------------------------------------------- solve
+def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRState:
+    """`n` iterations through the shared jitted `run`; blocks until they are done."""
+    return jax.block_until_ready(_run_jit(solver, tree, state, n))
+
+
+def _evaluate(tree: GameTree, state: CFRState) -> float:
+    return float(_exploitability(tree, _average(tree, state)))
+
+
+def _float_dtype() -> str:
+    return str(np.dtype(jax.dtypes.canonicalize_dtype(np.float64)))
+
+
+def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
+    problems = []
+    for key in ("game", "params", "algo"):
+        if key == "game" and _is_file_game(expect["game"]):
+            continue  # a saved tree may have moved; its content digest is checked below
+        if json.dumps(meta.get(key), sort_keys=True) != json.dumps(expect[key], sort_keys=True):
+            problems.append(f"{key} {meta.get(key)!r}, not {expect[key]!r}")
+    if not problems and meta.get("tree") != expect["tree"]:
+        problems.append("its game tree differs from this one")
+    if problems:
+        raise CLIError(f"{path} belongs to another run ({'; '.join(problems)}); "
+                       "choose another --out or drop --resume to start over")
+    if meta.get("dtype") != expect["dtype"]:
+        hint = "with --x64" if meta.get("dtype") == "float64" else "without --x64"
+        raise CLIError(f"{path} holds {meta.get('dtype')} arrays; resume {hint}")
+    if meta.get("iteration", 0) > iters:
+        raise CLIError(f"{path} is already at iteration {meta['iteration']}, beyond "
+                       f"--iters {iters}; pass --iters {meta['iteration']} or more")
+
+
+def _resume_command(args, out: Path) -> str:
+    words = ["jaxsolve", "solve", args.game, "--algo", args.algo, "--iters", str(args.iters)]
+    if args.param:
+        words += ["--param", *args.param]
+    if args.eval_every:
+        words += ["--eval-every", str(args.eval_every)]
+    words += ["--out", str(out), "--resume"]
+    if args.x64:
+        words.append("--x64")
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> str:
+    """Aligned text: one infoset per line, then `action: probability` columns."""
+    rows = list(strategy.items())
+    shown = rows if max_rows <= 0 else rows[:max_rows]
+    if not shown:
+        return "(no infosets)"
+    name_width = max(len(name) for name, _ in shown)
+    columns = max(len(row) for _, row in shown)
+    label_width = [max((len(list(row)[j]) for _, row in shown if len(row) > j), default=0)
+                   for j in range(columns)]
+    lines = []
+    for name, row in shown:
+        cells = [f"{(label + ':').ljust(label_width[j] + 1)} {p:.4f}"
+                 for j, (label, p) in enumerate(row.items())]
+        lines.append(f"  {name.ljust(name_width)}  " + "  ".join(cells))
+    if len(rows) > len(shown):
+        lines.append(f"  ... {len(rows) - len(shown)} more infosets (all in {STRATEGY})")
+    return "\n".join(lines)
+
+
+def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, args,
+                   params: dict) -> None:
+    from jaxsolve.plot import plot_convergence  # noqa: PLC0415
+
+    iterations = int(state.iteration)
+    policy = _average(tree, state)
+    values = np.asarray(_policy_value(tree, policy), np.float64)
+    expl = float(_exploitability(tree, policy))
+    strategy = table(tree, policy)
+    players = tree.sizes.num_players
+    result = {"game": args.game, "params": params, "algo": args.algo,
+              "iterations": iterations, "players": players, "exploitability": expl,
+              "value": values.tolist()}
+
+    print(f"Strategy (average policy of {args.algo} after {iterations} iterations):")
+    print(format_table(strategy, args.max_rows))
+    print("Game value: " + ", ".join(f"player {p} = {v:+.6f}" for p, v in enumerate(values)))
+    print(f"Exploitability: {expl:.6g}")
+    if tree.sizes.utility_sum is None:  # general-sum: show each player's gain
+        gains = np.asarray(_best_response_values(tree, policy), np.float64) - values
+        result["nash_conv"] = float(gains.sum())
+        result["best_response_gains"] = gains.tolist()
+        print(f"NashConv: {gains.sum():.6g} (best-response gains: "
+              + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
+    result["strategy"] = strategy
+
+    (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
+    (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
+    plot_convergence(history, out / PLOT, title=f"{args.game} - {args.algo}")
+    print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
+
+
+def cmd_solve(args) -> int:
+    params = parse_params(args.param)
+    tree = load_tree(args.game, params)
+    solver = SOLVERS[args.algo]()
+    out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
+    ckpt = out / CHECKPOINT
+    every = args.eval_every or max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN))
+    identity = {"game": args.game, "params": params, "algo": args.algo,
+                "tree": tree.names.digest, "dtype": _float_dtype()}
+
+    tree = jax.device_put(tree)
+    if args.resume:
+        try:
+            saved, meta = load_checkpoint(ckpt)
+        except CheckpointError as e:
+            raise CLIError(f"cannot --resume: {_one_line(e)}") from None
+        _check_resume(meta, identity, ckpt, args.iters)
+        state = jax.device_put(saved)
+        history = list(meta.get("convergence", []))
+    else:
+        state, history = solver.init(tree), []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CLIError(f"cannot create --out {out}: {_one_line(e)}") from None
+
+    def meta(iteration: int, convergence: list) -> dict:
+        return {**identity, "iteration": iteration, "eval_every": every,
+                "convergence": convergence}
+
+    it = int(state.iteration)
+    start, seconds0, t0 = it, (history[-1]["seconds"] if history else 0.0), time.perf_counter()
+    bar = tqdm(total=args.iters, initial=it, unit="it", desc=f"{args.game} {args.algo}",
+               disable=args.quiet, dynamic_ncols=True, file=sys.stderr)
+    try:
+        while it < args.iters:
+            n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
+            new_state = _run_chunk(solver, tree, state, n)
+            expl = _evaluate(tree, new_state)
+            record = {"iteration": it + n, "exploitability": expl,
+                      "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
+            new_history = [*history, record]
+            save_checkpoint(ckpt, new_state, meta(it + n, new_history))
+            state, history, it = new_state, new_history, it + n  # the chunk is complete
+            bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
+            bar.update(n)
+    except KeyboardInterrupt:
+        bar.close()
+        if it > start or args.resume:
+            save_checkpoint(ckpt, state, meta(it, history))
+            print(f"\nInterrupted at iteration {it}; saved {ckpt}. Resume with:\n  "
+                  + _resume_command(args, out), file=sys.stderr)
+        else:
+            print("\nInterrupted before the first chunk completed; nothing saved.",
+                  file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        bar.close()
+    _write_results(out, tree, state, history, args, params)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- games
+class _TimeLimit(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raises _TimeLimit after `seconds` of wall time (main thread on POSIX only;
+    elsewhere no limit)."""
+    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _short(text: str, width: int = 28) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _format_columns(header: Sequence[str], rows: list[Sequence[str]]) -> str:
+    widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+             for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_games(args) -> int:
+    header = (["game", "parameters"] if args.no_count else
+              ["game", "players", "histories", "infosets (per player)", "terminals",
+               "parameters"])
+    rows, notes = [], []
+    for name in games.names():
+        try:
+            params = games.parameters(name)
+            described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
+        except Exception as e:  # a listing reports a broken game rather than stopping
+            described = f"(cannot read parameters: {_one_line(e)})"
+        if args.no_count:
+            rows.append([name, described])
+            continue
+        try:
+            with _time_limit(args.timeout):
+                tree = compile_game(games.load(name), max_nodes=args.max_nodes,
+                                    warn_imperfect_recall=False)
+        except _TimeLimit:
+            notes.append(f"{name}: not counted, compiling took over {args.timeout:g} s")
+            rows.append([name, "?", "?", "?", "?", described])
+            continue
+        except Exception as e:  # noqa: BLE001 - listed with the reason instead
+            notes.append(f"{name}: not counted ({_one_line(e)})")
+            rows.append([name, "?", "?", "?", "?", described])
+            continue
+        s = tree.summary()
+        per = "/".join(str(n) for n in s["infosets_per_player"])
+        rows.append([name, str(s["players"]), f"{s['histories']:,}",
+                     f"{s['infosets']:,} ({per})", f"{s['terminals']:,}", described])
+    print(_format_columns(header, rows))
+    for note in notes:
+        print(f"note: {note}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- parser
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
+                     "with the jitted CFR family.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    solve = sub.add_parser("solve", help="solve a game and report strategy, value and "
+                           "exploitability", description=__doc__.split("\n\n")[0])
+    solve.add_argument("game", metavar="GAME", help="a built-in game (see `jaxsolve "
+                       "games`), openspiel:NAME, or a saved tree FILE.npz")
+    solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
+                       help="solver (default: cfr+)")
+    solve.add_argument("--iters", type=_positive_int, default=1000,
+                       help="total iterations (default: 1000)")
+    solve.add_argument("--eval-every", type=_positive_int, default=None, metavar="K",
+                       help=f"evaluate exploitability and checkpoint every K iterations "
+                       f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
+    solve.add_argument("--param", action="extend", nargs="+", default=[],
+                       metavar="KEY=VALUE", help="game parameter (repeatable)")
+    solve.add_argument("--out", default=None, metavar="DIR",
+                       help="output directory (default: runs/<game>-<algo>)")
+    solve.add_argument("--resume", action="store_true",
+                       help=f"continue from DIR/{CHECKPOINT} up to --iters")
+    solve.add_argument("--x64", action="store_true", help="solve in float64")
+    solve.add_argument("--max-rows", type=int, default=100, metavar="N",
+                       help="strategy rows printed (default 100, 0 = all; the JSON has all)")
+    solve.add_argument("--quiet", action="store_true", help="no progress bar")
+    solve.set_defaults(func=cmd_solve)
+
+    listing = sub.add_parser("games", help="list the built-in games")
+    listing.add_argument("--no-count", action="store_true",
+                         help="only names and parameters, without compiling")
+    listing.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                         help="skip counting a game whose compile takes longer (default 30)")
+    listing.add_argument("--max-nodes", type=_positive_int, default=5_000_000,
+                         help="skip counting a game with more histories (default 5,000,000)")
+    listing.set_defaults(func=cmd_games)
+
+    try:  # later subcommands (pursuit) live with their code and are optional
+        from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415
+    except ImportError:
+        alphazero_cli = None
+    if alphazero_cli is not None:
+        alphazero_cli.add_subparser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CLIError as e:
+        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else EXIT_OK
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+
+    x64_before = bool(jax.config.read("jax_enable_x64"))
+    if getattr(args, "x64", False) and not x64_before:
+        jax.config.update("jax_enable_x64", True)  # before any array of this command
+    try:
+        code = args.func(args)
+        return EXIT_OK if code is None else int(code)
+    except CLIError as e:
+        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\njaxsolve: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if bool(jax.config.read("jax_enable_x64")) != x64_before:
+            jax.config.update("jax_enable_x64", x64_before)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
