@@ -256,6 +256,11 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     print(format_table(strategy, args.max_rows))
     print("Game value: " + ", ".join(f"player {p} = {v:+.6f}" for p, v in enumerate(values)))
     print(f"Exploitability: {expl:.6g}")
+    forgetful = [p for p, ok in enumerate(tree.sizes.perfect_recall) if not ok]
+    if forgetful:  # best response on the recorded infoset tree is then only approximate
+        result["imperfect_recall_players"] = forgetful
+        print(f"Note: imperfect recall for player(s) {forgetful}: the best response and "
+              "exploitability above are NOT exact for them.")
     if tree.sizes.utility_sum is None:  # general-sum: show each player's gain
         gains = np.asarray(_best_response_values(tree, policy), np.float64) - values
         result["nash_conv"] = float(gains.sum())
