@@ -9,7 +9,7 @@
 """
 
 from jaxsolve.batch import stack, sweep
-from jaxsolve.cfr import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
+from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                           current_policy, dcfr, lcfr, pcfr_plus, regret_matching, run)
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, ImperfectRecallWarning

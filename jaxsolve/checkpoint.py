@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve.cfr import CFRState
+from jaxsolve.solvers import CFRState
 
 _FORMAT_VERSION = 1
 _META_KEY = "__meta__"

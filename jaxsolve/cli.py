@@ -35,7 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 import games
-from jaxsolve.cfr import SOLVERS, CFRState, Solver, average_policy, run
+from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError
