@@ -158,6 +158,9 @@ class SpoofState(State):
             if k % 2 == 0:
                 coins[a] ^= 1
                 counts.append(sum(coins))
+            elif a == SWAP:  # the swap moves heads between coins: replay it too
+                i, j = [c for c in range(3) if c != self._moves[k - 1]]
+                coins[i], coins[j] = coins[j], coins[i]
         if len(self._moves) % 2 == 1 and counts[-1] not in (0, 3):
             counts.pop()   # the swap of this round is still pending
         return counts

@@ -11,6 +11,8 @@
 from jaxsolve.batch import stack, sweep
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                           current_policy, dcfr, lcfr, pcfr_plus, regret_matching, run)
+from jaxsolve import env
+from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, ImperfectRecallWarning
 from jaxsolve.evaluate import (best_response, best_response_values, exploitability,
@@ -22,10 +24,10 @@ from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 __version__ = "0.1.0"
 
 __all__ = [
-    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "GameError", "GameTree",
+    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "CheckReport", "GameError", "GameTree",
     "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
-    "best_response", "best_response_values", "cfr", "cfr_plus", "compile_game",
-    "current_policy", "dcfr", "exploitability", "from_table", "lcfr", "nash_conv",
+    "best_response", "best_response_values", "cfr", "cfr_plus", "check_game", "compile_game",
+    "current_policy", "dcfr", "env", "exploitability", "from_table", "lcfr", "nash_conv",
     "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
     "threshold",
     "uniform_policy",

@@ -104,17 +104,16 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
-    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree."""
+def load_game(spec: str, params: dict[str, Any]):
+    """The protocol game GAME names: a built-in name or `openspiel:NAME`."""
     if spec.startswith(OPENSPIEL_PREFIX):
         name = spec[len(OPENSPIEL_PREFIX):]
         if not name:
             raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
         try:
-            from jaxsolve.openspiel import from_pyspiel, load_pyspiel  # noqa: PLC0415
+            from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
             with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
-                game = load_pyspiel(name, **params)
-            return from_pyspiel(game)
+                return load_pyspiel(name, **params)
         except ImportError as e:
             raise CLIError(_one_line(e)) from None
         except (GameError, ValueError, KeyError, TypeError) as e:
@@ -122,19 +121,42 @@ def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
             raise CLIError(f"{spec}: {message}") from None
     if spec in games.names():
         try:
-            return compile_game(games.load(spec, **params))
-        except (GameError, ValueError, KeyError, TypeError) as e:
+            return games.load(spec, **params)
+        except (ValueError, KeyError, TypeError) as e:
             message = _one_line(e)
             raise CLIError(message if spec in message else f"{spec}: {message}") from None
-    if spec.endswith(".npz") or Path(spec).is_file():
+    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
+                   f"(or {OPENSPIEL_PREFIX}NAME, or a saved tree FILE.npz)")
+
+
+def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
+    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree."""
+    if not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names() and (
+            spec.endswith(".npz") or Path(spec).is_file()):
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
         try:
             return GameTree.load(spec)
         except GameError as e:
             raise CLIError(_one_line(e)) from None
-    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
-                   f"(or {OPENSPIEL_PREFIX}NAME, or a saved tree FILE.npz)")
+    game = load_game(spec, params)
+    try:
+        return compile_game(game)
+    except GameError as e:
+        raise CLIError(f"{spec}: {_one_line(e)}") from None
+
+
+def cmd_check(args) -> int:
+    """`jaxsolve check`: prints the conformance report; 0 if every check passes, 1 if
+    one fails."""
+    from jaxsolve.check import check_game  # noqa: PLC0415
+
+    if args.playouts < 0:
+        raise CLIError("--playouts must be >= 0")
+    game = load_game(args.game, parse_params(args.param))
+    report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
+    print(report)
+    return EXIT_OK if report.ok else 1
 
 
 @contextlib.contextmanager
@@ -459,6 +481,19 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--max-nodes", type=_positive_int, default=5_000_000,
                          help="skip counting a game with more histories (default 5,000,000)")
     listing.set_defaults(func=cmd_games)
+
+    check = sub.add_parser("check", help="run the conformance checks on a game",
+                           description="Conformance checks (seed 000): one line per check "
+                           "and the first offending history of each failure. Exit 0 if all "
+                           "pass, 1 if one fails, 2 on bad input.")
+    check.add_argument("game", metavar="GAME", help="a built-in game or openspiel:NAME")
+    check.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                       help="game parameter (repeatable)")
+    check.add_argument("--playouts", type=int, default=100, help="random playouts (default 100)")
+    check.add_argument("--seed", type=int, default=0, help="playout seed (default 0)")
+    check.add_argument("--max-nodes", type=_positive_int, default=200_000, metavar="N",
+                       help="walk the full tree up to N histories (default 200,000)")
+    check.set_defaults(func=cmd_check)
 
     try:  # later subcommands (pursuit) live with their code and are optional
         from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415

@@ -186,8 +186,7 @@ def test_later_subcommands_plug_in(monkeypatch, capsys):
     import sys
     import types
 
-    import jaxsolve.alphazero
-
+    package = types.ModuleType("jaxsolve.alphazero")
     plugin = types.ModuleType("jaxsolve.alphazero.cli")
 
     def add_subparser(subparsers):
@@ -196,7 +195,8 @@ def test_later_subcommands_plug_in(monkeypatch, capsys):
         pursuit.set_defaults(func=lambda args: print(f"pursuit {args.steps}") or 0)
 
     plugin.add_subparser = add_subparser
+    package.cli = plugin
+    monkeypatch.setitem(sys.modules, "jaxsolve.alphazero", package)
     monkeypatch.setitem(sys.modules, "jaxsolve.alphazero.cli", plugin)
-    monkeypatch.setattr(jaxsolve.alphazero, "cli", plugin, raising=False)
     assert cli.main(["pursuit", "--steps", "3"]) == 0
     assert capsys.readouterr().out == "pursuit 3\n"

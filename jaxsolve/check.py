@@ -1,0 +1,465 @@
+"""check_game: conformance checks for a protocol game, before it is compiled.
+
+    report = jaxsolve.check_game(games.load("spoof"))
+    print(report)                  # one line per check: PASS/FAIL/SKIP name: message
+    report.ok                      # False if any check failed
+    report["legal_actions_valid"].history     # first offending history (action list)
+
+The checks are those of OpenSpiel's game checker (seed 000), listed in `CHECKS`.
+SKIP means not applicable (the game declares nothing to check against); perfect
+recall is reported per player as a finding, never as a failure. The tree is walked
+breadth-first and iteratively when it has at most `max_nodes` histories, so a
+reported history is a shortest offending one; otherwise the walk stops there, every
+check runs along the random playouts instead, and a finding says so. An exception
+raised by the game fails the check that made the call, with the history.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxsolve.compile import _turn_based_if_simultaneous, _utility_sum
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+
+DEFAULT_MAX_NODES, DEFAULT_MAX_STEPS, _TOL = 200_000, 10_000, 1e-6
+CHECKS = {  # name: what passing means
+    "game_info": "num_players(), new_initial_state() and the declarations are sane",
+    "current_player": "a player, CHANCE or TERMINAL, agreeing with is_terminal()",
+    "legal_actions_deterministic": "two calls of legal_actions()/chance_outcomes() agree",
+    "legal_actions_valid": "non-empty, integers, distinct, sorted, < num_distinct_actions",
+    "apply_action": "two children per action agree (player, actions, returns, every "
+                    "information-state string); the parent is unchanged",
+    "chance_outcomes": "valid actions; probabilities finite, >= 0, summing to 1",
+    "returns_valid": "one finite number per player at every terminal",
+    "returns_in_bounds": "returns within the declared min_utility()/max_utility()",
+    "constant_sum": "returns sum to the declared utility_sum()",
+    "infostate_consistent": "strings; one player and one legal-action set per string",
+    "perfect_recall": "per player (a finding, never a failure)",
+    "tensor_shapes": "information_state_tensor(p): one finite shape per player, as declared",
+    "playouts_finish": "seeded random playouts end within max_steps",
+}
+_ERR = object()  # a game call raised (already reported)
+
+
+@dataclass
+class CheckResult:
+    """status "PASS", "FAIL" or "SKIP"; a failure has the first offending history
+    (actions from the root) and counts the failures."""
+
+    name: str
+    status: str = "PASS"
+    message: str = ""
+    history: list[int] | None = None
+    failures: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status != "FAIL"
+
+    def __str__(self) -> str:
+        line = f"{self.status} {self.name}: {self.message}"
+        if self.status == "FAIL":
+            h = self.history or []
+            shown = str(h) if len(h) <= 40 else f"{str(h[:40])[:-1]}, ...] ({len(h)} actions)"
+            more = f" (and {self.failures - 1} more)" if self.failures > 1 else ""
+            line += f"\n     first at history {shown}{more}"
+        return line
+
+
+@dataclass
+class CheckReport:
+    """`results` in the order of CHECKS; `findings` (imperfect recall, partial walk);
+    `perfect_recall` per player (no violation seen); `ok` unless a check failed."""
+
+    game: str
+    results: list[CheckResult]
+    findings: list[str] = field(default_factory=list)
+    histories: int = 0  # checked by the breadth-first walk
+    full_tree: bool = True
+    perfect_recall: tuple[bool, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def __getitem__(self, name: str) -> CheckResult:
+        return next(r for r in self.results if r.name == name)
+
+    def __str__(self) -> str:
+        n = sum(not r.passed for r in self.results)
+        return "\n".join([f"check_game: {self.game}", *map(str, self.results),
+                          *(f"finding: {f}" for f in self.findings),
+                          f"result: FAILED ({n} of {len(self.results)} checks failed)" if n
+                          else "result: OK"])
+
+
+def _norm(value):
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return tuple(_norm(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _is_int(a) -> bool:
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _child(state, action):
+    if hasattr(state, "child"):
+        return state.child(action)
+    new = state.clone()
+    new.apply_action(action)
+    return new
+
+
+def _first_diff(fp1, fp2):
+    return next(((n, x, y) for (n, x), (_, y) in zip(fp1, fp2) if x != y), None)
+
+
+class _Checker:
+    def __init__(self, game, playouts, seed, max_nodes, max_steps):
+        self.game, self.playouts, self.seed = game, playouts, seed
+        self.max_nodes, self.max_steps = max_nodes, max_steps
+        self.results = {n: CheckResult(n) for n in CHECKS}
+        self.infosets: dict[str, tuple] = {}  # string -> (player, legal, own parent, where)
+        self.shapes: dict[int, tuple] = {}
+        self.parents, self.actions = [0], [-1]  # breadth-first node -> parent, action
+        self.states = self.terminals = 0
+        self.full = True
+
+    def fail(self, check: str, where, message: str, state=None) -> None:
+        r = self.results[check]
+        r.failures += 1
+        if r.failures == 1:
+            try:
+                text = " ".join(str(state).split()) if state is not None else ""
+            except Exception:  # noqa: BLE001 - a broken __str__ must not hide the failure
+                text = "?"
+            text = text if len(text) <= 100 else text[:97] + "..."
+            r.status, r.history = "FAIL", self.history(where)
+            r.message = message + (f" (state: {text})" if text else "")
+
+    def call(self, check: str, where, state, fn, *args):
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - report, never escape
+            what = (f"applying action {args[1]}" if fn is _child else
+                    f"{getattr(fn, '__name__', 'a game method')}({', '.join(map(repr, args))})")
+            self.fail(check, where, f"{what} raised {type(e).__name__}: {e}", state)
+            return _ERR
+
+    def history(self, where) -> list[int]:
+        """`where` is a breadth-first node id or a playout path (list of actions)."""
+        if not isinstance(where, int):
+            return list(where)
+        out = []
+        while where > 0:
+            out.append(self.actions[where])
+            where = self.parents[where]
+        return out[::-1]
+
+    def game_info(self) -> bool:
+        g, decl, fail = self.game, {}, lambda m: self.fail("game_info", [], m)
+        for name in ("num_distinct_actions", "min_utility", "max_utility",
+                     "information_state_tensor_shape", "utility_sum"):
+            try:
+                decl[name] = (_utility_sum(g) if name == "utility_sum" else
+                              _norm(getattr(g, name)()) if hasattr(g, name) else None)
+            except (NotImplementedError, RuntimeError, TypeError, AttributeError):
+                decl[name] = None
+            except Exception as e:  # noqa: BLE001
+                decl[name] = fail(f"{name}() raised {type(e).__name__}: {e}")
+        self.num_actions, self.lo, self.hi, self.tensor_shape, self.utility_sum = decl.values()
+        try:
+            self.P, self.root = g.num_players(), g.new_initial_state()
+        except Exception as e:  # noqa: BLE001
+            return fail(f"setting up the game raised {type(e).__name__}: {e}") or False
+        if not _is_int(self.P) or self.P < 1:
+            return fail(f"num_players() returned {self.P!r}, expected an integer >= 1") or False
+        if self.num_actions is not None and (not _is_int(self.num_actions) or self.num_actions < 1):
+            self.num_actions = fail(f"num_distinct_actions() returned {self.num_actions!r}")
+        if None not in (self.lo, self.hi) and not (_is_real(self.lo) and _is_real(self.hi)
+                                                   and self.lo <= self.hi):
+            self.lo = self.hi = fail(f"min_utility() {self.lo!r}, max_utility() {self.hi!r}")
+        self.has_tensor = (g.get_type().provides_information_state_tensor if hasattr(
+            g, "get_type") else hasattr(self.root, "information_state_tensor"))
+        self.recall: list[str | None] = [None] * self.P
+        self.results["game_info"].message = (
+            f"{self.P} players, num_distinct_actions={self.num_actions}, utilities in "
+            f"[{self.lo}, {self.hi}], utility_sum={self.utility_sum}, tensor {self.tensor_shape}")
+        return True
+
+    # ------------------------------------------------------------------ one state
+    def visit(self, state, where, own):
+        """The per-state checks. Returns (actions to expand, own-sequence update or
+        None), or None at a terminal or a state too broken to go on from."""
+        self.states += 1
+        cp = self.call("current_player", where, state, state.current_player)
+        term = self.call("current_player", where, state, state.is_terminal)
+        if cp is _ERR or term is _ERR:
+            return None
+        if not _is_int(cp) or not (0 <= cp < self.P or cp in (CHANCE, TERMINAL)):
+            hint = " (simultaneous moves: use jaxsolve.openspiel)" if cp == SIMULTANEOUS else ""
+            return self.fail("current_player", where, f"current_player() returned {cp!r}, "
+                             f"expected 0..{self.P - 1}, CHANCE or TERMINAL{hint}", state)
+        if bool(term) != (cp == TERMINAL):
+            return self.fail("current_player", where, f"is_terminal() is {term} but "
+                             f"current_player() is {cp}", state)
+        if cp == TERMINAL:
+            return self.check_returns(state, where)
+        chance = cp == CHANCE
+        fn = state.chance_outcomes if chance else state.legal_actions
+        first = self.call("chance_outcomes" if chance else "legal_actions_valid", where, state, fn)
+        second = self.call("legal_actions_deterministic", where, state, fn)
+        if first is _ERR or second is _ERR:
+            return None
+        first, second = _norm(first), _norm(second)
+        if not isinstance(first, tuple):
+            return self.fail("chance_outcomes" if chance else "legal_actions_valid", where,
+                             f"{fn.__name__}() returned {first!r}, expected a list", state)
+        first, second = list(first), list(second) if isinstance(second, tuple) else second
+        if first != second:
+            self.fail("legal_actions_deterministic", where, f"{fn.__name__}() returned "
+                      f"{first} and then {second}", state)
+        if chance:
+            return self.check_chance(state, where, first), None
+        return self.check_decision(state, where, cp, own, first)
+
+    def check_actions(self, check, where, state, actions, what, bound):
+        """Reports the first problem with an action list; returns the usable actions."""
+        bad = next((a for a in actions if not _is_int(a) or a < 0 or
+                    (bound is not None and a >= bound)), None)
+        problem = (f"{what} is empty at a non-terminal state" if not actions else
+                   f"{what} contains {bad!r}: not an integer in [0, {bound or 'inf'})"
+                   if bad is not None else
+                   f"{what} lists an action twice: {actions}" if len(set(actions)) < len(actions)
+                   else f"{what} is not sorted: {actions}"
+                   if check == "legal_actions_valid" and actions != sorted(actions) else None)
+        if problem:
+            self.fail(check, where, problem, state)
+        return list(dict.fromkeys(a for a in actions if _is_int(a) and a >= 0))
+
+    def check_chance(self, state, where, outcomes):
+        if not all(isinstance(o, tuple) and len(o) == 2 for o in outcomes):
+            return self.fail("chance_outcomes", where, f"chance_outcomes() must be (action, "
+                             f"probability) pairs, got {outcomes}", state) or []
+        probs = [p for _, p in outcomes]
+        if not all(_is_real(p) and p >= 0 for p in probs):
+            self.fail("chance_outcomes", where, f"a chance probability is negative or not "
+                      f"finite: {probs}", state)
+        elif abs(sum(probs) - 1.0) > _TOL:
+            self.fail("chance_outcomes", where, f"chance probabilities sum to "
+                      f"{sum(probs):.9g}, not 1: {outcomes}", state)
+        return sorted(self.check_actions("chance_outcomes", where, state,
+                                         [a for a, _ in outcomes], "chance_outcomes()", None))
+
+    def check_decision(self, state, where, cp, own, legal):
+        actions = self.check_actions("legal_actions_valid", where, state, legal,
+                                     "legal_actions()", self.num_actions)
+        key = self.call("infostate_consistent", where, state, state.information_state_string, cp)
+        if key is not _ERR and not isinstance(key, str):
+            key = self.fail("infostate_consistent", where, f"information_state_string({cp}) "
+                            f"returned {type(key).__name__}, expected str", state) or _ERR
+        if key is not _ERR:
+            player, legal0, parent0, where0 = self.infosets.setdefault(
+                key, (cp, tuple(legal), own[cp], where if isinstance(where, int) else tuple(where)))
+            at = f"at history {self.history(where0)}"
+            if player != cp:
+                self.fail("infostate_consistent", where, f"information state {key!r} belongs "
+                          f"to player {player} {at} but to player {cp} here", state)
+            elif legal0 != tuple(legal):
+                self.fail("infostate_consistent", where, f"information state {key!r} has legal "
+                          f"actions {list(legal0)} {at} but {legal} here", state)
+            elif parent0 != own[cp] and self.recall[cp] is None:
+                self.recall[cp] = (f"player {cp} has imperfect recall: it reaches {key!r} after "
+                                   f"its own (infostate, action) {parent0} {at} but after "
+                                   f"{own[cp]} at history {self.history(where)}")
+        for p in range(self.P if self.has_tensor else 0):
+            if not self.check_tensor(state, where, p):
+                break
+        return actions, (None if key is _ERR else
+                         lambda a: own[:cp] + ((key, a),) + own[cp + 1:])
+
+    def check_tensor(self, state, where, p) -> bool:
+        t = self.call("tensor_shapes", where, state, state.information_state_tensor, p)
+        try:
+            arr = None if t is _ERR else np.asarray(t, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            arr = self.fail("tensor_shapes", where, f"information_state_tensor({p}) is not "
+                            f"numeric: {e}", state)
+        if arr is None:
+            return False
+        want, declared = self.shapes.setdefault(p, arr.shape), self.tensor_shape
+        if arr.shape != want or (declared is not None and arr.size != np.prod(declared)):
+            return self.fail("tensor_shapes", where, f"information_state_tensor({p}) has "
+                             f"shape {arr.shape}, expected {want} (declared {declared})",
+                             state) or False
+        if not np.all(np.isfinite(arr)):
+            return self.fail("tensor_shapes", where, f"information_state_tensor({p}) is not "
+                             "finite", state) or False
+        return True
+
+    def check_returns(self, state, where) -> None:
+        self.terminals += 1
+        values = self.call("returns_valid", where, state, state.returns)
+        if values is _ERR:
+            return
+        values = list(_norm(values)) if isinstance(values, (list, tuple, np.ndarray)) else values
+        if not isinstance(values, list) or len(values) != self.P or not all(map(_is_real, values)):
+            return self.fail("returns_valid", where, f"returns() is {values!r}: expected "
+                             f"{self.P} finite numbers", state)
+        tol = _TOL * max(1.0, *map(abs, values))
+        if None not in (self.lo, self.hi) and not all(self.lo - tol <= v <= self.hi + tol
+                                                      for v in values):
+            self.fail("returns_in_bounds", where, f"returns() {values} leave the declared "
+                      f"[min_utility(), max_utility()] = [{self.lo}, {self.hi}]", state)
+        if self.utility_sum is not None and abs(sum(values) - self.utility_sum) > tol:
+            self.fail("constant_sum", where, f"returns() {values} sum to {sum(values):.9g}, "
+                      f"but the game declares utility_sum() = {self.utility_sum}", state)
+
+    # ------------------------------------------------------------------ children, walks
+    def fingerprint(self, state) -> list[tuple[str, str]]:
+        def get(fn, *args):
+            try:
+                return repr(_norm(fn(*args)))
+            except Exception as e:  # noqa: BLE001
+                return f"<raised {type(e).__name__}>"
+        cp, term = get(state.current_player), get(state.is_terminal)
+        last = (state.returns if term == "True" else state.chance_outcomes
+                if cp == repr(CHANCE) else state.legal_actions)
+        return [("current_player()", cp), ("is_terminal()", term), (f"{last.__name__}()",
+                get(last)), *((f"information_state_string({p})",
+                               get(state.information_state_string, p)) for p in range(self.P))]
+
+    def children(self, state, where, actions) -> list:
+        """Two children per action, compared; the parent must not change. Returns the
+        first child per action (None where applying it raised)."""
+        before, out = self.fingerprint(state), []
+        for a in actions:
+            here = self.history(where) + [a]
+            c1 = self.call("apply_action", here, state, _child, state, a)
+            c2 = _ERR if c1 is _ERR else self.call("apply_action", here, state, _child, state, a)
+            diff = None if c2 is _ERR else _first_diff(self.fingerprint(c1), self.fingerprint(c2))
+            if diff:
+                self.fail("apply_action", here, f"two children for action {a} differ: "
+                          f"{diff[0]} is {diff[1]} and then {diff[2]}", c1)
+            out.append(None if c1 is _ERR else c1)
+        diff = _first_diff(before, self.fingerprint(state))
+        if diff:
+            self.fail("apply_action", where, f"making children changed the parent: {diff[0]} "
+                      f"was {diff[1]}, now {diff[2]} (does clone() share state?)", state)
+        return out
+
+    def walk(self) -> None:
+        """Breadth-first over the histories, up to max_nodes of them."""
+        queue = deque([(self.root, 0, (None,) * self.P)])
+        while queue:
+            state, node, own = queue.popleft()
+            got = self.visit(state, node, own)
+            if got is not None and len(self.parents) >= self.max_nodes:
+                self.full = False
+            elif got is not None:
+                for a, c in zip(got[0], self.children(state, node, got[0])):
+                    if c is not None:
+                        self.parents.append(node)
+                        self.actions.append(a)
+                        queue.append((c, len(self.parents) - 1, got[1](a) if got[1] else own))
+
+    def play(self) -> None:
+        """Seeded random playouts; after a partial walk they run every check as they go."""
+        rng, check = random.Random(self.seed), "playouts_finish"
+        for i in range(self.playouts):
+            path, own = [], (None,) * self.P
+            state = self.call(check, path, None, self.game.new_initial_state)
+            for _ in range(self.max_steps):
+                cp = _ERR if state is _ERR else self.call(check, path, state, state.current_player)
+                got = None if self.full or cp is _ERR else self.visit(state, path, own)
+                if cp is _ERR or cp == TERMINAL or (not self.full and got is None):
+                    break
+                if cp == CHANCE:
+                    outcomes = self.call(check, path, state, state.chance_outcomes)
+                    if outcomes is _ERR or not outcomes:
+                        break
+                    try:
+                        acts, probs = zip(*outcomes)
+                        valid = all(_is_real(p) and p >= 0 for p in probs) and sum(probs) > 0
+                        a = rng.choices(acts, weights=probs if valid else None)[0]
+                    except (TypeError, ValueError):  # malformed: chance_outcomes reports it
+                        break
+                else:
+                    acts = got[0] if got else self.call(check, path, state, state.legal_actions)
+                    if acts is _ERR or not acts:
+                        _ = acts is _ERR or self.fail(check, path, "no legal action", state)
+                        break
+                    a = rng.choice(list(acts))
+                own = got[1](a) if got and got[1] else own
+                child = (self.call(check, path + [a], state, _child, state, a) if self.full
+                         else self.children(state, path, [a])[0])
+                state, path = _ERR if child is None else child, path + [a]
+            else:
+                return self.fail(check, path, f"playout {i} (seed {self.seed}) did not end "
+                                 f"within max_steps={self.max_steps} steps", state)
+
+    def report(self, name: str) -> CheckReport:
+        r = self.results
+        skips = {"returns_in_bounds": (None in (self.lo, self.hi), "the game declares no bounds"),
+                 "constant_sum": (self.utility_sum is None, "general-sum: no utility_sum()"),
+                 "tensor_shapes": (not self.has_tensor, "no information_state_tensor()")}
+        for check, (skip, why) in skips.items():
+            if skip:
+                r[check].status, r[check].message = "SKIP", why
+        for check, what in CHECKS.items():
+            if r[check].status == "PASS" and check != "game_info":
+                r[check].message = f"{what} ({self.states} states, {self.terminals} terminals)"
+        r["perfect_recall"].message = "; ".join(
+            f"player {p}: {'imperfect' if f else 'perfect'} recall" for p, f in
+            enumerate(self.recall)) + ("" if self.full else " (on the histories checked)")
+        findings = [f for f in self.recall if f]
+        if not self.full:
+            findings.append(f"the tree has more than max_nodes={self.max_nodes:,} histories: "
+                            f"checked the first {len(self.parents):,} breadth-first, then "
+                            f"every check along {self.playouts} random playouts; the checks "
+                            "are not exhaustive")
+        return CheckReport(name, list(r.values()), findings, len(self.parents), self.full,
+                           tuple(not f for f in self.recall))
+
+
+def check_game(game, *, playouts: int = 100, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
+               max_steps: int = DEFAULT_MAX_STEPS) -> CheckReport:
+    """Runs the checks of CHECKS on a protocol game (or a pyspiel game).
+
+    Args:
+      playouts, seed: random playouts from the root, seeded.
+      max_nodes: walk the whole tree when it has at most this many histories; else
+        check the first `max_nodes` breadth-first, then along the playouts.
+      max_steps: a playout longer than this fails playouts_finish.
+
+    Returns a CheckReport (`ok`, `results`, `findings`, `perfect_recall`; `str()` is
+    the readable report). Never raises because of the game.
+    """
+    name = (game.name if isinstance(getattr(game, "name", None), str) else repr(game)
+            if type(game).__repr__ is not object.__repr__ else type(game).__name__)
+    try:
+        game = _turn_based_if_simultaneous(game)
+    except Exception:  # noqa: BLE001 - game_info reports what is wrong with it
+        pass
+    checker = _Checker(game, playouts, seed, max_nodes, max_steps)
+    if not checker.game_info():
+        for r in list(checker.results.values())[1:]:
+            r.status, r.message = "SKIP", "not run: the game cannot be set up"
+        return CheckReport(name, list(checker.results.values()), full_tree=False)
+    try:
+        checker.walk()
+        checker.play()
+    except Exception as e:  # noqa: BLE001 - a value so odd that a check itself broke
+        checker.fail("game_info", [], f"the checks stopped early: {type(e).__name__}: {e}")
+    return checker.report(name)

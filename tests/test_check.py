@@ -1,0 +1,233 @@
+"""check_game: every built-in game passes; deliberately broken games fail the right
+check at the right history; the `jaxsolve check` command line."""
+
+import itertools
+
+import pytest
+
+import games
+import jaxsolve
+from jaxsolve import cli
+from jaxsolve.check import CHECKS, check_game
+from jaxsolve.protocol import TERMINAL
+from toy_games import SpecGame, chance, decision, leaf
+
+
+def broken(name, params=None, **methods):
+    """The built-in game `name` whose states override `methods`; the subclass survives
+    clone(), so every state of the game is a broken one."""
+    game = games.load(name, **(params or {}))
+    make = game.new_initial_state
+    base = type(make())
+    cls = type("Broken" + base.__name__, (base,), {"__slots__": (), **methods})
+
+    def clone(self):
+        new = base.clone(self)
+        new.__class__ = cls
+        return new
+
+    def new_initial_state():
+        state = make()
+        state.__class__ = cls
+        return state
+
+    if "clone" not in methods:
+        cls.clone = clone
+    game.new_initial_state = new_initial_state
+    return game
+
+
+def first_history(name, params, where):
+    """The first history in breadth-first order (the compiled tree's node order, an
+    independent walk) whose node satisfies `where(tree, node)`."""
+    tree = jaxsolve.compile_game(games.load(name, **params))
+    node = next(n for n in range(tree.sizes.num_nodes) if where(tree, n))
+    out = []
+    while tree.parent[node] >= 0:
+        out.append(int(tree.parent_action[node]))
+        node = tree.parent[node]
+    return out[::-1]
+
+
+def assert_fails(report, check, history, *words):
+    """`check` failed, first at `history`, with `words` in its message and the report."""
+    result = report[check]
+    assert result.status == "FAIL", str(report)
+    assert result.history == history, str(report)
+    for w in words:
+        assert w in result.message, result.message
+    assert not report.ok
+    text = str(report)
+    assert f"FAIL {check}:" in text and f"first at history {history}" in text
+
+
+# ---------------------------------------------------------------------- built-in games
+@pytest.mark.parametrize("name", games.names())
+def test_every_builtin_game_passes(name):
+    report = check_game(games.load(name))
+    assert report.ok, str(report)
+    assert report.full_tree and [r.name for r in report.results] == list(CHECKS)
+    assert all(report.perfect_recall) and not report.findings
+    assert str(report).endswith("result: OK")
+
+
+def test_orbital_seed_infostates_pass_but_report_imperfect_recall():
+    report = check_game(games.load("orbital_pursuit_evasion", infostate="seed"))
+    assert report.ok, str(report)
+    assert report.perfect_recall == (False, True)
+    assert report["perfect_recall"].message.startswith("player 0: imperfect recall")
+    assert len(report.findings) == 1 and "player 0 has imperfect recall" in report.findings[0]
+    assert "finding: player 0 has imperfect recall" in str(report)
+
+
+def test_large_tree_is_checked_along_playouts_and_says_so():
+    report = check_game(games.load("leduc_poker"), max_nodes=300, playouts=20)
+    assert report.ok and not report.full_tree
+    assert "more than max_nodes=300" in report.findings[-1]
+
+
+# ---------------------------------------------------------------------- broken games
+def test_unsorted_legal_actions():
+    def legal_actions(self, player=None):
+        legal = type(self).__mro__[1].legal_actions(self)
+        return legal[::-1] if len(self._moves) == 2 else legal
+    report = check_game(broken("spoof", legal_actions=legal_actions))
+    # tail at 0 (THH), toggle 0 wins at once; toggle 1, keep: Player 0's second turn.
+    assert_fails(report, "legal_actions_valid", [0, 1, 0], "not sorted", "[2, 1, 0]")
+
+
+def test_nondeterministic_legal_actions():
+    calls = itertools.count()
+
+    def legal_actions(self, player=None):
+        return [0, 1] if next(calls) % 2 else [0]
+    report = check_game(broken("mini_maneuver", legal_actions=legal_actions))
+    # The root is chance; the first decision is the Operator's after the first card.
+    assert_fails(report, "legal_actions_deterministic", [0], "and then")
+
+
+def test_nondeterministic_apply_action():
+    calls = itertools.count()
+
+    def _apply_action(self, action):
+        if self._card is not None and self._signal is None and next(calls) % 2:
+            action = 1 - action
+        type(self).__mro__[1]._apply_action(self, action)
+    report = check_game(broken("mini_maneuver", _apply_action=_apply_action))
+    assert_fails(report, "apply_action", [0, 0], "two children for action 0 differ")
+
+
+def test_chance_probabilities_not_summing_to_one():
+    spec = decision(0, "a", leaf(0, 0), chance((0.5, leaf(1, -1)), (0.4, leaf(-1, 1))))
+    assert_fails(check_game(SpecGame(spec)), "chance_outcomes", [1], "sum to 0.9")
+    negative = chance((1.5, leaf(1, -1)), (-0.5, leaf(-1, 1)))
+    assert_fails(check_game(SpecGame(negative)), "chance_outcomes", [], "negative")
+
+
+def test_returns_of_wrong_length():
+    game = broken("kuhn_poker", returns=lambda self: type(self).__mro__[1].returns(self)[:1])
+    expected = first_history("kuhn_poker", {}, lambda t, n: t.node_player[n] == TERMINAL)
+    assert_fails(check_game(game), "returns_valid", expected, "expected 2 finite numbers")
+
+
+def test_infostate_string_shared_by_two_players():
+    spec = decision(0, "x", leaf(1, -1), decision(1, "x", leaf(0, 0), leaf(-1, 1)))
+    report = check_game(SpecGame(spec))
+    assert_fails(report, "infostate_consistent", [1], "'x' belongs to player 0 at history []",
+                 "to player 1 here")
+    with pytest.raises(jaxsolve.GameError):  # and compile_game agrees
+        jaxsolve.compile_game(SpecGame(spec))
+
+
+def test_one_infostate_with_two_legal_sets():
+    spec = chance((0.5, decision(0, "x", leaf(1, -1), leaf(-1, 1))),
+                  (0.5, decision(0, "x", leaf(1, -1), leaf(-1, 1), leaf(0, 0))))
+    assert_fails(check_game(SpecGame(spec)), "infostate_consistent", [1],
+                 "legal actions [0, 1] at history [0] but [0, 1, 2] here")
+
+
+def test_utilities_outside_declared_bounds():
+    def returns(self):
+        r = type(self).__mro__[1].returns(self)
+        return [2 * r[0], 2 * r[1]] if r[0] > 0 else r
+    expected = first_history("spoof", {}, lambda t, n: t.node_player[n] == TERMINAL and
+                             t.utilities[t.node_index[n], 0] > 0)
+    assert expected == [0, 0]  # tail at 0 (THH), Player 0 toggles coin 0: all heads
+    assert_fails(check_game(broken("spoof", returns=returns)), "returns_in_bounds", expected,
+                 "[2.0, -2.0]", "[-1.0, 1.0]")
+
+
+def test_non_zero_sum_returns_in_a_zero_sum_game():
+    def returns(self):
+        r = type(self).__mro__[1].returns(self)
+        return [r[0], r[1] / 2] if self._card == 1 else r  # inside the bounds [-2, 2]
+    report = check_game(broken("mini_maneuver", returns=returns))
+    # Card 1 (Maneuver), Signal, Watch: (-2, 2) becomes (-2, 1).
+    assert_fails(report, "constant_sum", [1, 0, 0], "[-2.0, 1.0] sum to -1", "utility_sum() = 0.0")
+    assert report["returns_valid"].passed and report["returns_in_bounds"].passed
+
+
+def test_a_playout_that_never_ends():
+    def current_player(self):
+        return type(self).__mro__[1].current_player(self) if self._tail is None else (
+            len(self._moves) % 2)
+    game = broken("spoof", current_player=current_player, is_terminal=lambda self: False)
+    report = check_game(game, max_nodes=200, max_steps=300)
+    result = report["playouts_finish"]
+    assert result.status == "FAIL" and len(result.history) == 300, str(report)
+    assert "did not end within max_steps=300" in result.message
+    assert not report.full_tree and "more than max_nodes=200" in report.findings[-1]
+    assert "(300 actions)" in str(report)
+
+
+def test_exceptions_from_the_game_are_reported_not_raised():
+    def information_state_string(self, player):
+        if len(self._moves) == 3:
+            raise RuntimeError("boom")
+        return type(self).__mro__[1].information_state_string(self, player)
+    report = check_game(broken("spoof", information_state_string=information_state_string))
+    depth4 = lambda t, n: t.node_player[n] >= 0 and n >= t.sizes.level_offsets[4]  # noqa: E731
+    expected = first_history("spoof", {}, depth4)  # the first decision after 3 moves
+    assert_fails(report, "infostate_consistent", expected, "raised RuntimeError: boom")
+
+    def child(self, action):
+        if action == 2 and self._tail is not None:
+            raise ValueError("no coin 2 today")
+        return type(self).__mro__[1].child(self, action)
+    assert_fails(check_game(broken("spoof", child=child)), "apply_action", [0, 2],
+                 "applying action 2 raised ValueError: no coin 2 today")
+
+    class NoGame:
+        def num_players(self):
+            return 2
+
+        def new_initial_state(self):
+            raise OSError("disk on fire")
+    report = check_game(NoGame())
+    assert_fails(report, "game_info", [], "OSError: disk on fire")
+    assert all(r.status == "SKIP" for r in report.results[1:])
+
+
+def test_clone_sharing_state_is_caught():
+    game = broken("mini_maneuver", clone=lambda self: self)
+    report = check_game(game, playouts=0)
+    assert report["apply_action"].status == "FAIL", str(report)
+
+
+# ---------------------------------------------------------------------- command line
+def test_check_command(capsys, monkeypatch):
+    assert cli.main(["check", "mini_maneuver", "--playouts", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS legal_actions_valid" in out and out.strip().endswith("result: OK")
+    assert cli.main(["check", "spoof", "--param", "max_rounds=2", "shuffle_initial=true"]) == 0
+    assert "shuffle_initial=True" in capsys.readouterr().out
+    for argv in (["nope"], ["spoof", "--param", "max_rounds=0"], ["spoof", "--param", "x"],
+                 ["spoof", "--playouts", "-1"], ["spoof", "--bogus"]):
+        assert cli.main(["check", *argv]) == 2, argv
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, argv
+        assert captured.err.startswith("jaxsolve: error:")
+    bad = broken("mini_maneuver", returns=lambda self: [9.0, -9.0])
+    monkeypatch.setattr(games, "load", lambda name, **params: bad)
+    assert cli.main(["check", "mini_maneuver"]) == 1
+    assert "FAIL returns_in_bounds" in capsys.readouterr().out
