@@ -200,3 +200,12 @@ def test_later_subcommands_plug_in(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "jaxsolve.alphazero.cli", plugin)
     assert cli.main(["pursuit", "--steps", "3"]) == 0
     assert capsys.readouterr().out == "pursuit 3\n"
+
+
+def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
+    # Hand derivation: the defender's sensor sits on the centre cell and never sees
+    # it, so an evader that stays at the centre (its start) is never detected and
+    # wins; the exact solver must say so through the command line.
+    assert cli.main(["pursuit", "solve", "--variant", "seed"]) == 0
+    out = capsys.readouterr().out
+    assert '"winner": "evader"' in out and '"root_value": 1.0' in out

@@ -1,0 +1,83 @@
+"""Our MCTS against mctx: simulations per second at batch 256 and 32 simulations.
+
+Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
+medians over repeated calls after compilation. Prints the ratio ours / mctx.
+
+    python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from games import pursuit_evasion as pe
+from jaxsolve.alphazero import network, search, selfplay
+
+
+def _median_seconds(fn, args, repeats):
+    jax.block_until_ready(fn(*args))  # compile
+    times = []
+    for i in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(fn(args[0], jax.random.PRNGKey(i)))
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--sims", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=20)
+    args = ap.parse_args(argv)
+    env = pe.Params()
+    graphdef, params = network.init_params(env.obs_size)
+    state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.PRNGKey(0), args.batch))
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, env)
+
+    def mctx_rec(p, k, a, s):
+        out, nxt = rec(p, k, a, s)
+        return mctx.RecurrentFnOutput(reward=out.reward, discount=out.discount,
+                                      prior_logits=out.prior_logits, value=out.value), nxt
+
+    def roots(p):
+        r = selfplay.root_fn(graphdef, env, p, state)
+        return r, mctx.RootFnOutput(prior_logits=r.prior_logits, value=r.value, embedding=state)
+
+    def ours_gumbel(p, k):
+        return search.gumbel_policy(p, k, roots(p)[0], rec, args.sims).action
+
+    def mctx_gumbel(p, k):
+        r = roots(p)[1]
+        return mctx.gumbel_muzero_policy(p, k, r, mctx_rec, args.sims,
+                                         invalid_actions=~state.legal_action_mask).action
+
+    def ours_puct(p, k):
+        return search.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
+
+    def mctx_puct(p, k):
+        r = roots(p)[1]
+        return mctx.muzero_policy(p, k, r, mctx_rec, args.sims,
+                                  invalid_actions=~state.legal_action_mask).action
+
+    sims = args.batch * args.sims
+    results = {}
+    for name, fn in [("ours_gumbel", ours_gumbel), ("mctx_gumbel", mctx_gumbel),
+                     ("ours_puct", ours_puct), ("mctx_puct", mctx_puct)]:
+        sec = _median_seconds(jax.jit(fn), (params, jax.random.PRNGKey(0)), args.repeats)
+        results[name] = sims / sec
+        print(f"{name:12s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
+    print(f"ratio gumbel ours/mctx: {results['ours_gumbel'] / results['mctx_gumbel']:.2f}x")
+    print(f"ratio puct   ours/mctx: {results['ours_puct'] / results['mctx_puct']:.2f}x")
+    return results
+
+
+if __name__ == "__main__":
+    main()

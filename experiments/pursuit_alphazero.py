@@ -1,0 +1,153 @@
+"""AlphaZero on pursuit-evasion: the seed's reflection plots, graded by the exact solver.
+
+Writes to results/pursuit/:
+  loss.png          policy / value / total loss over training (question 1)
+  win_rates.png     win rate vs random as each side over training, with the exact best
+                    rates and the self-play evader win rate (question 2)
+  value_heatmap.png the value network's prediction per evader cell beside the exact
+                    value, sensor fixed (question 4)
+  simulations.png   strength and mistake rate against the number of simulations (3)
+  scaling.png       5x5 / 7x7 / 11x11 at equal training budget (question 5)
+  summary.json      all figures, including the wall time to >= 95% vs random
+
+    python experiments/pursuit_alphazero.py [--iterations 60] [--scale-iterations 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from games import pursuit_evasion as pe  # noqa: E402
+from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa: E402
+
+OUT = "results/pursuit"
+
+
+def run(env, iterations, sims=16, eval_every=5, seed=0, hidden=(128, 128, 128)):
+    cfg = train.TrainConfig(env=env, hidden=hidden, seed=seed,
+                            search=selfplay.SearchConfig(num_simulations=sims))
+    sol = exact.solve(env)
+    graphdef, _ = train.init(cfg)
+    matches, clock = {}, {"train": 0.0, "last": time.perf_counter(), "hit": None}
+
+    def eval_fn(params):
+        clock["train"] += time.perf_counter() - clock["last"]
+        res = evaluate.evaluate(env, cfg.search, graphdef, params, sol, jax.random.PRNGKey(seed + 1),
+                                matches=matches)
+        if clock["hit"] is None and min(res["win_vs_random_as_evader"], res["win_vs_random_as_defender"]) >= 0.95:
+            clock["hit"] = clock["train"]
+        res["train_seconds"] = clock["train"]
+        clock["last"] = time.perf_counter()
+        return res
+
+    _, state, history = train.train(cfg, iterations, eval_every=eval_every, eval_fn=eval_fn)
+    return cfg, graphdef, state, history, sol, clock["hit"]
+
+
+def plot_training(history, best, path_loss, path_win):
+    it = [h["iteration"] for h in history]
+    plt.figure(figsize=(6, 4))
+    for k in ("loss", "policy_loss", "value_loss"):
+        plt.plot(it, [h[k] for h in history], label=k)
+    plt.xlabel("iteration"), plt.ylabel("loss"), plt.legend(), plt.tight_layout()
+    plt.savefig(path_loss), plt.close()
+    ev = [h for h in history if "win_vs_random_as_evader" in h]
+    plt.figure(figsize=(6, 4))
+    for side, c in (("evader", "C0"), ("defender", "C1")):
+        plt.plot([h["iteration"] for h in ev], [h[f"win_vs_random_as_{side}"] for h in ev], c, label=f"as {side}")
+        plt.axhline(best[f"best_vs_random_as_{side}"], color=c, ls=":", label=f"exact best as {side}")
+    plt.plot(it, [h["selfplay_evader_wins"] for h in history], "C2", alpha=0.5, label="self-play evader wins")
+    plt.ylim(0, 1.02), plt.xlabel("iteration"), plt.ylabel("win rate vs random"), plt.legend(fontsize=7)
+    plt.tight_layout(), plt.savefig(path_win), plt.close()
+
+
+def value_heatmap(env, graphdef, params, sol, path, turn=1, sensor=4):
+    """Network value (evader's side) with the evader to move at each cell, `turn`
+    defender moves made, no detection yet and the sensor pointing `sensor` (4 = S)."""
+    g = env.grid_size
+    states = jax.vmap(lambda c: pe._make(env, jnp.int32(0), c, jnp.int32(sensor), jnp.int32(turn),
+                                         jnp.int32(0), jnp.asarray(False), jnp.zeros(2)))(jnp.arange(g * g))
+    _, v = network.apply(graphdef, params, states.observation)
+    ex = np.asarray(sol.value_evader)[turn, 0, :, sensor]
+    fig, ax = plt.subplots(1, 2, figsize=(8, 3.6))
+    for a, data, title in ((ax[0], np.asarray(v), "value network"), (ax[1], ex, "exact value")):
+        im = a.imshow(data.reshape(g, g), vmin=-1, vmax=1, cmap="RdBu")
+        a.set_title(title), a.plot(g // 2, g // 2, "k*")
+    fig.colorbar(im, ax=ax), plt.savefig(path), plt.close()
+    return float(np.mean(np.sign(np.asarray(v)) == ex))
+
+
+def strength_vs_sims(env, graphdef, params, sol, sims_list):
+    rows = []
+    for n in sims_list:
+        cfg = selfplay.SearchConfig(num_simulations=n)
+        res = evaluate.evaluate(env, cfg, graphdef, params, sol, jax.random.PRNGKey(5))
+        rows.append({"simulations": n, **res})
+        print("sims", n, res, flush=True)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iterations", type=int, default=60)
+    ap.add_argument("--scale-iterations", type=int, default=60)
+    ap.add_argument("--sims", type=int, default=16)
+    ap.add_argument("--skip-scaling", action="store_true")
+    args = ap.parse_args(argv)
+    os.makedirs(OUT, exist_ok=True)
+    summary = {"exact": {}}
+    for name, env in (("seed_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),
+                      ("goal_7x7", pe.goal_variant(7)), ("goal_11x11", pe.goal_variant(11))):
+        summary["exact"][name] = {"root_value": float(exact.solve(env).root_value),
+                                  **evaluate.best_rates_vs_random(env)}
+    env = pe.goal_variant(5)
+    t0 = time.perf_counter()
+    cfg, graphdef, state, history, sol, hit = run(env, args.iterations, args.sims)
+    best = evaluate.best_rates_vs_random(env)
+    plot_training(history, best, f"{OUT}/loss.png", f"{OUT}/win_rates.png")
+    summary["goal_5x5"] = {"final": history[-1], "seconds_to_95pct_vs_random": hit,
+                           "total_seconds": time.perf_counter() - t0}
+    summary["goal_5x5"]["heatmap_sign_agreement"] = value_heatmap(
+        env, graphdef, state.params, sol, f"{OUT}/value_heatmap.png")
+    mcts = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol, jax.random.PRNGKey(9),
+                             batch=128, opponents=("mcts",))
+    summary["goal_5x5"]["vs_pure_mcts"] = mcts
+    rows = strength_vs_sims(env, graphdef, state.params, sol, [1, 2, 4, 8, 16, 32, 64])
+    summary["simulations"] = rows
+    plt.figure(figsize=(6, 4))
+    for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
+        plt.plot([r["simulations"] for r in rows], [r[k] for r in rows], "o-", label=k)
+    plt.xscale("log", base=2), plt.xlabel("simulations per move"), plt.legend(), plt.tight_layout()
+    plt.savefig(f"{OUT}/simulations.png"), plt.close()
+    if not args.skip_scaling:
+        summary["scaling"] = {}
+        for g in (5, 7, 11):
+            t = time.perf_counter()
+            _, _, _, hist, _, hit = run(pe.goal_variant(g), args.scale_iterations, args.sims, eval_every=10)
+            summary["scaling"][g] = {"final": hist[-1], "seconds_to_95pct_vs_random": hit,
+                                     "total_seconds": time.perf_counter() - t}
+            print(g, summary["scaling"][g], flush=True)
+        sc = summary["scaling"]
+        plt.figure(figsize=(6, 4))
+        for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
+            plt.plot(list(sc), [sc[g]["final"][k] for g in sc], "o-", label=k)
+        plt.xlabel("grid size"), plt.title(f"{args.scale_iterations} iterations each"), plt.legend()
+        plt.tight_layout(), plt.savefig(f"{OUT}/scaling.png"), plt.close()
+    with open(f"{OUT}/summary.json", "w") as f:
+        json.dump(summary, f, indent=2, default=float)
+    print(json.dumps(summary, indent=2, default=float))
+
+
+if __name__ == "__main__":
+    main()

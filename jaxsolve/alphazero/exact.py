@@ -1,0 +1,157 @@
+"""Exact solution of pursuit-evasion by backward induction over the whole state space.
+
+The game is Markov in (t, k, c, s, player): defender moves made `t` in [0, T], detections
+`k` in [0, T], evader cell `c` in [0, G*G), sensor direction `s` in [0, 8) and the player
+to move. The solver sweeps t = T-1 .. 0 with array code only (one NumPy gather and
+max/min per half-turn), so the 5x5 game (about 80k states) solves in milliseconds and
+11x11 in well under a second.
+
+Values are from the evader's side: +1 when the evader wins under optimal play, -1 when
+the defender does (there are no draws). `best_vs_random` runs the same sweep with the
+opponent replaced by a uniformly random mover, giving the best win probability any
+policy can reach against random play.
+
+Reference: Zermelo (1913); backward induction as in e.g. Russell & Norvig, ch. 5.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from games import pursuit_evasion as pe
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class ExactSolution:
+    """Values (evader's side, +-1) and action values of every state.
+
+    T = max_turns, K = T + 2 detection slots, C = grid_size**2 cells, S = 8 directions,
+    A = 9 actions. Illegal actions have q = NaN.
+    """
+
+    value_evader: jax.Array  # [T+1, K, C, S] float32, evader to move (t = T: terminal)
+    value_defender: jax.Array  # [T, K, C, S] float32, defender to move
+    q_evader: jax.Array  # [T, K, C, S, A] float32, value after each evader action
+    q_defender: jax.Array  # [T, K, C, S, A] float32, value after each defender action
+    root_value: jax.Array  # [] float32, value of the initial position
+
+    def optimal_moves(self, player: int) -> jax.Array:
+        """[T, K, C, S, A] bool: the moves that keep the value of the state."""
+        q = self.q_evader if player == pe.EVADER else self.q_defender
+        v = self.value_evader[:-1] if player == pe.EVADER else self.value_defender
+        return q == v[..., None]
+
+
+def _terminal_values(params: pe.Params) -> np.ndarray:
+    """[K, C] evader-side outcome once the last defender move is made."""
+    _, _, _, _, goal_ok = pe.tables(params)
+    k = np.arange(params.max_turns + 2)[:, None]
+    win = (k <= params.max_detections) & goal_ok[None, :]
+    return np.where(win, 1.0, -1.0).astype(np.float32)
+
+
+def _sweep(params: pe.Params, evader_mode: str, defender_mode: str):
+    """Backward induction. Each mode is "max", "min" or "mean" (uniform random).
+
+    Returns (value_evader [T+1,K,C,S], value_defender [T,K,C,S], q_e, q_d [T,K,C,S,A]).
+    """
+    next_cell, evader_legal, seen, turn_legal, _ = pe.tables(params)
+    t_max, a = params.max_turns, pe.NUM_ACTIONS
+    k_n, c_n, s_n = t_max + 2, params.num_cells, pe.NUM_DIRS
+    kk = np.arange(k_n)
+
+    def reduce(q, legal, mode):
+        if mode == "mean":
+            return np.nanmean(np.where(legal, q, np.nan), axis=-1)
+        fill = -np.inf if mode == "max" else np.inf
+        red = np.max if mode == "max" else np.min
+        return red(np.where(legal, q, fill), axis=-1)
+
+    v_e = np.zeros((t_max + 1, k_n, c_n, s_n), np.float32)
+    v_d = np.zeros((t_max, k_n, c_n, s_n), np.float32)
+    q_e = np.full((t_max, k_n, c_n, s_n, a), np.nan, np.float32)
+    q_d = np.full((t_max, k_n, c_n, s_n, a), np.nan, np.float32)
+    v_e[t_max] = _terminal_values(params)[:, :, None]
+    # Defender: from (k, c, s) pointing at d leads to (t+1, min(k + seen[c, d], K-1), c, d).
+    k_next = np.minimum(kk[:, None, None] + seen[None, :, :], k_n - 1)  # [K, C, 8]
+    d_legal = np.concatenate([turn_legal, np.zeros((s_n, 1), bool)], 1)  # [S, A]
+    e_legal = np.broadcast_to(evader_legal, (c_n, s_n, a))
+    for t in range(t_max - 1, -1, -1):
+        nxt = v_e[t + 1]  # [K, C, S]
+        after = nxt[k_next, np.arange(c_n)[None, :, None], np.arange(s_n)[None, None, :]]
+        qd = np.concatenate([np.broadcast_to(after[:, :, None, :], (k_n, c_n, s_n, s_n)),
+                             np.full((k_n, c_n, s_n, 1), np.nan, np.float32)], -1)
+        q_d[t] = np.where(d_legal[None, None], qd, np.nan)
+        v_d[t] = reduce(qd, d_legal[None, None], defender_mode)
+        # Evader: from (k, c, s) playing a leads to the defender node (t, k, next_cell[c, a], s).
+        qe = np.transpose(v_d[t][:, next_cell, :], (0, 1, 3, 2))  # [K, C, S, A]
+        q_e[t] = np.where(e_legal[None], qe, np.nan)
+        v_e[t] = reduce(qe, e_legal[None], evader_mode)
+    return v_e, v_d, q_e, q_d
+
+
+def solve(params: pe.Params) -> ExactSolution:
+    """Solves the game exactly (minimax, evader maximises)."""
+    v_e, v_d, q_e, q_d = _sweep(params, "max", "min")
+    x, y = params.start
+    root = v_e[0, 0, y * params.grid_size + x, 0]
+    return ExactSolution(value_evader=jnp.asarray(v_e), value_defender=jnp.asarray(v_d),
+                         q_evader=jnp.asarray(q_e), q_defender=jnp.asarray(q_d),
+                         root_value=jnp.asarray(root))
+
+
+def best_vs_random(params: pe.Params, side: int) -> float:
+    """Highest win probability of `side` (0 evader, 1 defender) against uniform random
+    play, from the initial position."""
+    modes = ("max", "mean") if side == pe.EVADER else ("mean", "min")
+    v_e, _, _, _ = _sweep(params, *modes)
+    x, y = params.start
+    v = float(v_e[0, 0, y * params.grid_size + x, 0])  # expected evader-side outcome
+    p_evader = (v + 1) / 2
+    return p_evader if side == pe.EVADER else 1 - p_evader
+
+
+def random_vs_random(params: pe.Params) -> float:
+    """Probability that the evader wins when both sides play uniformly at random."""
+    v_e, _, _, _ = _sweep(params, "mean", "mean")
+    x, y = params.start
+    return float((v_e[0, 0, y * params.grid_size + x, 0] + 1) / 2)
+
+
+def state_index(params: pe.Params, state: pe.State):
+    """(t, k, c, s) indices of `state` ([] or batched [B] int32 each)."""
+    k = jnp.minimum(state.detections, params.max_turns + 1)
+    return state.turn, k, state.cell, state.sensor
+
+
+def state_value(solution: ExactSolution, params: pe.Params, state: pe.State) -> jax.Array:
+    """Exact evader-side value of `state` ([] or [B] float32); jit/vmap-able."""
+    t, k, c, s = state_index(params, state)
+    t_d = jnp.minimum(t, params.max_turns - 1)
+    return jnp.where(state.current_player == pe.EVADER, solution.value_evader[t, k, c, s],
+                     solution.value_defender[t_d, k, c, s])
+
+
+def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
+               action: jax.Array) -> jax.Array:
+    """True where `action` turns a won position (for the mover) into a lost one.
+
+    Shapes: `state` unbatched or batched [B], `action` [] or [B] -> [] or [B] bool.
+    """
+    t, k, c, s = state_index(params, state)
+    t = jnp.minimum(t, params.max_turns - 1)
+    evader = state.current_player == pe.EVADER
+    q = jnp.where(evader, solution.q_evader[t, k, c, s, action],
+                  solution.q_defender[t, k, c, s, action])
+    v = jnp.where(evader, solution.value_evader[t, k, c, s], solution.value_defender[t, k, c, s])
+    sign = jnp.where(evader, 1.0, -1.0)  # mover's side
+    return (sign * v > 0) & (sign * q < 0) & ~state.terminated
+
+
+__all__ = ["ExactSolution", "best_vs_random", "is_mistake", "random_vs_random", "solve",
+           "state_index", "state_value"]

@@ -1,0 +1,59 @@
+"""Policy/value network: a Flax NNX multilayer perceptron (the seed's 3x128 by default).
+
+The model is used functionally, as mctx expects of a callback: `init_params` splits
+the NNX module into a static `GraphDef` and a pytree of parameters, and `apply`
+merges them back inside the caller's jit. Parameters are therefore an explicit
+argument of everything downstream (search, self-play, training, checkpoints).
+
+Reference: Silver et al., "Mastering the game of Go without human knowledge" (2017):
+a shared trunk with a softmax policy head and a tanh value head.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+
+class PolicyValueNet(nnx.Module):
+    """MLP trunk -> (policy logits [B, A], value in (-1, 1) [B])."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: Sequence[int], *,
+                 rngs: nnx.Rngs):
+        sizes = [obs_size, *hidden]
+        self.trunk = nnx.List([nnx.Linear(a, b, rngs=rngs) for a, b in zip(sizes, sizes[1:])])
+        self.policy_head = nnx.Linear(sizes[-1], num_actions, rngs=rngs)
+        self.value_head = nnx.Linear(sizes[-1], 1, rngs=rngs)
+
+    def __call__(self, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
+        h = obs
+        for layer in self.trunk:
+            h = jax.nn.relu(layer(h))
+        return self.policy_head(h), jnp.tanh(self.value_head(h))[..., 0]
+
+
+def init_params(obs_size: int, num_actions: int = 9, hidden: Sequence[int] = (128, 128, 128),
+                seed: int = 0):
+    """Builds the network. Returns (graphdef, params): the static structure (hashable;
+    pass it statically or close over it) and the parameter pytree (an `nnx.State`)."""
+    model = PolicyValueNet(obs_size, num_actions, tuple(hidden), rngs=nnx.Rngs(seed))
+    graphdef, params = nnx.split(model, nnx.Param)
+    return graphdef, params
+
+
+def apply(graphdef, params, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
+    """Evaluates the network: obs [B, obs_size] -> (logits [B, A], value [B])."""
+    return nnx.merge(graphdef, params)(obs)
+
+
+def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
+    """Logits with illegal actions pushed to the dtype's minimum (never -inf, so a
+    softmax over an all-illegal row stays finite). Shapes [..., A]."""
+    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+    return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
+
+
+__all__ = ["PolicyValueNet", "apply", "init_params", "masked_logits"]

@@ -1,0 +1,147 @@
+"""Self-play: the model callbacks for search, B games in lockstep, a device replay buffer.
+
+`root_fn` / `recurrent_fn` connect the environment and the network to the search in
+the mctx style (explicit network params; the embedding is the environment `State`).
+`play` runs B games from the initial position to the end under `jax.lax.scan`, each
+move chosen by search (`alphazero_policy` or `gumbel_policy`), sampling from the
+search policy for the first `temperature_moves` plies and playing greedily after. It
+returns one training example per ply: observation, search policy, and the final outcome
+from the mover's side. The replay buffer is a ring of fixed-size device arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from games import pursuit_evasion as pe
+from jaxsolve.alphazero import network, search
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """Static search settings (hashable)."""
+
+    num_simulations: int = 32
+    kind: str = "gumbel"  # "gumbel" | "puct"
+    dirichlet_fraction: float = 0.25
+    dirichlet_alpha: float = 0.3
+    gumbel_scale: float = 1.0
+    max_num_considered_actions: int = 9
+
+
+def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> search.RootFnOutput:
+    """Root for a batch of states [B]."""
+    logits, value = network.apply(graphdef, net_params, state.observation)
+    mask = state.legal_action_mask
+    return search.RootFnOutput(network.masked_logits(logits, mask), value, state, mask)
+
+
+def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.State):
+    """mctx-style model step: action [B], state [B] -> (RecurrentFnOutput, state)."""
+    del key
+    mover = state.current_player
+    nxt = jax.vmap(functools.partial(pe.step, env))(state, action)
+    logits, value = network.apply(graphdef, net_params, nxt.observation)
+    mask = nxt.legal_action_mask
+    reward = jnp.take_along_axis(nxt.rewards, mover[:, None], 1)[:, 0]
+    out = search.RecurrentFnOutput(
+        reward=reward, discount=jnp.where(nxt.terminated, 0.0, -1.0),
+        prior_logits=network.masked_logits(logits, mask),
+        value=jnp.where(nxt.terminated, 0.0, value), legal_action_mask=mask)
+    return out, nxt
+
+
+def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, state: pe.State,
+               *, noise: bool = True, temperature: float = 1.0) -> search.PolicyOutput:
+    """Searches from a batch of states [B]. `noise=False` turns off the Dirichlet /
+    Gumbel noise (evaluation); PUCT then plays the most visited move."""
+    root = root_fn(graphdef, env, net_params, state)
+    rec = functools.partial(recurrent_fn, graphdef, env)
+    depth = 2 * env.max_turns
+    if cfg.kind == "puct":
+        return search.alphazero_policy(
+            net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
+            dirichlet_fraction=cfg.dirichlet_fraction if noise else 0.0,
+            dirichlet_alpha=cfg.dirichlet_alpha, temperature=temperature if noise else 0.0)
+    return search.gumbel_policy(
+        net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
+        gumbel_scale=cfg.gumbel_scale if noise else 0.0,
+        max_num_considered_actions=cfg.max_num_considered_actions)
+
+
+class Trajectory(NamedTuple):
+    """Self-play data, time-major: [P, B] where P = 2 * max_turns plies."""
+
+    observation: jax.Array  # [P, B, obs_size]
+    policy: jax.Array  # [P, B, A] search policy target
+    player: jax.Array  # [P, B] int32 mover
+    outcome: jax.Array  # [B] final reward of the evader
+
+
+def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: int,
+         temperature_moves: int = 4) -> Trajectory:
+    """Plays `batch` self-play games to the end (the game length is fixed)."""
+    plies = 2 * env.max_turns
+    state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
+
+    def ply(state, inp):
+        t, k = inp
+        k_search, k_act = jax.random.split(k)
+        out = run_search(graphdef, env, cfg, net_params, k_search, state)
+        # Early plies sample from the search policy; later ones take the search's move.
+        sampled = jax.random.categorical(
+            k_act, jnp.log(jnp.maximum(out.action_weights, 1e-30))).astype(jnp.int32)
+        action = jnp.where(t < temperature_moves, sampled, out.action)
+        nxt = jax.vmap(functools.partial(pe.step, env))(state, action)
+        return nxt, (state.observation, out.action_weights, state.current_player)
+
+    keys = jax.random.split(jax.random.fold_in(key, 1), plies)
+    final, (obs, pol, player) = jax.lax.scan(ply, state, (jnp.arange(plies), keys))
+    return Trajectory(obs, pol, player, final.rewards[:, pe.EVADER])
+
+
+# ---------------------------------------------------------------------- replay buffer
+class Buffer(NamedTuple):
+    """Ring buffer of training examples on the device."""
+
+    observation: jax.Array  # [M, obs_size]
+    policy: jax.Array  # [M, A]
+    value: jax.Array  # [M] outcome from the mover's side
+    size: jax.Array  # [] int32, filled entries
+    pos: jax.Array  # [] int32, next write position
+
+
+def buffer_init(capacity: int, obs_size: int, num_actions: int = pe.NUM_ACTIONS) -> Buffer:
+    return Buffer(jnp.zeros((capacity, obs_size), jnp.float32),
+                  jnp.zeros((capacity, num_actions), jnp.float32),
+                  jnp.zeros((capacity,), jnp.float32), jnp.int32(0), jnp.int32(0))
+
+
+def buffer_add(buf: Buffer, traj: Trajectory) -> Buffer:
+    """Appends every ply of `traj` (P * B examples), overwriting the oldest."""
+    sign = jnp.where(traj.player == pe.EVADER, 1.0, -1.0)
+    value = (sign * traj.outcome[None, :]).reshape(-1)
+    obs = traj.observation.reshape((-1, traj.observation.shape[-1]))
+    pol = traj.policy.reshape((-1, traj.policy.shape[-1]))
+    cap, n = buf.value.shape[0], value.shape[0]
+    keep = min(n, cap)  # static; older rows of an oversized batch would be overwritten
+    idx = (buf.pos + (n - keep) + jnp.arange(keep)) % cap
+    obs, pol, value = (x[n - keep:].astype(jnp.float32) for x in (obs, pol, value))
+    return Buffer(buf.observation.at[idx].set(obs), buf.policy.at[idx].set(pol),
+                  buf.value.at[idx].set(value), jnp.minimum(buf.size + n, cap),
+                  (buf.pos + n) % cap)
+
+
+def buffer_sample(buf: Buffer, key, batch: int):
+    """Uniform minibatch (obs [b, obs_size], policy [b, A], value [b]) of filled rows."""
+    idx = jax.random.randint(key, (batch,), 0, jnp.maximum(buf.size, 1))
+    return buf.observation[idx], buf.policy[idx], buf.value[idx]
+
+
+__all__ = ["Buffer", "SearchConfig", "Trajectory", "buffer_add", "buffer_init",
+           "buffer_sample", "play", "recurrent_fn", "root_fn", "run_search"]

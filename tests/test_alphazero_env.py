@@ -1,0 +1,152 @@
+"""Pursuit-evasion rules (games/pursuit_evasion.py) against hand-worked positions and
+an independent plain-Python statement of the rules."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from games import pursuit_evasion as pe
+
+DEFAULT = pe.Params()
+
+
+@pytest.fixture(scope="module")
+def step_fn():
+    return jax.jit(pe.step, static_argnums=0)
+
+
+def play(params, actions, step_fn):
+    state = pe.init(params, jax.random.key(0))
+    for a in actions:
+        state = step_fn(params, state, jnp.int32(a))
+    return state
+
+
+def test_initial_state_is_the_seed_observation():
+    s = pe.init(DEFAULT, jax.random.key(0))
+    assert s.observation.shape == (35,)
+    expected = np.zeros(35, np.float32)
+    expected[12] = 1  # evader at the centre, cell 2 * 5 + 2
+    expected[25] = 1  # sensor N
+    expected[33] = 1.0  # 20 / 20 turns remaining
+    expected[34] = 0.0  # evader to move
+    np.testing.assert_array_equal(s.observation, expected)
+    assert int(s.current_player) == pe.EVADER and not bool(s.terminated)
+    assert s.legal_action_mask.tolist() == [True] * 9
+
+
+def test_move_then_detect_along_the_ray(step_fn):
+    # Evader steps N to (2, 1); the defender's N ray covers (2, 1) and (2, 0).
+    s = play(DEFAULT, [0], step_fn)
+    assert int(s.cell) == 7 and int(s.current_player) == pe.DEFENDER
+    assert s.legal_action_mask.tolist() == [True] * 8 + [False]
+    assert float(s.observation[34]) == 1.0
+    hit = step_fn(DEFAULT, s, jnp.int32(0))
+    miss = step_fn(DEFAULT, s, jnp.int32(1))
+    assert int(hit.detections) == 1 and int(miss.detections) == 0
+    assert int(hit.turn) == 1 and float(hit.observation[33]) == pytest.approx(19 / 20)
+    assert int(hit.sensor) == 0 and float(hit.observation[25]) == 1.0
+    assert int(miss.sensor) == 1 and float(miss.observation[26]) == 1.0
+
+
+def test_clamping_and_blind_cells(step_fn):
+    # From the corner (0, 0) moving NW stays put; the knight-offset cell (3, 0) is seen
+    # by no ray from the centre, the corner (0, 0) by the NW ray (range 2 <= 3).
+    p = pe.Params(evader_start=(0, 0))
+    s = play(p, [7], step_fn)
+    assert int(s.cell) == 0
+    _, _, seen, _, _ = pe.tables(DEFAULT)
+    assert not seen[0 * 5 + 3].any() and not seen[12].any()
+    assert seen[0, 7] and seen[0].sum() == 1
+    assert seen.sum() == 16  # 8 rays x 2 cells inside a 5x5 grid
+    _, _, wedge, _, _ = pe.tables(pe.Params(sensor="wedge"))
+    assert wedge.sum() == 24 and wedge[7].tolist() == [1, 1, 0, 0, 0, 0, 0, 1]
+
+
+def test_allow_stay_and_turn_rate_masks(step_fn):
+    s = pe.init(pe.Params(allow_stay=False), jax.random.key(0))
+    assert s.legal_action_mask.tolist() == [True] * 8 + [False]
+    s = play(pe.Params(turn_rate=1), [8], step_fn)  # sensor N: may point NW, N, NE
+    assert s.legal_action_mask.tolist() == [1, 1, 0, 0, 0, 0, 0, 1, 0]
+
+
+def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
+    # 10 detections in 20 turns is a rate of exactly 0.5: not above it, evader wins.
+    p = pe.Params(evader_start=(2, 1))
+    s = play(p, [8, 0] * 10 + [8, 1] * 9 + [8], step_fn)
+    assert int(s.turn) == 19
+    s = step_fn(p, s, jnp.int32(1))
+    assert bool(s.terminated) and int(s.detections) == 10
+    assert s.rewards.tolist() == [1.0, -1.0] and not s.legal_action_mask.any()
+    s2 = play(p, [8, 0] * 11 + [8, 1] * 9, step_fn)
+    assert int(s2.detections) == 11 and s2.rewards.tolist() == [-1.0, 1.0]
+    after = step_fn(p, s2, jnp.int32(0))
+    assert after.rewards.tolist() == [0.0, 0.0] and bool(after.terminated)
+    assert int(after.detections) == 11 and int(after.turn) == 20
+
+
+def test_goal_row(step_fn):
+    p = pe.goal_variant(5)
+    assert p.max_turns == 6 and p.max_detections == 1 and p.obs_size == 37
+    # Walk straight S from (2, 0) to (2, 4) and wait; defender looks E (never sees).
+    s = play(p, [4, 1, 4, 2, 4, 2, 4, 2, 8, 2, 8, 2], step_fn)
+    assert bool(s.terminated) and int(s.cell) == 22 and s.rewards.tolist() == [1, -1]
+    s = play(p, [4, 1, 4, 2, 4, 2, 0, 2, 8, 2, 8, 2], step_fn)
+    assert s.rewards.tolist() == [-1, 1]  # not on the goal row at the end
+
+
+# ---------------------------------------------------------------- independent rules
+def ref_step(params, st, a):
+    """Plain-Python rules: st = (x, y, sensor, turn, detections, player)."""
+    g, c = params.grid_size, params.grid_size // 2
+    x, y, s, t, k, p = st
+    if p == 0:
+        if a < 8:
+            x = min(g - 1, max(0, x + pe.DX[a]))
+            y = min(g - 1, max(0, y + pe.DY[a]))
+        return (x, y, s, t, k, 1)
+    if params.sensor == "ray":
+        cells = {(c + r * pe.DX[a], c + r * pe.DY[a]) for r in range(1, params.sensor_range + 1)}
+    else:
+        cells = {(c + pe.DX[(a + j) % 8], c + pe.DY[(a + j) % 8]) for j in (-1, 0, 1)}
+    return (x, y, a, t + 1, k + ((x, y) in cells), 0)
+
+
+def ref_legal(params, st):
+    if st[5] == 0:
+        return list(range(9)) if params.allow_stay else list(range(8))
+    return [d for d in range(8) if min(abs(d - st[2]), 8 - abs(d - st[2])) <= params.turn_rate]
+
+
+def ref_outcome(params, st):
+    x, y, _, t, k, _ = st
+    ok = k / t <= params.threshold and (params.goal_row is None or y == params.goal_row)
+    return 1.0 if ok else -1.0
+
+
+@pytest.mark.parametrize("params", [pe.Params(), pe.goal_variant(5),
+                                    pe.Params(sensor="wedge", turn_rate=2, allow_stay=False)])
+def test_random_playouts_match_reference(params):
+    batch = 64
+    init = jax.vmap(lambda k: pe.init(params, k))
+    step = jax.jit(jax.vmap(lambda s, a: pe.step(params, s, a)))
+    rand = jax.jit(jax.vmap(pe.random_action))
+    state = init(jax.random.split(jax.random.key(1), batch))
+    x0, y0 = params.start
+    ref = [(x0, y0, 0, 0, 0, 0)] * batch
+    keys = jax.random.split(jax.random.key(2), 2 * params.max_turns)
+    for i in range(2 * params.max_turns):
+        mask = np.asarray(state.legal_action_mask)
+        for b in range(batch):
+            assert sorted(np.flatnonzero(mask[b])) == ref_legal(params, ref[b])
+        a = rand(jax.random.split(keys[i], batch), state)
+        state = step(state, a)
+        ref = [ref_step(params, r, int(ai)) for r, ai in zip(ref, np.asarray(a))]
+        g = params.grid_size
+        assert np.asarray(state.cell).tolist() == [r[1] * g + r[0] for r in ref]
+        assert np.asarray(state.detections).tolist() == [r[4] for r in ref]
+    assert np.asarray(state.terminated).all()
+    outcome = [ref_outcome(params, r) for r in ref]
+    np.testing.assert_array_equal(np.asarray(state.rewards)[:, 0], outcome)
+    np.testing.assert_array_equal(np.asarray(state.rewards)[:, 1], -np.array(outcome))
