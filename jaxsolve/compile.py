@@ -25,12 +25,10 @@ InfosetKey = Callable[[Any, int], str]
 
 
 def _game_name(game) -> str:
-    for attr in ("name",):
-        value = getattr(game, attr, None)
-        if isinstance(value, str):
-            return value
-    get_type = getattr(game, "get_type", None)
-    if get_type is not None:  # pyspiel
+    name = getattr(game, "name", None)
+    if isinstance(name, str):
+        return name
+    if getattr(game, "get_type", None) is not None:  # pyspiel: "kuhn_poker(players=3)"
         return str(game)
     return type(game).__name__
 

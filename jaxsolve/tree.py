@@ -35,7 +35,6 @@ import jax
 import numpy as np
 
 from jaxsolve.errors import GameError
-from jaxsolve.protocol import CHANCE, TERMINAL
 
 _FORMAT_VERSION = 1
 
@@ -233,7 +232,7 @@ def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
     }
     for field, shape in expected.items():
         got = tuple(np.shape(getattr(tree, field)))
-        if got[-len(shape):] != shape if shape else False:
+        if got[len(got) - len(shape):] != shape:  # leading batch axes are allowed
             raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
     if len(tree.names.infosets) != i:
         raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {i} infosets")
@@ -241,5 +240,3 @@ def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
 
 jax.tree_util.register_dataclass(
     GameTree, data_fields=list(_ARRAY_FIELDS), meta_fields=["sizes", "names"])
-
-NODE_KINDS = {CHANCE: "chance", TERMINAL: "terminal"}
