@@ -52,21 +52,14 @@ class MiniManeuver(Game):
 
     players = 2
     actions = 2
+    utility_range = (-2.0, 2.0)
+    constant_sum = 0.0
 
     def __init__(self):
         pass
 
     def new_initial_state(self) -> "MiniManeuverState":
         return MiniManeuverState()
-
-    def utility_sum(self) -> float:
-        return 0.0
-
-    def min_utility(self) -> float:
-        return -2.0
-
-    def max_utility(self) -> float:
-        return 2.0
 
     def information_state_tensor_shape(self) -> list[int]:
         return [4]

@@ -78,6 +78,8 @@ class OrbitalPursuitEvasion(Game):
 
     players = 2
     actions = 5
+    utility_range = (-1.0, 1.0)
+    constant_sum = 0.0
 
     def __init__(self, *, detection: str = "deterministic", infostate: str = "perfect_recall"):
         if detection not in _DETECTIONS:
@@ -91,15 +93,6 @@ class OrbitalPursuitEvasion(Game):
     def new_initial_state(self) -> "OrbitalPursuitEvasionState":
         return OrbitalPursuitEvasionState(self.detection == "stochastic",
                                           self.infostate == "seed")
-
-    def utility_sum(self) -> float:
-        return 0.0
-
-    def min_utility(self) -> float:
-        return -1.0
-
-    def max_utility(self) -> float:
-        return 1.0
 
     def information_state_tensor_shape(self) -> list[int]:
         return [30]

@@ -56,6 +56,8 @@ class Spoof(Game):
 
     players = 2
     actions = 3
+    utility_range = (-1.0, 1.0)
+    constant_sum = 0.0
 
     def __init__(self, *, max_rounds: int = 4, shuffle_initial: bool = False):
         if (not isinstance(max_rounds, (int, np.integer)) or isinstance(max_rounds, bool)
@@ -69,15 +71,6 @@ class Spoof(Game):
 
     def new_initial_state(self) -> "SpoofState":
         return SpoofState(self.max_rounds, self.shuffle_initial)
-
-    def utility_sum(self) -> float:
-        return 0.0
-
-    def min_utility(self) -> float:
-        return -1.0
-
-    def max_utility(self) -> float:
-        return 1.0
 
     def information_state_tensor_shape(self) -> list[int]:
         return [3 + 9 * self.max_rounds]

@@ -115,17 +115,30 @@ class State:
 
 
 class Game:
-    """Optional base class for protocol games; subclasses set `players` and `actions`
-    (or override the methods) and implement `new_initial_state`."""
+    """Optional base class for protocol games: subclasses implement
+    `new_initial_state` and declare their sizes as class attributes (or override the
+    methods): `players`, `actions` (num_distinct_actions), `utility_range`
+    ((min, max) of any return) and `constant_sum` (0.0 for zero-sum games)."""
 
     players: int = 2
     actions: int | None = None
+    utility_range: tuple[float, float] | None = None
+    constant_sum: float | None = None  # None: general-sum
 
     def num_players(self) -> int:
         return self.players
 
     def num_distinct_actions(self) -> int | None:
         return self.actions
+
+    def utility_sum(self) -> float | None:
+        return self.constant_sum
+
+    def min_utility(self) -> float | None:
+        return None if self.utility_range is None else self.utility_range[0]
+
+    def max_utility(self) -> float | None:
+        return None if self.utility_range is None else self.utility_range[1]
 
     def new_initial_state(self) -> State:
         raise NotImplementedError
