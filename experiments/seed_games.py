@@ -12,7 +12,7 @@ exploitability (NashConv / 2); the game value from the independent sequence-form
 OpenSpiel's Python CFR needs a pyspiel-like game, not a registered pyspiel game: it
 calls `get_type()`, `num_distinct_actions()`, `new_initial_state()` and, on states,
 `history_str()`, `legal_actions_mask()`, `is_simultaneous_node()`, `child()` and the
-usual protocol methods. `_PyspielView` below supplies those few on top of our
+usual protocol methods. `jaxsolve.openspiel.as_openspiel_game` supplies those few on top of our
 protocol game (a thin adapter; no game logic), so OpenSpiel walks the same tree with
 its own code. OpenSpiel's CFR+ uses the same conventions as ours (alternating
 updates, RM+, linear averaging), so the average policies must agree iterate for
@@ -31,7 +31,6 @@ import json
 import os
 import sys
 import time
-from types import SimpleNamespace
 
 import jax
 
@@ -44,6 +43,7 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import games  # noqa: E402
 import jaxsolve  # noqa: E402
+from jaxsolve.openspiel import as_openspiel_game  # noqa: E402
 
 RUN = jax.jit(jaxsolve.run, static_argnums=(0,))
 AVERAGE = jax.jit(jaxsolve.average_policy)
@@ -55,88 +55,10 @@ CASES = [("mini_maneuver", {}, "Mini Maneuver"),
          ("orbital_pursuit_evasion", {"detection": "stochastic"}, "Orbital P-E (stochastic)")]
 
 
-# ------------------------------------------------------------ OpenSpiel adapter
-
-class _StateView:
-    """A protocol state with the few extra methods OpenSpiel's Python CFR calls."""
-
-    def __init__(self, game, state, history=()):
-        self._game, self._state, self._history = game, state, history
-
-    def current_player(self):
-        return self._state.current_player()
-
-    def is_terminal(self):
-        return self._state.is_terminal()
-
-    def is_chance_node(self):
-        return self._state.is_chance_node()
-
-    def is_simultaneous_node(self):
-        return False
-
-    def legal_actions(self, player=None):
-        return list(self._state.legal_actions())
-
-    def legal_actions_mask(self, player=None):
-        mask = [0] * self._game.num_distinct_actions()
-        if not self.is_terminal() and player == self.current_player():
-            for a in self.legal_actions():
-                mask[a] = 1
-        return mask
-
-    def chance_outcomes(self):
-        return self._state.chance_outcomes()
-
-    def returns(self):
-        return self._state.returns()
-
-    def information_state_string(self, player=None):
-        return self._state.information_state_string(
-            self.current_player() if player is None else player)
-
-    def history_str(self):
-        return ", ".join(map(str, self._history))
-
-    def history(self):
-        return list(self._history)
-
-    def child(self, action):
-        return _StateView(self._game, self._state.child(action), self._history + (action,))
-
-    def clone(self):
-        return _StateView(self._game, self._state.clone(), self._history)
-
-
-class _PyspielView:
-    def __init__(self, game):
-        import pyspiel
-        self._game = game
-        self._type = SimpleNamespace(
-            dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-            provides_information_state_string=True, provides_information_state_tensor=False,
-            provides_observation_string=False, provides_observation_tensor=False)
-
-    def get_type(self):
-        return self._type
-
-    def num_players(self):
-        return self._game.num_players()
-
-    def num_distinct_actions(self):
-        return self._game.num_distinct_actions()
-
-    def new_initial_state(self):
-        return _StateView(self, self._game.new_initial_state())
-
-    def new_initial_states(self):
-        return [self.new_initial_state()]
-
-
 def openspiel_cfr_plus(game, tree, iterations):
     """OpenSpiel's CFRPlusSolver on `game`; its average policy as an [I, A] array."""
     from open_spiel.python.algorithms import cfr as os_cfr
-    solver = os_cfr.CFRPlusSolver(_PyspielView(game))
+    solver = os_cfr.CFRPlusSolver(as_openspiel_game(game))
     t0 = time.perf_counter()
     for _ in range(iterations):
         solver.evaluate_and_update_policy()

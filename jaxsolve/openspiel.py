@@ -2,6 +2,8 @@
 
 * `from_pyspiel(game)` compiles a `pyspiel.Game` (or a game name with parameters);
   simultaneous-move games go through OpenSpiel's turn-based conversion first.
+* `as_openspiel_game(game)` lets OpenSpiel's Python algorithms run on a jaxsolve
+  protocol game, so they can check our solvers on games OpenSpiel does not ship.
 * `to_tabular_policy` / `from_tabular_policy` convert between our `[I, A]` arrays and
   `open_spiel.python.policy.TabularPolicy`, matching rows by information-state string,
   so OpenSpiel's evaluators and bots can use a jaxsolve policy and vice versa.
@@ -9,6 +11,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -80,3 +83,98 @@ def from_tabular_policy(tree: GameTree, tabular: Any):
             raise GameError(f"TabularPolicy has no row for infoset {name!r}")
         out[i, :width] = tabular.action_probability_array[row, :width]
     return jnp.asarray(out)
+
+
+# ------------------------------------------------------------ our games in OpenSpiel
+def as_openspiel_game(game):
+    """A view of a jaxsolve protocol game that OpenSpiel's *Python* algorithms accept
+    (`cfr.CFRPlusSolver`, `exploitability.nash_conv`, `best_response`, ...): it adds
+    the few pyspiel methods they call (get_type, legal_actions_mask, history, ...)
+    and no game logic. C++ algorithms need a registered pyspiel game instead."""
+    return _GameView(game)
+
+
+class _StateView:
+    """A protocol state with the few extra methods OpenSpiel's Python algorithms call."""
+
+    def __init__(self, game, state, history=()):
+        self._game, self._state, self._history = game, state, history
+
+    def current_player(self):
+        return self._state.current_player()
+
+    def is_terminal(self):
+        return self._state.is_terminal()
+
+    def is_chance_node(self):
+        return self._state.is_chance_node()
+
+    def is_simultaneous_node(self):
+        return False
+
+    def legal_actions(self, player=None):
+        return list(self._state.legal_actions())
+
+    def legal_actions_mask(self, player=None):
+        mask = [0] * self._game.num_distinct_actions()
+        if not self.is_terminal() and player == self.current_player():
+            for a in self.legal_actions():
+                mask[a] = 1
+        return mask
+
+    def chance_outcomes(self):
+        return self._state.chance_outcomes()
+
+    def returns(self):
+        return self._state.returns()
+
+    def player_return(self, player):
+        return self._state.returns()[player]
+
+    def num_players(self):
+        return self._game.num_players()
+
+    def action_to_string(self, player, action):
+        to_string = getattr(self._state, "action_to_string", None)
+        return to_string(player, action) if to_string else str(action)
+
+    def information_state_string(self, player=None):
+        return self._state.information_state_string(
+            self.current_player() if player is None else player)
+
+    def history_str(self):
+        return ", ".join(map(str, self._history))
+
+    def history(self):
+        return list(self._history)
+
+    def child(self, action):
+        return _StateView(self._game, self._state.child(action), self._history + (action,))
+
+    def clone(self):
+        return _StateView(self._game, self._state.clone(), self._history)
+
+
+class _GameView:
+    def __init__(self, game):
+        pyspiel = _pyspiel()
+        self._game = game
+        self._type = SimpleNamespace(
+            dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+            provides_information_state_string=True, provides_information_state_tensor=False,
+            provides_observation_string=False, provides_observation_tensor=False)
+
+    def get_type(self):
+        return self._type
+
+    def num_players(self):
+        return self._game.num_players()
+
+    def num_distinct_actions(self):
+        return self._game.num_distinct_actions()
+
+    def new_initial_state(self):
+        return _StateView(self, self._game.new_initial_state())
+
+    def new_initial_states(self):
+        return [self.new_initial_state()]
