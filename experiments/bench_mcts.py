@@ -1,9 +1,11 @@
 """Our MCTS against mctx: simulations per second at batch 256 and 32 simulations.
 
 Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
-medians over repeated calls after compilation. Prints the ratio ours / mctx.
+medians over repeated calls after compilation. The calls are interleaved in rounds
+(each round times every function `repeats` times), so that a change in the machine's
+load during the run hits all four alike. Prints the ratio ours / mctx.
 
-    python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 20]
+    python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -21,21 +23,26 @@ from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, search, selfplay
 
 
-def _median_seconds(fn, args, repeats):
-    jax.block_until_ready(fn(*args))  # compile
-    times = []
-    for i in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(args[0], jax.random.PRNGKey(i)))
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+def _median_seconds(fns, params, repeats, rounds):
+    """{name: fn(params, key)} -> {name: median seconds per call}, interleaved."""
+    for fn in fns.values():
+        jax.block_until_ready(fn(params, jax.random.PRNGKey(0)))  # compile
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            for i in range(repeats):
+                t = time.perf_counter()
+                jax.block_until_ready(fn(params, jax.random.PRNGKey(i)))
+                times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--sims", type=int, default=32)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
@@ -68,10 +75,12 @@ def main(argv=None):
                                   invalid_actions=~state.legal_action_mask).action
 
     sims = args.batch * args.sims
+    fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
+           "ours_puct": ours_puct, "mctx_puct": mctx_puct}
+    seconds = _median_seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
+                              args.repeats, args.rounds)
     results = {}
-    for name, fn in [("ours_gumbel", ours_gumbel), ("mctx_gumbel", mctx_gumbel),
-                     ("ours_puct", ours_puct), ("mctx_puct", mctx_puct)]:
-        sec = _median_seconds(jax.jit(fn), (params, jax.random.PRNGKey(0)), args.repeats)
+    for name, sec in seconds.items():
         results[name] = sims / sec
         print(f"{name:12s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
     print(f"ratio gumbel ours/mctx: {results['ours_gumbel'] / results['mctx_gumbel']:.2f}x")

@@ -68,6 +68,8 @@ class Tree:
     raw_values: jax.Array  # [B, N] network value at expansion
     node_values: jax.Array  # [B, N] running mean of backed-up values
     children_index: jax.Array  # [B, N, A] int32, UNVISITED where not expanded
+    children_visits: jax.Array  # [B, N, A] int32, node_visits of the child (0 if none)
+    children_values: jax.Array  # [B, N, A], node_values of the child (0 if none)
     children_prior_logits: jax.Array  # [B, N, A], illegal at the dtype minimum
     children_rewards: jax.Array  # [B, N, A]
     children_discounts: jax.Array  # [B, N, A]
@@ -93,16 +95,24 @@ def _rows(x, node):
     return jnp.take_along_axis(x, node.reshape((-1,) + (1,) * (x.ndim - 1)), axis=1)[:, 0]
 
 
-def node_view(tree: Tree, node: jax.Array) -> NodeView:
-    child = _rows(tree.children_index, node)  # [B, A]
-    seen = child != UNVISITED
-    safe = jnp.where(seen, child, 0)
-    visits = jnp.where(seen, jnp.take_along_axis(tree.node_visits, safe, 1), 0)
-    child_value = jnp.where(seen, jnp.take_along_axis(tree.node_values, safe, 1), 0.0)
-    q = _rows(tree.children_rewards, node) + _rows(tree.children_discounts, node) * child_value
-    return NodeView(visits, q, _rows(tree.children_prior_logits, node), _rows(tree.legal, node),
-                    _rows(tree.node_visits, node), _rows(tree.node_values, node),
-                    _rows(tree.raw_values, node))
+def _col(x, i):
+    """x [B, N, ...] at the scalar column i -> [B, ...] (a dynamic slice)."""
+    return jax.lax.dynamic_index_in_dim(x, i, 1, keepdims=False)
+
+
+def _set_col(x, i, v):
+    """x [B, N, ...] with column i (scalar, in range) set to v [B, ...]: an in-place
+    dynamic-update-slice, without the bounds test that `x.at[:, i].set` adds."""
+    return jax.lax.dynamic_update_index_in_dim(x, v.astype(x.dtype), i, 1)
+
+
+def node_view(tree: Tree, node: Optional[jax.Array]) -> NodeView:
+    """The statistics of `node` [B]; `node=None` is the root (static slices)."""
+    rows = (lambda x: x[:, ROOT]) if node is None else (lambda x: _rows(x, node))
+    q = rows(tree.children_rewards) + rows(tree.children_discounts) * rows(tree.children_values)
+    return NodeView(
+        rows(tree.children_visits), q, rows(tree.children_prior_logits), rows(tree.legal),
+        rows(tree.node_visits), rows(tree.node_values), rows(tree.raw_values))
 
 
 # --------------------------------------------------------------- q transformations
@@ -133,7 +143,13 @@ def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
 
 
 def _masked_argmax(score, legal):
-    return jnp.argmax(jnp.where(legal, score, -jnp.inf), -1).astype(jnp.int32)
+    """First index of the maximum legal score, as `jnp.argmax` (NaN-free scores), in
+    two plain row reductions: XLA:CPU's variadic argmax reduction is several times
+    slower than a max followed by a min over the matching indices."""
+    score = jnp.where(legal, score, -jnp.inf)
+    best = jnp.max(score, -1, keepdims=True)
+    index = jnp.arange(score.shape[-1], dtype=jnp.int32)
+    return jnp.min(jnp.where(score == best, index, score.shape[-1]), -1).astype(jnp.int32)
 
 
 def _masked_logits(logits, legal):
@@ -202,6 +218,8 @@ def _init_tree(root: RootFnOutput, num_nodes: int) -> Tree:
         node_visits=jnp.zeros((b, num_nodes), jnp.int32).at[:, ROOT].set(1),
         raw_values=zeros(root.value), node_values=zeros(root.value),
         children_index=jnp.full((b, num_nodes, a), UNVISITED, jnp.int32),
+        children_visits=jnp.zeros((b, num_nodes, a), jnp.int32),
+        children_values=jnp.zeros((b, num_nodes, a), dt),
         children_prior_logits=zeros(_masked_logits(root.prior_logits, root.legal_action_mask)),
         children_rewards=jnp.zeros((b, num_nodes, a), dt),
         children_discounts=jnp.zeros((b, num_nodes, a), dt),
@@ -227,7 +245,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     def walk(tree):
         """Selection. Returns (parent [B], action [B], child [B], length [B], path
         [B, D+1] node ids, acts [B, D] the action on edge i+1)."""
-        a0 = root_select(node_view(tree, jnp.zeros(b, jnp.int32)))
+        a0 = root_select(node_view(tree, None))
         child = tree.children_index[bidx, ROOT, a0]
         path = jnp.zeros((b, depth_cap + 1), jnp.int32)
         acts = jnp.zeros((b, depth_cap), jnp.int32).at[:, 0].set(a0)
@@ -238,11 +256,11 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         def body(c):
             depth, node, act, child, length, active, path, acts = c
             node = jnp.where(active, child, node)
-            path = path.at[:, depth].set(jnp.where(active, node, path[:, depth]))
+            path = _set_col(path, depth, jnp.where(active, node, _col(path, depth)))
             new_act = interior_select(node_view(tree, node))
             act = jnp.where(active, new_act, act)
-            acts = acts.at[:, jnp.minimum(depth, depth_cap - 1)].set(
-                jnp.where(active, act, acts[:, jnp.minimum(depth, depth_cap - 1)]))
+            slot = jnp.minimum(depth, depth_cap - 1)
+            acts = _set_col(acts, slot, jnp.where(active, act, _col(acts, slot)))
             child = jnp.where(active, tree.children_index[bidx, node, act], child)
             length = length + active.astype(jnp.int32)
             active = active & go(child, depth + 1)
@@ -261,7 +279,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         out, new_emb = recurrent_fn(params, jax.random.fold_in(key, sim), action, emb)
         terminal = ~jnp.any(out.legal_action_mask, -1)
         value = jnp.where(terminal, 0.0, out.value).astype(tree.node_values.dtype)
-        at_new = lambda x, v: x.at[:, new].set(v)
+        at_new = lambda x, v: _set_col(x, new, v)
         link = jnp.where(expand, parent, n_nodes)  # existing edges: dropped
         edge = lambda x, v: x.at[bidx, link, action].set(v, mode="drop")
         tree = dataclasses.replace(
@@ -281,13 +299,16 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
 
     def _backup(tree, path, acts, length, leaf, expand):
         """Walks every path up from its leaf in lockstep (aligned at the leaves):
-        q <- r + g * q and a running-mean update of one node per element per level.
-        Only [B]-sized gathers and scatters, and only as many levels as the longest
-        path of this simulation."""
-        visits = tree.node_visits.at[bidx, leaf].add(jnp.where(expand, 0, 1))
+        q <- r + g * q and a running-mean update of one node per element per level,
+        whose statistics are also copied onto the edge into it (so that selection
+        reads a node's children as one row). Only [B]-sized gathers and scatters,
+        and only as many levels as the longest path of this simulation."""
+        leaf_visits = tree.node_visits[bidx, leaf] + jnp.where(expand, 0, 1)
+        visits = tree.node_visits.at[bidx, leaf].set(leaf_visits)
+        leaf_value = tree.node_values[bidx, leaf]
 
         def body(c):
-            j, q, visits, values = c
+            j, q, child_count, child_value, visits, values, cvisits, cvalues = c
             d = length - 1 - j  # depth of the parent being updated, per element
             live = d >= 0
             dd = jnp.maximum(d, 0)
@@ -298,18 +319,24 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             idx = jnp.where(live, parent, n_nodes)  # out of range -> dropped
             visits = visits.at[bidx, idx].set(count + 1, mode="drop")
             values = values.at[bidx, idx].set(mean, mode="drop")
-            return j + 1, q, visits, values
+            cvisits = cvisits.at[bidx, idx, act].set(child_count, mode="drop")
+            cvalues = cvalues.at[bidx, idx, act].set(child_value, mode="drop")
+            return j + 1, q, count + 1, mean, visits, values, cvisits, cvalues
 
-        init = (jnp.int32(0), tree.node_values[bidx, leaf], visits, tree.node_values)
-        _, _, visits, values = jax.lax.while_loop(lambda c: c[0] < jnp.max(length), body, init)
-        return dataclasses.replace(tree, node_visits=visits, node_values=values)
+        init = (jnp.int32(0), leaf_value, leaf_visits, leaf_value, visits, tree.node_values,
+                tree.children_visits, tree.children_values)
+        levels = jnp.max(length)
+        *_, visits, values, cvisits, cvalues = jax.lax.while_loop(
+            lambda c: c[0] < levels, body, init)
+        return dataclasses.replace(tree, node_visits=visits, node_values=values,
+                                   children_visits=cvisits, children_values=cvalues)
 
     return jax.lax.fori_loop(0, num_simulations, simulation, _init_tree(root, n_nodes))
 
 
 # ---------------------------------------------------------------------- the policies
 def _summary(tree: Tree, action, weights) -> PolicyOutput:
-    v = node_view(tree, jnp.zeros(tree.node_visits.shape[0], jnp.int32))
+    v = node_view(tree, None)
     return PolicyOutput(action=action, action_weights=weights, visit_counts=v.visits,
                         qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0), value=v.node_value)
 
@@ -334,7 +361,7 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
     tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
                   root_select=select, interior_select=select, max_depth=max_depth)
-    visits = node_view(tree, jnp.zeros(b, jnp.int32)).visits
+    visits = node_view(tree, None).visits
     weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
     if temperature == 0:
         action = _masked_argmax(visits.astype(jnp.float32), root.legal_action_mask)
@@ -359,7 +386,7 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
                   root_select=root_select, interior_select=gumbel_interior_select,
                   max_depth=max_depth)
-    v = node_view(tree, jnp.zeros(root.value.shape[0], jnp.int32))
+    v = node_view(tree, None)
     q = q_completed_by_mix_value(v)
     considered = jnp.max(v.visits, -1, keepdims=True)
     action = _masked_argmax(_score_considered(considered, gumbel, root.prior_logits, q, v.visits),
