@@ -27,7 +27,7 @@ def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
     reach, chance = _reach(tree, policy)
     prob = chance * jnp.prod(reach, axis=0)
-    return prob @ jnp.asarray(tree.utilities, policy.dtype)
+    return seq.terminal_sum(tree, prob @ jnp.asarray(tree.utilities, policy.dtype))
 
 
 def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:

@@ -14,6 +14,11 @@ the history tree level by level:
   a max-backup over the player's own infoset tree (its depth, not the game's).
 
 All functions are pure, take the tree as an argument and jit/vmap as they are.
+
+Every sum over terminals goes through `terminal_sum`. For a plain GameTree it does
+nothing; `jaxsolve.distributed` runs these same functions inside `shard_map` on a
+tree holding one device's slice of the terminals, where each such sum is partial
+and `terminal_sum` completes it with one `psum` across the devices.
 """
 
 from __future__ import annotations
@@ -22,6 +27,19 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve.tree import GameTree
+
+
+def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
+    """Completes a sum over terminals that covered only this tree's terminals.
+
+    Identity for a GameTree holding all of them. A tree whose terminals are split
+    over mesh axes says so with a `terminal_axis` attribute (the axis name or tuple
+    of names; see `jaxsolve.distributed`) and is only ever seen inside a
+    `shard_map` over those axes: there the partial sums of all devices are added
+    by a `psum`, after which the result is the same on every device.
+    """
+    axis = getattr(tree, "terminal_axis", None)
+    return partial if axis is None else jax.lax.psum(partial, axis)
 
 
 def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
@@ -72,7 +90,8 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
     after = jnp.concatenate([inclusive[:, 1:], jnp.ones_like(inclusive[:, :1])], axis=-1)
     contrib = weights[:, None] * after
     size = tree.sizes.empty_sequence + 1
-    values = jax.ops.segment_sum(contrib.reshape(-1), seqs.reshape(-1), num_segments=size)
+    values = terminal_sum(tree, jax.ops.segment_sum(contrib.reshape(-1), seqs.reshape(-1),
+                                                    num_segments=size))
     return values[:-1].reshape(tree.sizes.num_infosets, tree.sizes.num_actions)
 
 
@@ -91,7 +110,8 @@ def best_response(tree: GameTree, weights: jax.Array, player: int):
     """
     sz = tree.sizes
     size = sz.empty_sequence + 1
-    g = jax.ops.segment_sum(weights, tree.terminal_last[player], num_segments=size)
+    g = terminal_sum(tree, jax.ops.segment_sum(weights, tree.terminal_last[player],
+                                               num_segments=size))
     mine = tree.infoset_player == player
     neg_inf = jnp.asarray(-jnp.inf, weights.dtype)
 

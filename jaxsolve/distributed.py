@@ -1,0 +1,379 @@
+"""Solving on many devices with JAX's own distributed runtime.
+
+Everything here is `jax.sharding.Mesh`, `NamedSharding` and `jax.shard_map`; the only
+collective is a `psum` and the same code runs on one host or many. There are two
+ways to use a mesh of D devices:
+
+**Batch sharding** (`solve_batch`, `exploitability_batch`): a batch from
+`jaxsolve.sweep` or `jaxsolve.stack` (leading axis B) is padded to a multiple of D by
+repeating its last element, and each batched array is split along B over the mesh
+(`shard_batch`); arrays the batch shares stay whole on every device. Every device
+then `vmap`s the solver over its own B/D games. The games are independent, so no
+data moves between devices; the padding is stripped from the results.
+
+    batch, axes = jaxsolve.sweep(tree, utilities=u)              # u: [B, Z, P]
+    states = distributed.solve_batch(solver, batch, axes, 1000)  # CFRState, [B, ...]
+    expl = distributed.exploitability_batch(batch, axes, states) # [B]
+
+**Terminal sharding** (`shard_tree`, `run_sharded`, `nash_conv_sharded`,
+`exploitability_sharded`, `on_terminal_shards`): one tree too large for a device.
+The solver maths (`jaxsolve.sequences`) is gathers over per-terminal arrays, sums
+over terminals, then work on infoset-sized arrays. So the five per-terminal arrays
+(`utilities` [Z, P], `terminal_node` [Z], `terminal_sequences` [P, Z, L],
+`terminal_last` [P, Z], `terminal_chance` [Z, Lc]) are split along Z over the mesh
+and everything else (infoset and node arrays, chance probabilities, the solver
+state) is replicated. Inside `shard_map` each device runs the ordinary solver code
+on its Z/D terminals; every sum over terminals (`sequences.terminal_sum`: the
+segment sums of counterfactual values and of best-response leaf values, and the
+sum in `policy_value`) is then a partial sum, completed by one `psum` of an
+[I*A + 1] vector (a [P] vector for policy values). A CFR iteration costs
+one such psum per player; after it every device holds identical regrets and runs the
+infoset-sized updates redundantly, which is cheap next to the per-terminal work.
+
+Z is padded to a multiple of D with inert leaves: utility 0, every own sequence and
+last sequence the empty sequence, every chance outcome the padding index C*Ac. Their
+reach products are exactly 1 (both padding indices read a 1.0) and their utility is
+0, so each one adds an exact 0 to the empty-sequence slot of the counterfactual-value
+and best-response sums (a slot dropped from the values, and a +0 to the root value)
+and an exact 0 to policy values; `terminal_node` is padded with -1 (no history).
+
+    sharded = distributed.shard_tree(tree)                       # default: all devices
+    state = distributed.run_sharded(solver, sharded, solver.init(tree), 1000)
+    distributed.exploitability_sharded(sharded, jaxsolve.average_policy(tree, state))
+
+The solver state and policies are infoset-sized, so they are interchangeable between
+the sharded and the plain tree. D partial sums added by a psum round differently
+from one long sum, so results agree to rounding, not bit for bit: an evaluation to
+about 1e-15 in float64, solver iterates to rounding that CFR's dynamics amplify
+(Leduc CFR+: 4e-16 after 1 iteration, 5e-12 after 50, the same drift as between
+jaxsolve and OpenSpiel). On a one-device mesh the result is the plain solve exactly.
+
+Meshes: by default a 1-D mesh over `jax.devices()` named "batch" or "terminals". A
+mesh you pass may have several axes; the batch or terminal axis is split over all of
+them (`P(mesh.axis_names)`) and the psum runs over all of them.
+
+**Several hosts.** Start one Python process per host with the same program, and
+before any other JAX call run `jax.distributed.initialize()` (on Cloud TPU and under
+SLURM or Open MPI it finds the coordinator itself; elsewhere pass
+`coordinator_address="host0:1234", num_processes=N, process_id=i`). `jax.devices()`
+then lists the devices of every host, so the default meshes (or
+`Mesh(np.array(jax.devices()).reshape(hosts, -1), ("hosts", "local"))`) are global.
+Every process compiles the same tree (compilation is deterministic) and calls the
+same functions: `shard_tree` and `shard_batch` build global arrays with
+`jax.make_array_from_callback`, each process placing only its own devices' slices.
+Results of terminal sharding are replicated, so every process can read them
+(`np.asarray`); batch results are split over hosts, and
+`jax.experimental.multihost_utils.process_allgather` collects them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxsolve.errors import GameError
+from jaxsolve.evaluate import exploitability, nash_conv
+from jaxsolve.solvers import CFRState, Solver, average_policy, run
+from jaxsolve.tree import _ARRAY_FIELDS, GameTree
+
+
+def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
+    """`jax.shard_map` (JAX >= 0.6) or the same function from `jax.experimental` before.
+
+    `check` is shard_map's replication check (check_vma, formerly check_rep): it
+    proves that results declared replicated (out_specs P()) really are, i.e. that
+    every sum over terminals was psummed.
+    """
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                             check_vma=check)
+    from jax.experimental.shard_map import shard_map  # pragma: no cover - old JAX
+    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
+
+
+BATCH_AXIS = "batch"
+TERMINAL_AXIS = "terminals"
+
+# Per-terminal arrays: the dimension that holds Z.
+_TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
+                 "terminal_last": 1, "terminal_chance": 0}
+
+
+def default_mesh(axis_name: str = TERMINAL_AXIS) -> Mesh:
+    """A 1-D mesh over all devices (of all hosts after `jax.distributed.initialize`).
+
+    Built with `Mesh` rather than `jax.make_mesh`, whose axes default to Explicit
+    sharding; shard_map needs none of that and Auto keeps plain jit code working.
+    """
+    return Mesh(np.array(jax.devices()), (axis_name,))
+
+
+def _place(x: np.ndarray, mesh: Mesh, spec: P) -> jax.Array:
+    """A global array from a host array every process holds in full; each process
+    transfers only the slices of its own devices (what makes this multi-host safe)."""
+    return jax.make_array_from_callback(x.shape, NamedSharding(mesh, spec), lambda i: x[i])
+
+
+def _pad(x: np.ndarray, dim: int, count: int, fill=None) -> np.ndarray:
+    """`x` with `count` entries appended along `dim`: `fill`, or copies of the last."""
+    if count == 0:
+        return x
+    if fill is None:
+        last = np.take(x, [-1], axis=dim)
+        return np.concatenate([x, np.repeat(last, count, axis=dim)], axis=dim)
+    widths = [(0, 0)] * x.ndim
+    widths[dim] = (0, count)
+    return np.pad(x, widths, constant_values=fill)
+
+
+# ---------------------------------------------------------------------- batch sharding
+def _batch_axes(in_axes) -> dict[str, int | None]:
+    """in_axes (0, or a GameTree of 0/None as from `sweep`) -> {field: 0 or None}."""
+    if isinstance(in_axes, int):
+        axes = {f: in_axes for f in _ARRAY_FIELDS}
+    else:
+        axes = {f: getattr(in_axes, f) for f in _ARRAY_FIELDS}
+    if any(a not in (0, None) for a in axes.values()) or 0 not in axes.values():
+        raise GameError("distributed: in_axes must batch some arrays along axis 0 "
+                        "(use the in_axes from jaxsolve.sweep, or 0 after jaxsolve.stack)")
+    return axes
+
+
+def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
+    sizes = {np.shape(getattr(batched_tree, f))[0] for f, a in axes.items() if a == 0}
+    if len(sizes) != 1:
+        raise GameError(f"distributed: batched arrays disagree on the batch size: {sorted(sizes)}")
+    return sizes.pop()
+
+
+def shard_batch(batched_tree: GameTree, in_axes=0,
+                mesh: Mesh | None = None) -> tuple[GameTree, int]:
+    """Places a batch on the mesh: batched arrays split along B, the rest replicated.
+
+    Args:
+      batched_tree: from `jaxsolve.sweep` or `jaxsolve.stack`; batched arrays have a
+        leading axis B.
+      in_axes: the in_axes `sweep` returned, or 0 (every array batched, as `stack`).
+      mesh: default `default_mesh("batch")`.
+    Returns:
+      (placed tree with B padded to B' = a multiple of mesh.size by repeating the
+      last element, B). Each device holds B'/mesh.size elements of the batched arrays.
+    """
+    mesh = mesh or default_mesh(BATCH_AXIS)
+    axes = _batch_axes(in_axes)
+    size = _batch_size(batched_tree, axes)
+    extra = -size % mesh.size
+    arrays = {}
+    for f, a in axes.items():
+        x = np.asarray(getattr(batched_tree, f))
+        arrays[f] = (_place(_pad(x, 0, extra), mesh, P(mesh.axis_names)) if a == 0
+                     else _place(x, mesh, P()))
+    return dataclasses.replace(batched_tree, **arrays), size
+
+
+def _on_batch_shards(fn, mesh: Mesh, axes: dict, tree: GameTree, batched, shared):
+    """shard_map(vmap(fn)): each device maps fn(tree, batched, shared) over its slice.
+
+    `tree` arrays with axis 0 in `axes` and every leaf of `batched` are split along
+    their leading axis; `shared` is replicated. No collectives: the games are
+    independent. Results keep the leading (padded) batch axis, split over the mesh.
+    """
+    split = P(mesh.axis_names)
+    tree_axes = dataclasses.replace(tree, **axes)
+    tree_specs = dataclasses.replace(tree, **{f: split if a == 0 else P() for f, a in axes.items()})
+    mapped = jax.vmap(fn, in_axes=(tree_axes, 0, None))
+    # No check: results are split, not replicated, so there is nothing to prove, and
+    # the check would reject the solver's loop, whose carry starts as replicated
+    # zeros (solver.init) and becomes per-device data after one step.
+    return _shard_map(mapped, mesh, (tree_specs, split, P()), split, check=False)(
+        tree, batched, shared)
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "mesh", "axes", "size"))
+def _solve_batch(tree, num_iterations, *, solver, mesh, axes, size):
+    def one(t, _, n):
+        return run(solver, t, solver.init(t), n)
+
+    states = _on_batch_shards(one, mesh, dict(axes), tree, (), num_iterations)
+    return jax.tree.map(lambda x: x[:size], states)
+
+
+@functools.partial(jax.jit, static_argnames=("mesh", "axes", "size"))
+def _exploitability_batch(tree, states, *, mesh, axes, size):
+    extra = -size % mesh.size
+    # Pad the states like the tree (repeat the last) on the devices, not the host,
+    # so states that are global arrays split over hosts need no gathering.
+    states = jax.tree.map(
+        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]) if extra else x, states)
+
+    def one(t, s, _):
+        return exploitability(t, average_policy(t, s))
+
+    return _on_batch_shards(one, mesh, dict(axes), tree, states, ())[:size]
+
+
+def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
+                mesh: Mesh | None = None) -> CFRState:
+    """Solves every game of a batch from `solver.init`, each device its own slice.
+
+    Equals `jax.vmap(lambda t: run(solver, t, solver.init(t), n), in_axes=(in_axes,))`
+    on one device, element for element.
+
+    Args:
+      batched_tree, in_axes: from `jaxsolve.sweep` (or `stack` with in_axes=0).
+      num_iterations: iterations per game (traced: other counts reuse the program).
+      mesh: default `default_mesh("batch")`.
+    Returns:
+      CFRState whose arrays have a leading axis B ([B, I, A], [B]).
+    """
+    mesh = mesh or default_mesh(BATCH_AXIS)
+    placed, size = shard_batch(batched_tree, in_axes, mesh)
+    axes = tuple(_batch_axes(in_axes).items())
+    return _solve_batch(placed, num_iterations, solver=solver, mesh=mesh, axes=axes, size=size)
+
+
+def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
+                         mesh: Mesh | None = None) -> jax.Array:
+    """[B] exploitability of each game's average policy, e.g. of `solve_batch`'s states."""
+    mesh = mesh or default_mesh(BATCH_AXIS)
+    placed, size = shard_batch(batched_tree, in_axes, mesh)
+    axes = tuple(_batch_axes(in_axes).items())
+    return _exploitability_batch(placed, states, mesh=mesh, axes=axes, size=size)
+
+
+# ------------------------------------------------------------------- terminal sharding
+@dataclasses.dataclass(frozen=True)
+class _TerminalShard(GameTree):
+    """One device's Z/D terminals of a tree, seen only inside `shard_map`.
+
+    `terminal_axis` names the mesh axes the terminals are split over; through it
+    `sequences.terminal_sum` turns every partial sum over terminals into a psum. It
+    is static (pytree metadata), so programs with and without the psum never share
+    a jit cache entry.
+    """
+
+    terminal_axis: tuple[str, ...] = ()
+
+
+jax.tree_util.register_dataclass(
+    _TerminalShard, data_fields=list(_ARRAY_FIELDS),
+    meta_fields=["sizes", "names", "terminal_axis"])
+
+
+def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
+    """Places a tree on the mesh with its terminals split over all mesh axes.
+
+    The per-terminal arrays are padded from Z to Z' (a multiple of mesh.size) with
+    inert leaves (see the module docstring) and split along Z: each device holds
+    utilities [Z'/D, P], terminal_node [Z'/D], terminal_sequences [P, Z'/D, L],
+    terminal_last [P, Z'/D] and terminal_chance [Z'/D, Lc]. All other arrays are
+    replicated. `sizes.num_terminals` becomes Z'.
+
+    The result is an ordinary GameTree: `run_sharded` and friends run on it with
+    explicit collectives; plain `jax.jit(jaxsolve.run)` also accepts it and lets XLA
+    choose the communication.
+    """
+    mesh = mesh or default_mesh(TERMINAL_AXIS)
+    s = tree.sizes
+    if np.ndim(tree.utilities) != 2:
+        raise GameError("shard_tree: expected one tree, got a batch (use solve_batch)")
+    extra = -s.num_terminals % mesh.size
+    fill = {"utilities": 0, "terminal_node": -1, "terminal_sequences": s.empty_sequence,
+            "terminal_last": s.empty_sequence,
+            "terminal_chance": s.num_chance * s.num_chance_outcomes}
+    arrays = {}
+    for f in _ARRAY_FIELDS:
+        x = np.asarray(getattr(tree, f))
+        if f in _TERMINAL_DIM:
+            dim = _TERMINAL_DIM[f]
+            x = _pad(x, dim, extra, fill[f])
+            spec = P(*[None] * dim, mesh.axis_names)
+        else:
+            spec = P()
+        arrays[f] = _place(x, mesh, spec)
+    sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra)
+    return dataclasses.replace(tree, sizes=sizes, **arrays)
+
+
+def _terminal_specs(tree: GameTree, mesh: Mesh) -> GameTree:
+    """A GameTree of PartitionSpecs: Z split over all mesh axes, the rest replicated."""
+    return dataclasses.replace(tree, **{
+        f: P(*[None] * _TERMINAL_DIM[f], mesh.axis_names) if f in _TERMINAL_DIM else P()
+        for f in _ARRAY_FIELDS})
+
+
+def _mesh_of(tree: GameTree, mesh: Mesh | None) -> Mesh:
+    if mesh is None:
+        sharding = getattr(tree.utilities, "sharding", None)
+        if not isinstance(sharding, NamedSharding):  # e.g. a tracer: placement unseen
+            raise GameError("distributed: no mesh given and the tree is not placed on "
+                            "one; call shard_tree first, and pass mesh= under jit")
+        mesh = sharding.mesh
+    if np.shape(tree.utilities)[0] % mesh.size:
+        raise GameError(f"distributed: {np.shape(tree.utilities)[0]} terminals do not split "
+                        f"over {mesh.size} devices; call shard_tree(tree, mesh) first")
+    return mesh
+
+
+def on_terminal_shards(fn, tree: GameTree, *args, mesh: Mesh | None = None):
+    """Runs `fn(tree, *args)` with the tree's terminals split over the mesh.
+
+    `fn` is ordinary jaxsolve code (a solver step or run, a `jaxsolve.evaluate`
+    function): inside `shard_map` it sees a tree of Z'/D terminals whose sums over
+    terminals psum across the mesh. `args` (states, policies, counts) are
+    replicated, and so must be `fn`'s results: anything infoset-sized or a sum over
+    terminals qualifies, per-terminal arrays do not (shard_map's replication check
+    rejects them). Call under `jax.jit`.
+
+    Args:
+      tree: from `shard_tree` (terminal count a multiple of mesh.size).
+      mesh: default, the mesh `tree` was placed on; required when `tree` is a
+        tracer (called inside jit), whose placement is not visible.
+    """
+    mesh = _mesh_of(tree, mesh)
+
+    def local(t, *a):
+        fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(GameTree)}
+        return fn(_TerminalShard(**fields, terminal_axis=mesh.axis_names), *a)
+
+    specs = (_terminal_specs(tree, mesh),) + (P(),) * len(args)
+    return _shard_map(local, mesh, specs, P())(tree, *args)
+
+
+@functools.partial(jax.jit, static_argnames=("solver", "mesh"))
+def _run_sharded(tree, state, num_iterations, *, solver, mesh):
+    return on_terminal_shards(functools.partial(run, solver), tree, state, num_iterations,
+                              mesh=mesh)
+
+
+@functools.partial(jax.jit, static_argnames=("mesh",))
+def _nash_conv_sharded(tree, policy, *, mesh):
+    return on_terminal_shards(nash_conv, tree, policy, mesh=mesh)
+
+
+def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
+                mesh: Mesh | None = None) -> CFRState:
+    """`jaxsolve.run` on a terminal-sharded tree (from `shard_tree`), jitted.
+
+    The state ([I, A] arrays) is replicated on every device, in and out, and
+    interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree
+    is a valid start. One psum of [I*A + 1] values per player per iteration.
+    """
+    return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
+
+
+def nash_conv_sharded(tree: GameTree, policy: jax.Array, mesh: Mesh | None = None) -> jax.Array:
+    """[] `jaxsolve.nash_conv` of `policy` ([I, A]) on a terminal-sharded tree."""
+    return _nash_conv_sharded(tree, policy, mesh=_mesh_of(tree, mesh))
+
+
+def exploitability_sharded(tree: GameTree, policy: jax.Array,
+                           mesh: Mesh | None = None) -> jax.Array:
+    """[] `jaxsolve.exploitability` (NashConv / players) on a terminal-sharded tree."""
+    return nash_conv_sharded(tree, policy, mesh) / tree.sizes.num_players

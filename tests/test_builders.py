@@ -1,0 +1,209 @@
+"""Array-native builders (jaxsolve.builders) against compiling the OpenSpiel game.
+
+For small parameters every builder is checked node for node against
+`compile_game(pyspiel.load_game(...))`: histories are matched by their action
+paths (derived from parent / parent_action in both trees), and under that
+bijection players, chance probabilities, utilities, the infoset partition and
+legal actions agree. The builders also reproduce compile_game's breadth-first
+order, infoset numbering and OpenSpiel's information-state strings, so the arrays
+and names are equal outright, which is checked too. Uniform-policy NashConv on the
+built tree equals OpenSpiel's Python `exploitability.nash_conv` to 1e-9 (float64),
+and oversize requests are refused before anything big is allocated.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import jaxsolve
+from conftest import NASH_CONV, pyspiel_game
+from jaxsolve import GameError
+from jaxsolve.builders import (battleship, battleship_spec, estimate_bytes, goofspiel,
+                               goofspiel_spec, liars_dice, liars_dice_spec, tree_bytes)
+from jaxsolve.tree import validate_shapes
+
+pyspiel = pytest.importorskip("pyspiel")
+from open_spiel.python import policy as os_policy  # noqa: E402
+from open_spiel.python.algorithms import exploitability  # noqa: E402
+
+F64 = np.float64
+GOOF = {"imp_info": True, "points_order": "descending"}
+
+
+def _ship(sizes, values=None):
+    values = values or [1.0] * len(sizes)
+    return {"ship_sizes": f"[{';'.join(map(str, sizes))}]",
+            "ship_values": f"[{';'.join(map(str, values))}]"}
+
+
+# (id, builder, OpenSpiel name, OpenSpiel parameters)
+CASES = [
+    ("goofspiel3", lambda: goofspiel(3, dtype=F64), "goofspiel", {"num_cards": 3, **GOOF}),
+    ("goofspiel4", lambda: goofspiel(4, dtype=F64), "goofspiel", {"num_cards": 4, **GOOF}),
+    ("goofspiel4_points", lambda: goofspiel(4, returns_type="point_difference", dtype=F64),
+     "goofspiel", {"num_cards": 4, "returns_type": "point_difference", **GOOF}),
+    ("goofspiel3_ascending_total",
+     lambda: goofspiel(3, points_order="ascending", returns_type="total_points", dtype=F64),
+     "goofspiel", {"num_cards": 3, "imp_info": True, "points_order": "ascending",
+                   "returns_type": "total_points"}),
+    ("liars_dice_1x3", lambda: liars_dice((1, 1), 3, dtype=F64), "liars_dice",
+     {"numdice": 1, "dice_sides": 3}),
+    ("liars_dice_1x4", lambda: liars_dice((1, 1), 4, dtype=F64), "liars_dice",
+     {"numdice": 1, "dice_sides": 4}),
+    ("liars_dice_2x2_quantity",
+     lambda: liars_dice((2, 2), 2, bidding_rule="reset-quantity", dtype=F64), "liars_dice",
+     {"numdice": 2, "dice_sides": 2, "bidding_rule": "reset-quantity"}),
+    ("battleship_2x2", lambda: battleship(2, 2, (1,), num_shots=2, dtype=F64), "battleship",
+     {"board_width": 2, "board_height": 2, "num_shots": 2, **_ship([1])}),
+    ("battleship_1x3_no_repeat",
+     lambda: battleship(3, 1, (2,), num_shots=2, allow_repeated_shots=False, dtype=F64),
+     "battleship", {"board_width": 3, "board_height": 1, "num_shots": 2,
+                    "allow_repeated_shots": False, **_ship([2])}),
+    ("battleship_2x2_two_ships_general_sum",
+     lambda: battleship(2, 2, (1, 1), (1.0, 2.0), num_shots=1, loss_multiplier=0.5, dtype=F64),
+     "battleship", {"board_width": 2, "board_height": 2, "num_shots": 1,
+                    "loss_multiplier": 0.5, **_ship([1, 1], [1.0, 2.0])}),
+]
+IDS = [c[0] for c in CASES]
+_BUILT: dict = {}
+
+
+def _pair(case_id):
+    """(built tree, compiled tree, pyspiel game), built once per session."""
+    if case_id not in _BUILT:
+        _, build, name, params = CASES[IDS.index(case_id)]
+        game = pyspiel_game(name, **params)
+        _BUILT[case_id] = (build(), jaxsolve.compile_game(game), game)
+    return _BUILT[case_id]
+
+
+def _paths(tree) -> list[tuple[int, ...]]:
+    """Each node's action path from the root (parents precede children: BFS)."""
+    parent, action = np.asarray(tree.parent).tolist(), np.asarray(tree.parent_action).tolist()
+    paths: list[tuple[int, ...]] = []
+    for p, a in zip(parent, action):
+        paths.append(() if p < 0 else paths[p] + (a,))
+    return paths
+
+
+@pytest.mark.parametrize("case_id", IDS)
+def test_histories_match_compiled_openspiel_by_action_path(case_id):
+    built, ref, _ = _pair(case_id)
+    validate_shapes(built)
+    for field in ("num_nodes", "num_infosets", "num_terminals", "num_chance",
+                  "level_offsets", "num_actions", "perfect_recall", "utility_sum"):
+        assert getattr(built.sizes, field) == getattr(ref.sizes, field), field
+    ours, theirs = _paths(built), _paths(ref)
+    where = {path: node for node, path in enumerate(theirs)}
+    assert len(where) == len(theirs) and set(ours) == set(where)
+    match = np.array([where[path] for path in ours])  # built node -> compiled node
+
+    player = np.asarray(built.node_player)
+    assert np.array_equal(player, np.asarray(ref.node_player)[match])
+    index, ref_index = np.asarray(built.node_index), np.asarray(ref.node_index)[match]
+    chance, terminal, decision = player == jaxsolve.CHANCE, player == jaxsolve.TERMINAL, player >= 0
+    np.testing.assert_array_equal(np.asarray(built.chance_probs)[index[chance]],
+                                  np.asarray(ref.chance_probs)[ref_index[chance]])
+    np.testing.assert_array_equal(np.asarray(built.utilities)[index[terminal]],
+                                  np.asarray(ref.utilities)[ref_index[terminal]])
+    # Same infoset partition: the infoset pairs (built id, compiled id) over all
+    # decision nodes form a bijection, with the same legal actions and players.
+    pairs = np.unique(np.stack([index[decision], ref_index[decision]], 1), axis=0)
+    assert len(pairs) == built.sizes.num_infosets
+    assert len(np.unique(pairs[:, 0])) == len(np.unique(pairs[:, 1])) == len(pairs)
+    np.testing.assert_array_equal(np.asarray(built.legal)[pairs[:, 0]],
+                                  np.asarray(ref.legal)[pairs[:, 1]])
+    np.testing.assert_array_equal(np.asarray(built.infoset_player)[pairs[:, 0]],
+                                  np.asarray(ref.infoset_player)[pairs[:, 1]])
+
+
+@pytest.mark.parametrize("case_id", IDS)
+def test_arrays_and_names_equal_compiled_openspiel(case_id):
+    # Stronger than the bijection: same order, ids and OpenSpiel's infoset strings.
+    built, ref, _ = _pair(case_id)
+    assert built.sizes == ref.sizes
+    for field in ("node_player", "node_index", "children", "parent", "parent_action",
+                  "infoset_player", "legal", "infoset_parent", "infoset_ancestors",
+                  "infoset_depth", "chance_probs", "utilities", "terminal_node",
+                  "terminal_sequences", "terminal_last", "terminal_chance"):
+        np.testing.assert_array_equal(getattr(built, field), getattr(ref, field), err_msg=field)
+    assert built.names.infosets == ref.names.infosets
+    assert built.names.actions == ref.names.actions
+
+
+def _openspiel_uniform_nash_conv(game) -> float:
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        game = pyspiel.convert_to_turn_based(game)
+    return exploitability.nash_conv(game, os_policy.UniformRandomPolicy(game))
+
+
+@pytest.mark.parametrize("case_id", IDS)
+def test_uniform_nash_conv_equals_openspiel(case_id):
+    built, _, game = _pair(case_id)
+    ours = float(NASH_CONV(built, jaxsolve.uniform_policy(built)))
+    assert ours == pytest.approx(_openspiel_uniform_nash_conv(game), abs=1e-9)
+
+
+def test_float32_default_tree_agrees_with_float64():
+    small, exact = goofspiel(4), _pair("goofspiel4")[0]
+    assert small.utilities.dtype == np.float32 and exact.utilities.dtype == np.float64
+    np.testing.assert_array_equal(small.utilities, exact.utilities)  # small integers
+    dice = liars_dice((1, 1), 3)
+    assert dice.chance_probs.dtype == np.float32
+    np.testing.assert_allclose(dice.chance_probs, _pair("liars_dice_1x3")[0].chance_probs,
+                               rtol=1e-7)
+
+
+def test_sizes_by_arithmetic():
+    # Goofspiel, N cards: round r starts with M_r = (N!/(N-r)!)^2 histories, each
+    # with N-r bids for P0 and N-r for P1; the last card is played automatically.
+    spec = goofspiel_spec(7)
+    assert spec.num_terminals == 5040**2
+    assert spec.num_nodes == 47_506_635
+    # Liar's dice 1x6: 36 rolls x (2^12 bidding nodes + 2^12 - 1 terminals) + 7 chance.
+    spec = liars_dice_spec((1, 1), 6)
+    assert spec.num_nodes == 36 * (2**12 + 2**12 - 1) + 7 == 294_883
+
+
+@pytest.mark.parametrize("case_id,spec", [
+    ("goofspiel4", lambda: goofspiel_spec(4)),
+    ("liars_dice_1x4", lambda: liars_dice_spec((1, 1), 4)),
+    ("battleship_2x2", lambda: battleship_spec(2, 2, (1,), num_shots=2)),
+], ids=["goofspiel4", "liars_dice_1x4", "battleship_2x2"])
+def test_estimate_covers_the_tree(case_id, spec):
+    assert estimate_bytes(spec(), np.float64) >= tree_bytes(_pair(case_id)[0])
+
+
+@pytest.mark.parametrize("request_", [
+    lambda: goofspiel(8),  # 3.0e9 histories
+    lambda: goofspiel(5, max_bytes=100_000),
+    lambda: liars_dice((2, 2), 6),  # 4.3e10 histories
+    lambda: battleship(3, 3, (1,), num_shots=4),  # bound 3.9e9
+], ids=["goofspiel8", "goofspiel5_small_budget", "liars_dice_2x6", "battleship_3x3"])
+def test_oversize_request_is_refused_before_allocating(request_):
+    tracemalloc.start()
+    try:
+        with pytest.raises(GameError, match=r"max_bytes=.*Raise max_bytes") as info:
+            request_()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "histories" in str(info.value) and "iB" in str(info.value)
+    assert peak < 1_000_000, f"allocated {peak} bytes before refusing"
+
+
+def test_bad_parameters_are_game_errors():
+    with pytest.raises(GameError, match="points_order"):
+        goofspiel(4, points_order="random")
+    with pytest.raises(GameError, match="bidding_rule"):
+        liars_dice(bidding_rule="nope")
+    with pytest.raises(GameError, match="cannot all be placed"):
+        battleship(2, 2, (2, 2, 2))
+
+
+def test_built_tree_saves_and_loads(tmp_path):
+    built = _pair("battleship_2x2")[0]
+    loaded = jaxsolve.GameTree.load(built.save(tmp_path / "battleship"))
+    assert loaded.sizes == built.sizes and loaded.names == built.names
+    np.testing.assert_array_equal(loaded.terminal_sequences, built.terminal_sequences)
