@@ -11,7 +11,9 @@
 from jaxsolve.batch import stack, sweep
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                           current_policy, dcfr, lcfr, pcfr_plus, regret_matching, run)
-from jaxsolve import env
+from jaxsolve import abstraction, builders, distributed, env, sampling
+from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
+                               outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, ImperfectRecallWarning
@@ -24,7 +26,9 @@ from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 __version__ = "0.1.0"
 
 __all__ = [
-    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "CheckReport", "GameError", "GameTree",
+    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "MCCFRState",
+    "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
+    "abstraction", "builders", "distributed", "sampling",
     "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "check_game", "compile_game",
     "current_policy", "dcfr", "env", "exploitability", "from_table", "lcfr", "nash_conv",

@@ -137,24 +137,41 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
             mine = (owner == p)[:, None] & legal
             expected = (policy * values).sum(axis=-1, keepdims=True)
             instant = jnp.where(mine, values - expected, 0.0)
-            updated = regrets + instant
-            if floor:
-                updated = jnp.maximum(updated, 0.0)
-            if alpha is not None:
-                pos, neg = t**alpha, t**beta
-                updated = updated * jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
-            regrets = jnp.where(mine, updated, regrets)
+            regrets = accumulate_regrets(regrets, instant, mine, t, floor=floor,
+                                         alpha=alpha, beta=beta)
             if predictive:
                 prediction = jnp.where(mine, instant, prediction)
-            # Kahan summation: `carry` holds what the previous additions lost.
-            term = jnp.where(mine, weight * own[:, None] * policy - carry, 0.0)
-            summed = average + term
-            carry = jnp.where(mine, (summed - average) - term, carry)
-            average = summed
-    total = state.total_weight + weight
-    rescale = jnp.where(total > _RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
-    return CFRState(regrets, average * rescale, carry * rescale, prediction,
-                    state.iteration + 1, total * rescale, state.weight_scale * rescale)
+            average, carry = kahan_add(average, carry, weight * own[:, None] * policy, mine)
+    average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
+                                                   state.weight_scale)
+    return CFRState(regrets, average, carry, prediction, state.iteration + 1, total, scale)
+
+
+def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
+    """[I, A] regrets + instant at `mine`, floored (CFR+) and/or discounted (DCFR)."""
+    updated = regrets + instant
+    if floor:
+        updated = jnp.maximum(updated, 0.0)
+    if alpha is not None:
+        pos, neg = t**alpha, t**beta
+        updated = updated * jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
+    return jnp.where(mine, updated, regrets)
+
+
+def kahan_add(total, carry, term, mask):
+    """Compensated `total + term` where `mask`: `carry` holds what earlier additions
+    lost to rounding and is fed back in, so float32 sums of 10^6 terms keep their
+    digits. Returns the new (total, carry)."""
+    term = jnp.where(mask, term - carry, 0.0)
+    summed = total + term
+    return summed, jnp.where(mask, (summed - total) - term, carry)
+
+
+def rescale_average(average, carry, total_weight, weight_scale):
+    """Multiplies the average sums by 2^-40 (exact) once the weights pass 2^40."""
+    factor = jnp.where(total_weight > _RESCALE_ABOVE,
+                       jnp.asarray(2.0**-40, total_weight.dtype), 1.0)
+    return average * factor, carry * factor, total_weight * factor, weight_scale * factor
 
 
 @functools.cache
@@ -203,7 +220,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
 
 
-SOLVERS: dict[str, Callable[[], Solver]] = {
+SOLVERS: dict[str, Callable[..., Solver]] = {
     "cfr": cfr,
     "cfr-alt": functools.partial(cfr, alternating=True),
     "cfr+": cfr_plus,
@@ -211,3 +228,5 @@ SOLVERS: dict[str, Callable[[], Solver]] = {
     "dcfr": dcfr,
     "pcfr+": pcfr_plus,
 }
+"""Full-width solvers by CLI name; `jaxsolve.sampling` adds its sampling solvers
+(each takes `batch_size`) to this dict when imported, as `jaxsolve` does."""

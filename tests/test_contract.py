@@ -1,6 +1,6 @@
 """One contract, every solver on every game.
 
-For each (solver, game): the state is a pytree of the documented shapes; after some
+For each (solver, game), full-width and sampling solvers alike: the state is a pytree of the documented shapes; after some
 iterations the average and current policies are distributions over the legal
 actions; the iteration counter advances; runs are deterministic; and in two-player
 zero-sum games the average policy is less exploitable than the uniform one.
@@ -52,7 +52,11 @@ def _assert_distribution(tree, policy):
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("algo", SOLVERS)
 def test_solver_contract(algo, game):
-    tree, solver = tree_of(game), jaxsolve.SOLVERS[algo]()
+    tree = tree_of(game)
+    # Sampling solvers estimate an iteration from a batch of samples; 256 make 40
+    # steps enough to beat the uniform policy.
+    sampled = algo in jaxsolve.sampling.SAMPLING_SOLVERS
+    solver = jaxsolve.SOLVERS[algo](batch_size=256) if sampled else jaxsolve.SOLVERS[algo]()
     state = solver.init(tree)
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     assert all(np.shape(x) == shape for x in (state.regrets, state.average, state.prediction))
@@ -72,7 +76,10 @@ def test_solver_contract(algo, game):
 
     if tree.sizes.num_players == 2 and tree.sizes.utility_sum == 0.0:
         uniform = float(EXPLOITABILITY(tree, jaxsolve.uniform_policy(tree)))
-        assert float(EXPLOITABILITY(tree, average)) <= uniform + 1e-12
+        # A sampled average is noisy: where uniform is already the equilibrium
+        # (matching pennies) it can only come within sampling error of it.
+        slack = 0.05 if sampled else 1e-12
+        assert float(EXPLOITABILITY(tree, average)) <= uniform + slack
 
 
 @pytest.mark.parametrize("algo", ["cfr+", "lcfr", "dcfr", "pcfr+"])

@@ -1,0 +1,448 @@
+"""Monte-Carlo CFR: one sampling scheme with CFR, chance sampling, external and
+outcome sampling as special cases (Lanctot et al. 2009, "Monte Carlo Sampling for
+Regret Minimization in Extensive Games").
+
+The scheme is seed 004's: when player p traverses, every decision node and chance
+node either **expands** all its actions or **samples** one. A sample is thus a set
+Q of leaves; a leaf z is in Q with probability q(z), the product of the sampling
+probabilities at the sampled nodes on its path. Every counterfactual value is then
+estimated without bias by weighting each leaf of Q by 1/q(z):
+
+    v~(I, a) = sum_{z in Q below Ia} u_p(z) pi_{-p}(z) pi_c(z) pi_p(z | Ia) / q(z)
+
+which is the full-width formula of `jaxsolve.sequences` restricted to the leaves
+of Q, so the same code computes both. Sampled regrets `v~(I, a) - sum_b s(I, b)
+v~(I, b)` are linear in v~ and hence unbiased too.
+
+=======================  ==================  ==================  ============
+scheme                   traverser's nodes   opponents' nodes    chance nodes
+=======================  ==================  ==================  ============
+full CFR                 expand              expand              expand
+chance-sampled CFR       expand              expand              sample
+external sampling (ES)   expand              sample (policy)     sample
+outcome sampling (OS)    sample (explore)    sample (policy)     sample
+=======================  ==================  ==================  ============
+
+Opponents sample from their current policy, chance from its probabilities and the
+traverser, where it samples, from `exploration * uniform + (1 - exploration) *
+policy` so that every action keeps a chance to be tried. A mask of one's own
+(`sampled_cfr(mask=..., chance_mask=...)`) chooses per infoset and per chance node.
+
+Array form. A sample is a breadth-first walk over the history arrays holding a
+frontier of K slots (K, the *capacity*, is the most leaves one sample can reach
+under the scheme, computed from the tree when the solver is initialised: 1 for
+outcome sampling, the size of the traverser's subtree for external sampling). At
+each depth every slot either expands into all its children or samples one, and the
+children are compacted into the K slots with a cumulative sum. A batch of B samples
+is `vmap` of that walk; the leaves of all B samples then go through the terminal-view
+formulas above in one segment sum.
+
+Average strategy. The increment at an infoset I of player r is estimated by
+sum over the visited histories h in I of pi_r(h) / q(h) times the current policy at
+I: its expectation is |I| pi_r(I) sigma(I), the CFR average's increment up to a
+factor fixed per infoset (which normalisation removes). External sampling updates
+the opponents' infosets (which it samples on-policy, so pi_r / q stays bounded),
+outcome sampling the traverser's, as OpenSpiel's solvers do.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsolve import sequences as seq
+from jaxsolve.errors import GameError
+from jaxsolve.protocol import CHANCE, TERMINAL
+from jaxsolve.solvers import (SOLVERS, CFRState, Solver, accumulate_regrets, kahan_add, regret_matching,
+                              rescale_average)
+from jaxsolve.tree import GameTree
+
+AVERAGING = ("traverser", "opponents")
+
+# Regret and averaging rules a sampling solver can use (knobs of solvers._step).
+RULES = {
+    "cfr": dict(floor=False, alpha=None, beta=None, gamma=0.0),  # plain sums, uniform average
+    "cfr+": dict(floor=True, alpha=None, beta=None, gamma=1.0),  # floored, linear average
+    "dcfr": dict(floor=False, alpha=1.5, beta=0.0, gamma=2.0),  # discounted (1.5, 0, 2)
+}
+
+
+# CFRState's fields first, so `average_policy`, `current_policy` and the policy
+# transforms accept both states; then what sampling adds.
+MCCFRState = NamedTuple("MCCFRState", [
+    *((field, jax.Array) for field in CFRState._fields),
+    ("key", jax.Array), ("touched", jax.Array), ("expand", jax.Array),
+    ("expand_chance", jax.Array), ("frontier", jax.Array)])
+MCCFRState.__doc__ = """Solver state of a sampling solver (a pytree of arrays).
+
+    regrets, average, average_carry, prediction: [I, A], iteration: [] int32 (steps
+      completed; one step = B samples per player), total_weight, weight_scale: []
+      float -- as in `jaxsolve.CFRState`.
+    key: [2] uint32, the PRNG key of the next step (same key, same run).
+    touched: [] float, histories visited so far (over all samples and players).
+    expand: [P, I] bool, row p: the infosets p's traversals expand.
+    expand_chance: [P, C] bool, row p: the chance nodes p's traversals expand.
+    frontier: [K] int32 zeros; its length K is the frontier capacity.
+"""
+
+
+class Estimate(NamedTuple):
+    """What one batch of samples gives for one traverser.
+
+    values: [I, A] sampled counterfactual values of the traverser (zero elsewhere),
+      the mean over the batch.
+    reach_weights: [I] sum over visited histories h of pi_r(h) / q(h) at every
+      decision node (own reach of its player over sampling probability), batch mean.
+    touched: [] histories visited by the batch.
+    """
+
+    values: jax.Array
+    reach_weights: jax.Array
+    touched: jax.Array
+
+
+# ----------------------------------------------------------------- the scheme
+def _host(tree: GameTree, field: str) -> np.ndarray:
+    try:
+        return np.asarray(getattr(tree, field))
+    except jax.errors.TracerArrayConversionError:
+        raise GameError(
+            "sampling solvers size their frontier from the tree's structure, so "
+            "init(tree, key) must run outside jax.jit (under jax.vmap it is fine)") from None
+
+
+def _per_traverser(mask, rows: int, cols: int, what: str) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise GameError(f"{what} must be a boolean array, got dtype {mask.dtype}")
+    if mask.shape == (cols,):
+        return np.broadcast_to(mask, (rows, cols)).copy()
+    if mask.shape != (rows, cols):
+        raise GameError(f"{what} has shape {mask.shape}; expected ({cols},) or ({rows}, {cols})")
+    return mask
+
+
+def make_scheme(tree: GameTree, *, expand_own: bool = True, expand_opponents: bool = True,
+                expand_chance: bool = False, mask=None, chance_mask=None):
+    """Expand masks and capacity of a scheme on `tree` (host-side NumPy).
+
+    Args:
+      expand_own / expand_opponents / expand_chance: the rule used where no mask is
+        given: does a traversal of player p expand p's own infosets, the other
+        players' infosets, the chance nodes?
+      mask: optional bool [I] or [P, I] (row p: when p traverses), True = expand.
+      chance_mask: optional bool [C] or [P, C], per chance node.
+    Returns:
+      (expand [P, I] bool, expand_chance [P, C] bool, capacity int).
+    """
+    s = tree.sizes
+    P, I, C = s.num_players, s.num_infosets, s.num_chance
+    owner = _host(tree, "infoset_player")
+    if mask is None:
+        own = owner[None, :] == np.arange(P)[:, None]
+        expand = np.where(own, expand_own, expand_opponents)
+    else:
+        expand = _per_traverser(mask, P, I, "mask")
+    if chance_mask is None:
+        expand_c = np.full((P, C), bool(expand_chance))
+    else:
+        expand_c = _per_traverser(chance_mask, P, C, "chance_mask")
+    return expand, expand_c, capacity(tree, expand, expand_c)
+
+
+def capacity(tree: GameTree, expand: np.ndarray, expand_chance: np.ndarray) -> int:
+    """The most leaves one sample can reach, over all traversers: a leaf counts 1,
+    an expanded node the sum over its children, a sampled node their maximum."""
+    player = _host(tree, "node_player")
+    index = _host(tree, "node_index")
+    children = _host(tree, "children")
+    offsets = tree.sizes.level_offsets
+    decision, chance = player >= 0, player == CHANCE
+    most = 1
+    for p in range(tree.sizes.num_players):
+        expanded = np.zeros(len(player), bool)
+        expanded[decision] = expand[p, index[decision]]
+        expanded[chance] = expand_chance[p, index[chance]]
+        count = np.ones(len(player), np.int64)
+        for d in reversed(range(len(offsets) - 1)):  # children lie one level deeper
+            lo, hi = offsets[d], offsets[d + 1]
+            kids = children[lo:hi]
+            below = np.where(kids >= 0, count[np.maximum(kids, 0)], 0)
+            inner = player[lo:hi] != TERMINAL
+            count[lo:hi] = np.where(inner, np.where(expanded[lo:hi], below.sum(1),
+                                                    below.max(1)), 1)
+        most = max(most, int(count[0]))
+    return most
+
+
+# ----------------------------------------------------------------- sampling
+def _sampling_rows(tree: GameTree, policy, traverser: int, exploration: float):
+    """[I, W] and [C, W] sampling distributions padded to the children width W."""
+    legal = jnp.asarray(tree.legal)
+    width = tree.children.shape[-1]
+    uniform = legal / legal.sum(axis=-1, keepdims=True)
+    explored = (1.0 - exploration) * policy + exploration * uniform
+    mine = (jnp.asarray(tree.infoset_player) == traverser)[:, None]
+    rows = jnp.where(mine, explored, policy).astype(policy.dtype)
+    chance = jnp.asarray(tree.chance_probs, policy.dtype)
+    # At least one chance row, so that gathers stay valid in games without chance.
+    pad = lambda x: jnp.pad(x, ((0, max(1 - x.shape[0], 0)), (0, width - x.shape[1])))  # noqa: E731
+    return pad(rows), pad(chance)
+
+
+def walk(tree: GameTree, policy_rows, chance_rows, expand_row, expand_chance_row,
+         capacity_: int, uniforms):
+    """One sample: the breadth-first frontier walk from the root.
+
+    Args:
+      policy_rows: [I, W] sampling distribution at each infoset.
+      chance_rows: [C, W] at each chance node.
+      expand_row: [I] bool; expand_chance_row: [C] bool (the traverser's rows).
+      capacity_: K, static.
+      uniforms: [D-1, K] independent U[0, 1) numbers, one per slot and depth.
+    Returns:
+      inner: [D-1, K] the decision and chance nodes visited at each depth (-1: none).
+      inner_q: [D-1, K] their sampling probabilities q(h).
+      leaves: [K] the leaves reached (terminal node ids, -1 in unused slots).
+      leaf_q: [K] their q(z).
+    """
+    player = jnp.asarray(tree.node_player)
+    index = jnp.asarray(tree.node_index)
+    children = jnp.asarray(tree.children)
+    width = children.shape[-1]
+    K = capacity_
+    dtype = policy_rows.dtype
+    depth = len(tree.sizes.level_offsets) - 1
+
+    def level(carry, u):
+        nodes, q = carry
+        used = nodes >= 0
+        n = jnp.maximum(nodes, 0)
+        who = player[n]
+        is_decision, is_chance = used & (who >= 0), used & (who == CHANCE)
+        is_leaf = used & (who == TERMINAL)
+        inner = is_decision | is_chance
+        i = jnp.where(is_decision, index[n], 0)
+        c = jnp.where(is_chance, index[n], 0)
+        probs = jnp.where(is_chance[:, None], chance_rows[c], policy_rows[i])  # [K, W]
+        expanded = jnp.where(is_chance, expand_chance_row[c], expand_row[i])
+        kids = children[n]  # [K, W]
+        # Inverse-CDF sampling with one uniform per slot: the first action whose
+        # cumulative probability exceeds u * total (never a zero-probability one;
+        # the clamp guards against u * total rounding up to the total).
+        cdf = jnp.cumsum(probs, axis=-1)
+        pick = (cdf <= (u * cdf[:, -1])[:, None]).sum(-1)
+        last = width - 1 - jnp.argmax(jnp.flip(probs > 0, -1), axis=-1)
+        pick = jnp.minimum(pick, last)
+        picked = jnp.arange(width)[None, :] == pick[:, None]
+        take = inner[:, None] & (kids >= 0) & (expanded[:, None] | picked)
+        stay = is_leaf[:, None] & (jnp.arange(width)[None, :] == 0)  # leaves carry on
+        valid = (take | stay).reshape(-1)
+        child = jnp.where(stay, n[:, None], kids).reshape(-1)
+        factor = jnp.where(inner & ~expanded,
+                           jnp.take_along_axis(probs, pick[:, None], axis=-1)[:, 0], 1.0)
+        child_q = jnp.broadcast_to((q * factor)[:, None], (K, width)).reshape(-1)
+        # Compaction: the j-th valid candidate goes to slot j (at most K are valid).
+        dest = jnp.where(valid, jnp.cumsum(valid) - 1, K)
+        new_nodes = jnp.full((K,), -1, nodes.dtype).at[dest].set(child, mode="drop")
+        new_q = jnp.ones((K,), dtype).at[dest].set(child_q, mode="drop")
+        return (new_nodes, new_q), (jnp.where(inner, nodes, -1), q)
+
+    start = (jnp.full((K,), -1, jnp.int32).at[0].set(0), jnp.ones((K,), dtype))
+    (leaves, leaf_q), (inner, inner_q) = jax.lax.scan(level, start, uniforms)
+    return inner, inner_q, leaves, leaf_q
+
+
+def _leaf_view(tree: GameTree, terminals) -> GameTree:
+    """The tree with its terminal arrays restricted to `terminals` (ids into the Z
+    axis), so the terminal-view formulas of `sequences` run on sampled leaves only."""
+    return tree.replace(
+        utilities=jnp.asarray(tree.utilities)[terminals],
+        terminal_node=jnp.asarray(tree.terminal_node)[terminals],
+        terminal_sequences=jnp.asarray(tree.terminal_sequences)[:, terminals],
+        terminal_last=jnp.asarray(tree.terminal_last)[:, terminals],
+        terminal_chance=jnp.asarray(tree.terminal_chance)[terminals])
+
+
+def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chance,
+             capacity_: int, batch_size: int = 1, exploration: float = 0.0) -> Estimate:
+    """Sampled counterfactual values of `traverser` under `policy` [I, A] from
+    `batch_size` independent samples of the scheme (`expand` [P, I],
+    `expand_chance` [P, C], static `capacity_`). Unbiased: the mean over keys of
+    `values` is `sequences.counterfactual_values` of the full tree."""
+    dtype = policy.dtype
+    policy_rows, chance_rows = _sampling_rows(tree, policy, traverser, exploration)
+    expand_c = jnp.pad(expand_chance[traverser], (0, max(1 - expand_chance.shape[1], 0)))
+    sample = functools.partial(walk, tree, policy_rows, chance_rows, expand[traverser],
+                               expand_c, capacity_)
+    # One draw of random numbers for the whole batch: far cheaper than a key per slot.
+    levels = max(len(tree.sizes.level_offsets) - 2, 0)
+    uniforms = jax.random.uniform(key, (batch_size, levels, capacity_), dtype)
+    inner, inner_q, leaves, leaf_q = jax.vmap(sample)(uniforms)
+
+    index = jnp.asarray(tree.node_index)
+    reached = leaves.reshape(-1) >= 0
+    terminals = jnp.where(reached, index[jnp.maximum(leaves.reshape(-1), 0)], 0)
+    view = _leaf_view(tree, terminals)
+    flat = seq.flatten(tree, policy)
+    reach = seq.player_reach(view, flat)
+    chance = seq.chance_reach(view, dtype)
+    inverse_q = jnp.where(reached, 1.0 / (leaf_q.reshape(-1) * batch_size), 0.0)
+    weights = seq.leaf_weights(view, reach, chance, traverser) * inverse_q
+    values = seq.counterfactual_values(view, flat, weights, traverser)
+
+    nodes = inner.reshape(-1)
+    decision = (nodes >= 0) & (jnp.asarray(tree.node_player)[jnp.maximum(nodes, 0)] >= 0)
+    infoset = jnp.where(decision, index[jnp.maximum(nodes, 0)], 0)
+    inverse = jnp.where(decision, 1.0 / (inner_q.reshape(-1) * batch_size), 0.0)
+    per_infoset = jax.ops.segment_sum(inverse, infoset, num_segments=tree.sizes.num_infosets)
+    reach_weights = per_infoset * seq.own_reach(tree, flat)
+    touched = ((nodes >= 0).sum() + reached.sum()).astype(dtype)
+    return Estimate(values, reach_weights, touched)
+
+
+# ----------------------------------------------------------------- the solver
+def _float_dtype():
+    return jnp.zeros(()).dtype
+
+
+def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> MCCFRState:
+    expand, expand_c, cap = scheme(tree)
+    owner = _host(tree, "infoset_player")
+    sampled_own = ~expand[owner, np.arange(len(owner))]
+    if exploration <= 0 and sampled_own.any():
+        i = int(np.nonzero(sampled_own)[0][0])
+        raise GameError(f"the scheme samples the traverser's own actions (e.g. at infoset "
+                        f"{tree.names.infosets[i]!r}) but exploration=0: actions the policy "
+                        "never plays would never be tried; pass exploration > 0")
+    if key is None:
+        key = jax.random.PRNGKey(0)
+    elif not (hasattr(key, "shape") and tuple(key.shape) == (2,)):
+        raise GameError("key must be a jax.random.PRNGKey (a [2] uint32 array), "
+                        f"got {type(key).__name__} with shape {getattr(key, 'shape', None)}")
+    shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
+    dtype = _float_dtype()
+    zeros = jnp.zeros(shape, dtype)
+    return MCCFRState(zeros, zeros, zeros, zeros, jnp.zeros((), jnp.int32),
+                      jnp.zeros((), dtype), jnp.ones((), dtype), jnp.asarray(key, jnp.uint32),
+                      jnp.zeros((), dtype), jnp.asarray(expand), jnp.asarray(expand_c),
+                      jnp.zeros((cap,), jnp.int32))
+
+
+def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
+          averaging: str, floor: bool, alpha, beta, gamma: float) -> MCCFRState:
+    dtype = state.regrets.dtype
+    legal = jnp.asarray(tree.legal)
+    owner = jnp.asarray(tree.infoset_player)
+    t = (state.iteration + 1).astype(dtype)
+    weight = t**gamma * state.weight_scale
+    key, step_key = jax.random.split(state.key)
+    regrets, average, carry, touched = state.regrets, state.average, state.average_carry, state.touched
+    for p in range(tree.sizes.num_players):  # alternating: p sees the updates before it
+        policy = regret_matching(regrets, legal)
+        est = estimate(tree, policy, p, jax.random.fold_in(step_key, p), expand=state.expand,
+                       expand_chance=state.expand_chance, capacity_=state.frontier.shape[0],
+                       batch_size=batch_size, exploration=exploration)
+        mine = (owner == p)[:, None] & legal
+        instant = jnp.where(mine, est.values - (policy * est.values).sum(-1, keepdims=True), 0.0)
+        regrets = accumulate_regrets(regrets, instant, mine, t, floor=floor, alpha=alpha,
+                                     beta=beta)
+        averaged = (owner == p) if averaging == "traverser" else (owner != p)
+        average, carry = kahan_add(average, carry, weight * est.reach_weights[:, None] * policy,
+                                   averaged[:, None] & legal)
+        touched = touched + est.touched
+    average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
+                                                   state.weight_scale)
+    return state._replace(regrets=regrets, average=average, average_carry=carry,
+                          iteration=state.iteration + 1, total_weight=total,
+                          weight_scale=scale, key=key, touched=touched)
+
+
+def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponents: bool = True,
+                expand_chance: bool = False, mask=None, chance_mask=None,
+                exploration: float = 0.0, averaging: str = "traverser",
+                rule: str = "cfr", name: str | None = None) -> Solver:
+    """Monte-Carlo CFR with a scheme of one's own (seed 004's sample / expand_all).
+
+    Args:
+      batch_size: B samples per player per step, walked in parallel; the regret
+        and average increments are their mean.
+      expand_own, expand_opponents, expand_chance: the rule where no mask is given
+        (defaults: chance-sampled CFR).
+      mask: bool [I] or [P, I] (row p: when p traverses); True expands the infoset.
+      chance_mask: bool [C] or [P, C] per chance node.
+      exploration: weight of the uniform policy mixed into the traverser's own
+        sampling policy (needed > 0 wherever the traverser samples).
+      averaging: whose infosets a traversal adds to the average strategy:
+        "traverser" or "opponents" (see the module docstring).
+      rule: "cfr" (plain regret sums, uniform average), "cfr+" (floored at zero,
+        linear average) or "dcfr" (discounted with 1.5, 0, 2).
+    Returns:
+      Solver with init(tree, key=None) -> MCCFRState and step(tree, state).
+    """
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if not 0.0 <= exploration <= 1.0:
+        raise ValueError(f"exploration must lie in [0, 1], got {exploration!r}")
+    if averaging not in AVERAGING:
+        raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
+    if mask is None and chance_mask is None:  # hashable knobs: share one Solver
+        return _cached(int(batch_size), bool(expand_own), bool(expand_opponents),
+                       bool(expand_chance), float(exploration), averaging, rule, name)
+    scheme = functools.partial(make_scheme, expand_own=expand_own,
+                               expand_opponents=expand_opponents, expand_chance=expand_chance,
+                               mask=mask, chance_mask=chance_mask)
+    return _make(scheme, int(batch_size), float(exploration), averaging, RULES[rule],
+                 name or "sampled-cfr")
+
+
+def _make(scheme, batch_size, exploration, averaging, rule, name) -> Solver:
+    init = functools.partial(_init, scheme=scheme, exploration=exploration)
+    step = functools.partial(_step, batch_size=batch_size, exploration=exploration,
+                             averaging=averaging, **rule)
+    return Solver(init, step, name)
+
+
+@functools.cache
+def _cached(batch_size, expand_own, expand_opponents, expand_chance, exploration, averaging,
+            rule, name) -> Solver:
+    scheme = functools.partial(make_scheme, expand_own=expand_own,
+                               expand_opponents=expand_opponents, expand_chance=expand_chance)
+    return _make(scheme, batch_size, exploration, averaging, RULES[rule],
+                 name or "sampled-cfr")
+
+
+def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
+    """External-sampling MCCFR: the traverser expands all its actions, opponents and
+    chance are sampled once per visited history; opponents' averages updated."""
+    return sampled_cfr(batch_size, expand_own=True, expand_opponents=False,
+                       expand_chance=False, averaging="opponents",
+                       name=kwargs.pop("name", "es-mccfr"), **kwargs)
+
+
+def outcome_sampling(batch_size: int = 1, exploration: float = 0.6, **kwargs) -> Solver:
+    """Outcome-sampling MCCFR: one trajectory per sample, the traverser's own actions
+    sampled with `exploration` (OpenSpiel's default 0.6); the traverser's average
+    updated with weight own reach / sampling probability."""
+    return sampled_cfr(batch_size, expand_own=False, expand_opponents=False,
+                       expand_chance=False, exploration=exploration, averaging="traverser",
+                       name=kwargs.pop("name", "os-mccfr"), **kwargs)
+
+
+def chance_sampling(batch_size: int = 1, **kwargs) -> Solver:
+    """Chance-sampled CFR: full width over decisions, one chance outcome per sample."""
+    return sampled_cfr(batch_size, expand_own=True, expand_opponents=True,
+                       expand_chance=False, averaging="traverser",
+                       name=kwargs.pop("name", "cs-cfr"), **kwargs)
+
+
+# By CLI name. Chance sampling is left out: on games with a wide decision tree its
+# frontier is nearly the whole tree per sample (use it through the API).
+SAMPLING_SOLVERS = {"os-mccfr": outcome_sampling, "es-mccfr": external_sampling}
+SOLVERS.update(SAMPLING_SOLVERS)
