@@ -19,7 +19,7 @@ from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, ImperfectRecallWarning
 from jaxsolve.evaluate import (best_response, best_response_values, exploitability,
                                nash_conv, policy_value, uniform_policy)
-from jaxsolve.policy import from_table, purify, table, threshold
+from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 
@@ -31,7 +31,7 @@ __all__ = [
     "abstraction", "builders", "distributed", "sampling",
     "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "check_game", "compile_game",
-    "current_policy", "dcfr", "env", "exploitability", "from_table", "lcfr", "nash_conv",
+    "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "lcfr", "nash_conv",
     "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
     "threshold",
     "uniform_policy",

@@ -1,47 +1,75 @@
-"""Solver checkpoints: a CFRState and a JSON record of the run in one `.npz` file.
+"""Solver checkpoints: a solver state and a JSON record of the run in one `.npz` file.
 
     save_checkpoint("runs/kuhn/checkpoint.npz", state, {"game": "kuhn_poker", ...})
     state, meta = load_checkpoint("runs/kuhn/checkpoint.npz")
 
-The arrays are stored as they are (dtype and bits), so a run resumed from a
-checkpoint continues exactly where it stopped. Writes are atomic: the file is
-written next to its destination under a temporary name and moved into place with
+A state is any NamedTuple of arrays: `jaxsolve.CFRState`, `jaxsolve.MCCFRState`
+or one of your own. Its arrays are stored as they are (dtype, shape and bits, so a
+PRNG key and a frontier capacity come back exactly) next to a record of the state's
+type and field names, and `load_checkpoint` rebuilds that type. A run resumed from a
+checkpoint therefore continues exactly where it stopped. Writes are atomic: the file
+is written next to its destination under a temporary name and moved into place with
 `os.replace`, so an interrupted write never leaves a half-written checkpoint.
+
+Format 1 (older jaxsolve) held exactly CFRState's fields and no type record; such
+files still load, as CFRState.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
 from jaxsolve.solvers import CFRState
 
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record
 _META_KEY = "__meta__"
+_STATE_KEY = "__state__"  # JSON {"type": "module:qualname", "fields": [...]}
 
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, unreadable or not a jaxsolve checkpoint."""
 
 
-def save_checkpoint(path: str | Path, state: CFRState, meta: dict[str, Any]) -> Path:
-    """Atomically writes `state` (its arrays, fetched to the host) and `meta` (any
-    JSON-serialisable dict) to `path`. Returns the path written."""
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _fields_of(state) -> tuple[str, ...]:
+    fields = getattr(type(state), "_fields", None)
+    if not isinstance(state, tuple) or fields is None:
+        raise TypeError("save_checkpoint needs a NamedTuple state (e.g. CFRState or "
+                        f"MCCFRState), got {type(state).__name__}")
+    reserved = [f for f in fields if f.startswith("__")]
+    if reserved:
+        raise TypeError(f"state field names may not start with '__': {reserved}")
+    return tuple(fields)
+
+
+def save_checkpoint(path: str | Path, state: NamedTuple, meta: dict[str, Any]) -> Path:
+    """Atomically writes `state` (a NamedTuple of arrays, fetched to the host), its
+    type and field names, and `meta` (any JSON-serialisable dict) to `path`.
+    Returns the path written."""
     path = Path(path)
+    fields = _fields_of(state)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {name: np.asarray(value) for name, value in
-              zip(CFRState._fields, jax.device_get(tuple(state)))}
+              zip(fields, jax.device_get(tuple(state)))}
     record = json.dumps({"format_version": _FORMAT_VERSION, **meta})
+    kind = json.dumps({"type": _type_name(type(state)), "fields": list(fields)})
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **{_META_KEY: np.array(record)}, **arrays)
+            np.savez(f, **{_META_KEY: np.array(record), _STATE_KEY: np.array(kind)}, **arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -54,15 +82,41 @@ def save_checkpoint(path: str | Path, state: CFRState, meta: dict[str, Any]) -> 
     return path
 
 
-def load_checkpoint(path: str | Path) -> tuple[CFRState, dict[str, Any]]:
+def _resolve(name: str) -> type | None:
+    """The class `module:qualname` names, if its module is jaxsolve's own or already
+    imported (loading a checkpoint never imports other code); else None."""
+    module_name, _, qualname = name.partition(":")
+    module = sys.modules.get(module_name)
+    if module is None and (module_name == "jaxsolve" or module_name.startswith("jaxsolve.")):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            return None
+    if module is None or not qualname:
+        return None
+    obj: Any = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) else None
+
+
+def load_checkpoint(path: str | Path, state_type: type | None = None
+                    ) -> tuple[NamedTuple, dict[str, Any]]:
     """Reads a checkpoint written by `save_checkpoint`.
 
+    Args:
+      path: the `.npz` file.
+      state_type: the NamedTuple class to rebuild (its fields must be the saved
+        ones, in order). None: the type recorded in the file, found among
+        jaxsolve's modules or those already imported; CFRState for format-1 files.
+
     Returns:
-      state: a CFRState of NumPy arrays, bit-identical to the saved ones.
+      state: a NamedTuple of NumPy arrays, bit-identical to the saved ones.
       meta: the saved dict (plus "format_version").
 
     Raises:
-      CheckpointError: the file is missing or is not a readable checkpoint.
+      CheckpointError: the file is missing or is not a readable checkpoint, or its
+        state does not fit `state_type` (or its recorded type cannot be found).
     """
     path = Path(path)
     if not path.is_file():
@@ -72,18 +126,35 @@ def load_checkpoint(path: str | Path) -> tuple[CFRState, dict[str, Any]]:
     except Exception as e:  # zip/format errors from numpy
         raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
     with data:
-        missing = [k for k in (_META_KEY, *CFRState._fields) if k not in data.files]
+        if _META_KEY not in data.files:
+            raise CheckpointError(f"{path}: not a jaxsolve checkpoint (missing {_META_KEY})")
+        try:
+            meta = json.loads(str(data[_META_KEY]))
+            kind = (json.loads(str(data[_STATE_KEY])) if _STATE_KEY in data.files else
+                    {"type": _type_name(CFRState), "fields": list(CFRState._fields)})
+            type_name, fields = str(kind["type"]), [str(f) for f in kind["fields"]]
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise CheckpointError(f"{path}: unreadable metadata ({e})") from None
+        if not isinstance(meta, dict) or meta.get("format_version") not in _READABLE_VERSIONS:
+            version = meta.get("format_version") if isinstance(meta, dict) else None
+            raise CheckpointError(f"{path}: checkpoint format {version}, this jaxsolve "
+                                  f"reads {', '.join(map(str, _READABLE_VERSIONS))}")
+        missing = [k for k in fields if k not in data.files]
         if missing:
             raise CheckpointError(f"{path}: not a jaxsolve checkpoint "
                                   f"(missing {', '.join(missing)})")
-        try:
-            meta = json.loads(str(data[_META_KEY]))
-        except json.JSONDecodeError as e:
-            raise CheckpointError(f"{path}: unreadable metadata ({e})") from None
-        state = CFRState(*(data[name] for name in CFRState._fields))
-    if meta.get("format_version") != _FORMAT_VERSION:
-        raise CheckpointError(f"{path}: checkpoint format {meta.get('format_version')}, "
-                              f"this jaxsolve reads {_FORMAT_VERSION}")
+        if state_type is None:
+            state_type = _resolve(type_name)
+            if state_type is None:
+                raise CheckpointError(f"{path}: holds a {type_name} state, a type not found "
+                                      "here; import its module or pass state_type=")
+        expected = list(getattr(state_type, "_fields", ()) or ())
+        if expected != fields:
+            raise CheckpointError(
+                f"{path}: holds a {type_name.rpartition(':')[2]} state with fields "
+                f"{fields}, which do not fit {getattr(state_type, '__name__', state_type)} "
+                f"(fields {expected})")
+        state = state_type(*(data[name] for name in fields))
     return state, meta
 
 

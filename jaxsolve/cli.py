@@ -4,14 +4,20 @@
     jaxsolve solve kuhn_poker --param players=3 --algo dcfr
     jaxsolve solve openspiel:liars_dice --param dice_sides=4 --iters 500
     jaxsolve solve saved_tree.npz --out runs/mine --resume
+    jaxsolve solve leduc_poker --algo es-mccfr --batch 256 --seed 1 --iter 5000
+    jaxsolve solve kuhn_poker --final threshold --tau 0.05
     jaxsolve games
 
 `solve` compiles the game once, puts the tree on the default device and runs the
 solver in chunks of `--eval-every` iterations through one jitted `jaxsolve.run`
 (the iteration count is traced, so chunks of any size share one compilation),
 evaluating the exact exploitability of the average policy after each chunk and
-checkpointing. Bad input ends in one line on stderr and exit code 2; Ctrl-C saves
-the last completed chunk and exits with 130.
+checkpointing. The sampling solvers (os-mccfr, es-mccfr) take `--batch` samples per
+player per iteration from the PRNG key `--seed`; their state carries the key, so a
+resumed run is bit for bit the uninterrupted one. `--final` chooses the strategy
+written to strategy.json and evaluated at the end (average, current, threshold or
+purify; see `jaxsolve.policy.final_policy`). Bad input ends in one line on stderr
+and exit code 2; Ctrl-C saves the last completed chunk and exits with 130.
 """
 
 from __future__ import annotations
@@ -36,11 +42,12 @@ from tqdm import tqdm
 
 import games
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
+from jaxsolve.sampling import SAMPLING_SOLVERS  # also registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
-from jaxsolve.policy import table
+from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.tree import GameTree
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
@@ -48,6 +55,11 @@ CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
     "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
 OPENSPIEL_PREFIX = "openspiel:"
 EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
+DEFAULT_BATCH = 256  # --batch of the sampling solvers
+DEFAULT_TAU = 0.05  # --tau of --final threshold
+FINAL_NAMES = {"average": "average policy", "current": "current policy (last iterate)",
+               "threshold": "average policy thresholded at tau={tau:g}",
+               "purify": "purified average policy"}
 
 # One jitted entry point each, shared by every call in the process. `run` takes the
 # solver as a static argument and the iteration count as a traced one.
@@ -196,7 +208,8 @@ def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
 
 # ---------------------------------------------------------------------- solve
 def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRState:
-    """`n` iterations through the shared jitted `run`; blocks until they are done."""
+    """`n` iterations through the shared jitted `run`; blocks until they are done.
+    `state` is any solver state (a CFRState, or an MCCFRState for sampling solvers)."""
     return jax.block_until_ready(_run_jit(solver, tree, state, n))
 
 
@@ -210,7 +223,9 @@ def _float_dtype() -> str:
 
 def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
     problems = []
-    for key in ("game", "params", "algo"):
+    for key in ("game", "params", "algo", "batch", "seed"):
+        if key not in expect:  # batch and seed: sampling solvers only
+            continue
         if key == "game" and _is_file_game(expect["game"]):
             continue  # a saved tree may have moved; its content digest is checked below
         if json.dumps(meta.get(key), sort_keys=True) != json.dumps(expect[key], sort_keys=True):
@@ -228,10 +243,29 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
                        f"--iters {iters}; pass --iters {meta['iteration']} or more")
 
 
+def _check_state(saved, template, path: Path) -> None:
+    """The loaded state must be what this solver's init gives, up to its values:
+    same type, and every array of the same shape and dtype (e.g. the frontier)."""
+    if type(saved) is not type(template):
+        raise CLIError(f"{path} holds a {type(saved).__name__}, but --algo needs a "
+                       f"{type(template).__name__}; choose another --out or drop --resume")
+    for field, a, b in zip(template._fields, saved, template):
+        if np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.dtype(b.dtype):
+            raise CLIError(f"{path}: its {field} is {np.asarray(a).dtype}{list(np.shape(a))}, "
+                           f"this run's is {np.dtype(b.dtype)}{list(np.shape(b))}; choose "
+                           "another --out or drop --resume")
+
+
 def _resume_command(args, out: Path) -> str:
     words = ["jaxsolve", "solve", args.game, "--algo", args.algo, "--iters", str(args.iters)]
+    if args.algo in SAMPLING_SOLVERS:
+        words += ["--batch", str(args.batch or DEFAULT_BATCH), "--seed", str(args.seed or 0)]
     if args.param:
         words += ["--param", *args.param]
+    if args.final != "average":
+        words += ["--final", args.final]
+    if args.tau is not None:
+        words += ["--tau", repr(args.tau)]
     if args.eval_every:
         words += ["--eval-every", str(args.eval_every)]
     words += ["--out", str(out), "--resume"]
@@ -261,23 +295,38 @@ def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> st
 
 
 def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, args,
-                   params: dict) -> None:
+                   params: dict, run_info: dict) -> None:
+    """Prints and writes the final policy (`--final`), its value and exploitability,
+    the convergence record and its plot. `run_info`: batch and seed of a sampling run."""
     from jaxsolve.plot import plot_convergence  # noqa: PLC0415
 
     iterations = int(state.iteration)
-    policy = _average(tree, state)
+    kind, tau = args.final, _final_tau(args)
+    policy = final_policy(tree, state, kind, tau)
     values = np.asarray(_policy_value(tree, policy), np.float64)
     expl = float(_exploitability(tree, policy))
     strategy = table(tree, policy)
     players = tree.sizes.num_players
-    result = {"game": args.game, "params": params, "algo": args.algo,
-              "iterations": iterations, "players": players, "exploitability": expl,
+    result = {"game": args.game, "params": params, "algo": args.algo, **run_info,
+              "iterations": iterations, "players": players, "final": kind,
+              **({"tau": tau} if tau is not None else {}), "exploitability": expl,
               "value": values.tolist()}
 
-    print(f"Strategy (average policy of {args.algo} after {iterations} iterations):")
+    described = FINAL_NAMES[kind].format(tau=tau)
+    print(f"Strategy ({described} of {args.algo} after {iterations} iterations):")
     print(format_table(strategy, args.max_rows))
     print("Game value: " + ", ".join(f"player {p} = {v:+.6f}" for p, v in enumerate(values)))
     print(f"Exploitability: {expl:.6g}")
+    if kind != "average":
+        average_expl = _evaluate(tree, state)
+        result["average_exploitability"] = average_expl
+        print(f"Exploitability of the average policy: {average_expl:.6g} (for comparison)")
+    if run_info:  # a sampling solver: how much of the tree its samples visited
+        touched = float(state.touched)
+        result["histories_touched"] = touched
+        print(f"Histories touched: {touched:,.0f}, {touched / max(iterations, 1):,.0f} per "
+              f"iteration of {run_info['batch']} samples per player (seed {run_info['seed']}; "
+              f"the tree has {tree.sizes.num_nodes:,} histories)")
     forgetful = [p for p, ok in enumerate(tree.sizes.perfect_recall) if not ok]
     if forgetful:  # best response on the recorded infoset tree is then only approximate
         result["imperfect_recall_players"] = forgetful
@@ -297,27 +346,52 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
 
 
+def _final_tau(args) -> float | None:
+    """--tau as it applies: DEFAULT_TAU for --final threshold unless given; None for
+    the other kinds (where giving --tau is an error)."""
+    if args.final != "threshold":
+        if args.tau is not None:
+            raise CLIError(f"--tau applies to --final threshold only, not --final {args.final}")
+        return None
+    return DEFAULT_TAU if args.tau is None else args.tau
+
+
 def cmd_solve(args) -> int:
     params = parse_params(args.param)
+    _final_tau(args)  # bad --final/--tau combinations fail before any work
+    sampling = args.algo in SAMPLING_SOLVERS
+    if not sampling and (args.batch is not None or args.seed is not None):
+        given = [f for f, v in (("--batch", args.batch), ("--seed", args.seed)) if v is not None]
+        print(f"jaxsolve: note: {' and '.join(given)} only appl{'y' if len(given) > 1 else 'ies'}"
+              " to the sampling solvers "
+              f"({', '.join(SAMPLING_SOLVERS)}); ignored for {args.algo}", file=sys.stderr)
+    batch = args.batch if args.batch is not None else DEFAULT_BATCH
+    seed = args.seed if args.seed is not None else 0
+    run_info = {"batch": batch, "seed": seed} if sampling else {}
     tree = load_tree(args.game, params)
-    solver = SOLVERS[args.algo]()
+    solver = SOLVERS[args.algo](batch_size=batch) if sampling else SOLVERS[args.algo]()
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT
     every = args.eval_every or max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN))
-    identity = {"game": args.game, "params": params, "algo": args.algo,
+    identity = {"game": args.game, "params": params, "algo": args.algo, **run_info,
                 "tree": tree.names.digest, "dtype": _float_dtype()}
 
     tree = jax.device_put(tree)
+    try:
+        fresh = solver.init(tree, jax.random.PRNGKey(seed)) if sampling else solver.init(tree)
+    except GameError as e:
+        raise CLIError(f"{args.game}: {_one_line(e)}") from None
     if args.resume:
         try:
             saved, meta = load_checkpoint(ckpt)
         except CheckpointError as e:
             raise CLIError(f"cannot --resume: {_one_line(e)}") from None
         _check_resume(meta, identity, ckpt, args.iters)
+        _check_state(saved, fresh, ckpt)
         state = jax.device_put(saved)
         history = list(meta.get("convergence", []))
     else:
-        state, history = solver.init(tree), []
+        state, history = fresh, []
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -338,6 +412,8 @@ def cmd_solve(args) -> int:
             expl = _evaluate(tree, new_state)
             record = {"iteration": it + n, "exploitability": expl,
                       "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
+            if sampling:
+                record["touched"] = float(new_state.touched)
             new_history = [*history, record]
             save_checkpoint(ckpt, new_state, meta(it + n, new_history))
             state, history, it = new_state, new_history, it + n  # the chunk is complete
@@ -355,7 +431,7 @@ def cmd_solve(args) -> int:
         return EXIT_INTERRUPTED
     finally:
         bar.close()
-    _write_results(out, tree, state, history, args, params)
+    _write_results(out, tree, state, history, args, params, run_info)
     return EXIT_OK
 
 
@@ -445,6 +521,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 2^32), got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
                      "with the jitted CFR family.")
@@ -456,8 +552,25 @@ def build_parser() -> argparse.ArgumentParser:
                        "games`), openspiel:NAME, or a saved tree FILE.npz")
     solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
                        help="solver (default: cfr+)")
-    solve.add_argument("--iters", type=_positive_int, default=1000,
-                       help="total iterations (default: 1000)")
+    solve.add_argument("--iters", "--iter", dest="iters", type=_positive_int, default=1000,
+                       metavar="N", help="total iterations (default: 1000); for the "
+                       "sampling solvers one iteration is --batch samples per player")
+    solve.add_argument("--batch", type=_positive_int, default=None, metavar="B",
+                       help=f"samples per player per iteration of the sampling solvers "
+                       f"({', '.join(SAMPLING_SOLVERS)}; default: {DEFAULT_BATCH}); "
+                       "ignored, with a note, for the full-width solvers")
+    solve.add_argument("--seed", type=_seed, default=None, metavar="S",
+                       help="PRNG seed of the sampling solvers, used as "
+                       "jax.random.PRNGKey(S) (default: 0); ignored, with a note, for the "
+                       "full-width solvers")
+    solve.add_argument("--final", choices=FINAL_KINDS, default="average",
+                       help="strategy written to strategy.json and evaluated at the end: "
+                       "the average policy (default), the current one (last iterate), the "
+                       "average thresholded at --tau, or the average purified to its most "
+                       "likely actions; the convergence record always tracks the average")
+    solve.add_argument("--tau", type=_probability, default=None, metavar="TAU",
+                       help=f"--final threshold drops probabilities below TAU and "
+                       f"renormalises (default: {DEFAULT_TAU}); an error with other --final")
     solve.add_argument("--eval-every", type=_positive_int, default=None, metavar="K",
                        help=f"evaluate exploitability and checkpoint every K iterations "
                        f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")

@@ -80,3 +80,49 @@ def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
     kept = jnp.where(policy >= tau, policy, 0.0)
     total = kept.sum(axis=-1, keepdims=True)
     return jnp.where(total > 0, kept / jnp.where(total > 0, total, 1.0), purify(tree, policy))
+
+
+FINAL_KINDS = ("average", "current", "threshold", "purify")
+
+
+def final_policy(tree: GameTree, state, kind: str = "average",
+                 tau: float | None = None) -> jnp.ndarray:
+    """[I, A] the strategy to report from a solver state, derived from the training
+    iterates in one of four ways (seed 004: the final strategy may differ from the
+    one training plays):
+
+      "average"    the average strategy (`average_policy`), what CFR's guarantee is for;
+      "current"    the last iterate, regret matching of the regrets (`current_policy`,
+                   which for predictive CFR+ also counts the prediction);
+      "threshold"  the average with probabilities below `tau` set to zero and rows
+                   renormalised (`threshold`; needs tau in [0, 1));
+      "purify"     the average's most likely action per infoset, ties to the lowest
+                   action id (`purify`).
+
+    `state` is any solver state with CFRState's fields (CFRState, MCCFRState).
+    `kind` and `tau` are static under jit. Raises ValueError for an unknown kind, a
+    threshold without tau or with tau outside [0, 1), or a tau given to another kind.
+    """
+    if kind not in FINAL_KINDS:
+        raise ValueError(f"unknown final policy kind {kind!r}; expected one of "
+                         f"{', '.join(FINAL_KINDS)}")
+    if kind == "threshold":
+        if tau is None:
+            raise ValueError("final policy 'threshold' needs tau, the probability below "
+                             "which actions are dropped (e.g. tau=0.05)")
+        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.integer, np.floating)):
+            raise ValueError(f"tau must be a number in [0, 1), got {tau!r}")
+        if not 0.0 <= float(tau) < 1.0:
+            raise ValueError(f"tau must lie in [0, 1), got {tau!r}")
+    elif tau is not None:
+        raise ValueError(f"tau applies to the 'threshold' final policy only, not {kind!r}")
+    from jaxsolve.solvers import average_policy, current_policy  # noqa: PLC0415
+
+    if kind == "current":
+        return current_policy(tree, state)
+    average = average_policy(tree, state)
+    if kind == "threshold":
+        return threshold(tree, average, float(tau))
+    if kind == "purify":
+        return purify(tree, average)
+    return average

@@ -3,12 +3,13 @@
 import json
 import re
 
+import jax
 import numpy as np
 import pytest
 
 import jaxsolve
 from jaxsolve import cli
-from jaxsolve.checkpoint import load_checkpoint, save_checkpoint
+from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from conftest import builtin_tree
 
 KUHN_VALUE = -1 / 18  # player 0's value of 2-player Kuhn poker (Kuhn 1950)
@@ -24,7 +25,8 @@ def final_state(out):
 
 
 def assert_same_state(a, b):
-    for field in jaxsolve.CFRState._fields:
+    assert type(a) is type(b)
+    for field in type(a)._fields:
         x, y = getattr(a, field), getattr(b, field)
         assert x.dtype == y.dtype and np.array_equal(x, y), field
 
@@ -154,6 +156,11 @@ def bad_npz(tmp_path):
     (["solve", "kuhn_poker", "--out", "EMPTY", "--resume"], "cannot --resume"),
     (["solve", "kuhn_poker", "--iters", "0"], "--iters"),
     (["solve", "kuhn_poker", "--algo", "sgd"], "--algo"),
+    (["solve", "kuhn_poker", "--tau", "0.1"], "--tau applies to --final threshold only"),
+    (["solve", "kuhn_poker", "--final", "threshold", "--tau", "1"], "--tau"),
+    (["solve", "kuhn_poker", "--final", "mode"], "--final"),
+    (["solve", "kuhn_poker", "--algo", "os-mccfr", "--batch", "0"], "--batch"),
+    (["solve", "kuhn_poker", "--algo", "es-mccfr", "--seed", "-1"], "--seed"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(argv, says, bad_npz, tmp_path, capsys):
@@ -209,3 +216,171 @@ def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
     assert cli.main(["pursuit", "solve", "--variant", "seed"]) == 0
     out = capsys.readouterr().out
     assert '"winner": "evader"' in out and '"root_value": 1.0' in out
+
+
+# ---------------------------------------------------------------- sampling solvers
+def strategy_of(out):
+    return json.loads((out / cli.STRATEGY).read_text())
+
+
+def test_sampling_solver_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "os"
+    assert solve(out, "--algo", "os-mccfr", "--batch", "64", "--seed", "3", "--iter", "50") == 0
+    printed = capsys.readouterr().out
+    assert "Histories touched:" in printed and "64 samples per player" in printed
+    result = strategy_of(out)
+    assert {k: result[k] for k in ("algo", "batch", "seed", "iterations", "final")} == {
+        "algo": "os-mccfr", "batch": 64, "seed": 3, "iterations": 50, "final": "average"}
+    assert "average_exploitability" not in result  # the final policy is the average
+
+    # The reported exploitability is that of the written table, which is the
+    # checkpointed state's average policy; its key is the one 50 steps advanced.
+    tree = builtin_tree("kuhn_poker")
+    state, meta = load_checkpoint(out / cli.CHECKPOINT)
+    assert type(state) is jaxsolve.MCCFRState and state.key.dtype == np.uint32
+    assert (meta["batch"], meta["seed"], int(state.iteration)) == (64, 3, 50)
+    assert result["histories_touched"] == float(state.touched) > 0
+    policy = jaxsolve.from_table(tree, result["strategy"], default="error")
+    np.testing.assert_allclose(policy, jaxsolve.average_policy(tree, state), atol=1e-12)
+    assert float(jaxsolve.exploitability(tree, policy)) == pytest.approx(
+        result["exploitability"], abs=1e-9)
+    assert 0 < result["exploitability"] < 0.5
+
+    history = json.loads((out / cli.CONVERGENCE).read_text())
+    assert [r["iteration"] for r in history] == list(range(1, 51))
+    touched = [r["touched"] for r in history]
+    assert touched == sorted(touched) and touched[-1] == result["histories_touched"]
+    assert (out / cli.PLOT).read_bytes()[:4] == b"\x89PNG"
+
+
+ES = ("--algo", "es-mccfr", "--batch", "16", "--seed", "5")
+
+
+@pytest.fixture(scope="module")
+def es_straight(tmp_path_factory):
+    """60 iterations of ES-MCCFR on Kuhn in one go (eval every 2, the default for 60)."""
+    out = tmp_path_factory.mktemp("es_straight")
+    assert solve(out, *ES, "--iters", "60") == 0
+    return out
+
+
+def test_sampling_resume_is_bit_exact(tmp_path, es_straight):
+    assert solve(tmp_path, *ES, "--iters", "30") == 0  # chunks of 1 ...
+    assert solve(tmp_path, *ES, "--iters", "60", "--resume") == 0  # ... then chunks of 2
+    assert_same_state(final_state(tmp_path), final_state(es_straight))
+    assert strategy_of(tmp_path)["strategy"] == strategy_of(es_straight)["strategy"]
+    iterations = [r["iteration"] for r in json.loads((tmp_path / cli.CONVERGENCE).read_text())]
+    assert iterations == list(range(1, 31)) + list(range(32, 61, 2))
+
+
+def test_sampling_resume_refuses_another_seed_or_batch(es_straight, capsys):
+    algo = ES[:2]
+    for other, says in [(("--batch", "16", "--seed", "6"), "seed 5, not 6"),
+                        (("--batch", "32", "--seed", "5"), "batch 16, not 32"),
+                        (("--seed", "5"), "batch 16, not 256")]:
+        assert solve(es_straight, *algo, *other, "--iters", "60", "--resume") == 2
+        line = capsys.readouterr().err.strip()
+        assert "\n" not in line and says in line, line
+    assert solve(es_straight, "--algo", "os-mccfr", "--batch", "16", "--seed", "5",
+                 "--iters", "60", "--resume") == 2
+    assert "algo 'es-mccfr', not 'os-mccfr'" in capsys.readouterr().err
+
+
+def test_seeds_decide_the_sampling_run(tmp_path):
+    def strategy(name, seed):
+        assert solve(tmp_path / name, *ES[:4], "--seed", str(seed), "--iters", "10",
+                     "--eval-every", "10") == 0
+        return strategy_of(tmp_path / name)["strategy"]
+
+    first, again, other = strategy("a", 1), strategy("b", 1), strategy("c", 2)
+    assert first == again
+    assert first != other
+
+
+def test_batch_and_seed_are_ignored_with_a_note_for_full_width_solvers(tmp_path, capsys):
+    assert solve(tmp_path, "--iters", "3", "--batch", "8", "--seed", "1") == 0
+    err = capsys.readouterr().err
+    assert "note: --batch and --seed only apply to the sampling solvers" in err
+    assert type(final_state(tmp_path)) is jaxsolve.CFRState
+    assert "batch" not in strategy_of(tmp_path) and "seed" not in strategy_of(tmp_path)
+
+
+# ---------------------------------------------------------------- final strategies
+def test_final_purify_writes_a_pure_strategy(tmp_path, capsys):
+    assert solve(tmp_path, "--iters", "20", "--final", "purify") == 0
+    assert "purified average policy" in capsys.readouterr().out
+    result = strategy_of(tmp_path)
+    assert result["final"] == "purify" and "tau" not in result
+    assert all(sorted(row.values()) == [0.0, 1.0] for row in result["strategy"].values())
+
+    tree = builtin_tree("kuhn_poker")
+    state = final_state(tmp_path)
+    policy = jaxsolve.from_table(tree, result["strategy"], default="error")
+    np.testing.assert_array_equal(
+        policy, jaxsolve.purify(tree, jaxsolve.average_policy(tree, state)))
+    assert float(jaxsolve.exploitability(tree, policy)) == pytest.approx(
+        result["exploitability"], abs=1e-9)
+    average = float(jaxsolve.exploitability(tree, jaxsolve.average_policy(tree, state)))
+    assert result["average_exploitability"] == pytest.approx(average, abs=1e-9)
+    # The convergence record still tracks the average policy.
+    history = json.loads((tmp_path / cli.CONVERGENCE).read_text())
+    assert history[-1]["exploitability"] == pytest.approx(average, abs=1e-9)
+
+
+def test_final_threshold_defaults_tau_and_current_is_the_last_iterate(tmp_path):
+    assert solve(tmp_path / "t", "--iters", "20", "--final", "threshold") == 0
+    result = strategy_of(tmp_path / "t")
+    assert (result["final"], result["tau"]) == ("threshold", cli.DEFAULT_TAU)
+    assert all(p == 0 or p >= cli.DEFAULT_TAU for row in result["strategy"].values()
+               for p in row.values())
+
+    tree = builtin_tree("kuhn_poker")
+    assert solve(tmp_path / "c", "--iters", "20", "--final", "current") == 0
+    state = final_state(tmp_path / "c")
+    policy = jaxsolve.from_table(tree, strategy_of(tmp_path / "c")["strategy"])
+    np.testing.assert_allclose(policy, jaxsolve.current_policy(tree, state), atol=1e-12)
+
+
+# ---------------------------------------------------------------- checkpoints
+def test_sampling_checkpoint_round_trip_keeps_types_dtypes_and_shapes(tmp_path):
+    tree = builtin_tree("kuhn_poker")
+    solver = jaxsolve.external_sampling(batch_size=16)  # the CLI's, so compiled already
+    state = cli._run_jit(solver, tree, solver.init(tree, jax.random.PRNGKey(7)), 3)
+    save_checkpoint(tmp_path / "m.npz", state, {"note": "es"})
+    loaded, meta = load_checkpoint(tmp_path / "m.npz")
+    assert type(loaded) is jaxsolve.MCCFRState and meta["note"] == "es"
+    for field, a, b in zip(loaded._fields, loaded, jax.device_get(state)):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), field
+    assert loaded.frontier.shape == state.frontier.shape and loaded.expand.dtype == bool
+    # An explicit type must fit the saved fields.
+    loaded, _ = load_checkpoint(tmp_path / "m.npz", state_type=jaxsolve.MCCFRState)
+    assert type(loaded) is jaxsolve.MCCFRState
+    with pytest.raises(CheckpointError, match="do not fit CFRState"):
+        load_checkpoint(tmp_path / "m.npz", state_type=jaxsolve.CFRState)
+    with pytest.raises(TypeError, match="NamedTuple"):
+        save_checkpoint(tmp_path / "x.npz", tuple(state), {})
+
+
+def write_format_1(path, state, meta):
+    """A checkpoint as the first jaxsolve wrote it: CFRState's arrays, no type record."""
+    record = json.dumps({**meta, "format_version": 1})
+    np.savez(path, __meta__=np.array(record),
+             **{f: np.asarray(x) for f, x in zip(jaxsolve.CFRState._fields, state)})
+
+
+def test_old_cfr_checkpoints_load_and_resume(tmp_path, uninterrupted):
+    tree = builtin_tree("kuhn_poker")
+    solver = jaxsolve.cfr_plus()
+    state = cli._run_jit(solver, tree, solver.init(tree), 5)
+    write_format_1(tmp_path / "old.npz", state, {"game": "kuhn_poker"})
+    loaded, meta = load_checkpoint(tmp_path / "old.npz")
+    assert type(loaded) is jaxsolve.CFRState and meta["format_version"] == 1
+    assert_same_state(loaded, jax_to_numpy(state))
+
+    # A run checkpointed by the old code resumes to the uninterrupted result.
+    assert solve(tmp_path / "run", "--iters", "30") == 0
+    ckpt = tmp_path / "run" / cli.CHECKPOINT
+    saved, meta = load_checkpoint(ckpt)
+    write_format_1(ckpt, saved, meta)
+    assert solve(tmp_path / "run", "--iters", "60", "--resume") == 0
+    assert_same_state(final_state(tmp_path / "run"), final_state(uninterrupted))
