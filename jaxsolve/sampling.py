@@ -180,26 +180,47 @@ def capacity(tree: GameTree, expand: np.ndarray, expand_chance: np.ndarray) -> i
 
 
 # ----------------------------------------------------------------- sampling
-def _sampling_rows(tree: GameTree, policy, traverser: int, exploration: float):
-    """[I, W] and [C, W] sampling distributions padded to the children width W."""
-    legal = jnp.asarray(tree.legal)
+def _chance_rows(tree: GameTree, dtype):
+    """[max(C, 1), W] chance distributions padded to the children width W (at least
+    one row, so that gathers stay valid in games without chance)."""
+    chance = jnp.asarray(tree.chance_probs, dtype)
     width = tree.children.shape[-1]
+    return jnp.pad(chance, ((0, max(1 - chance.shape[0], 0)), (0, width - chance.shape[1])))
+
+
+def _explore(tree: GameTree, rows, infosets, traverser: int, exploration: float):
+    """[K, W] sampling rows at `infosets`: the policy `rows` [K, A], mixed with uniform
+    at the traverser's own infosets, padded to the children width W."""
+    legal = jnp.asarray(tree.legal)[infosets]
     uniform = legal / legal.sum(axis=-1, keepdims=True)
-    explored = (1.0 - exploration) * policy + exploration * uniform
-    mine = (jnp.asarray(tree.infoset_player) == traverser)[:, None]
-    rows = jnp.where(mine, explored, policy).astype(policy.dtype)
-    chance = jnp.asarray(tree.chance_probs, policy.dtype)
-    # At least one chance row, so that gathers stay valid in games without chance.
-    pad = lambda x: jnp.pad(x, ((0, max(1 - x.shape[0], 0)), (0, width - x.shape[1])))  # noqa: E731
-    return pad(rows), pad(chance)
+    mine = (jnp.asarray(tree.infoset_player)[infosets] == traverser)[:, None]
+    rows = jnp.where(mine, (1.0 - exploration) * rows + exploration * uniform, rows)
+    return _pad_rows(tree, rows)
 
 
-def walk(tree: GameTree, policy_rows, chance_rows, expand_row, expand_chance_row,
+def _pad_rows(tree: GameTree, rows):
+    """[K, A] -> [K, W], zeros in the chance-only action slots."""
+    return jnp.pad(rows, ((0, 0), (0, tree.children.shape[-1] - rows.shape[-1])))
+
+
+def _uniforms(tree: GameTree, key, batch_size: int, capacity_: int, dtype):
+    """[B, D-1, K] one draw of random numbers for a batch of walks (far cheaper than
+    a key per slot)."""
+    levels = max(len(tree.sizes.level_offsets) - 2, 0)
+    return jax.random.uniform(key, (batch_size, levels, capacity_), dtype)
+
+
+def _expand_chance_row(expand_chance, traverser: int):
+    return jnp.pad(expand_chance[traverser], (0, max(1 - expand_chance.shape[1], 0)))
+
+
+def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expand_chance_row,
          capacity_: int, uniforms):
     """One sample: the breadth-first frontier walk from the root.
 
     Args:
-      policy_rows: [I, W] sampling distribution at each infoset.
+      decision_rows: infoset ids [K] -> ([K, W] sampling distributions, [K, W] the
+        policy) there; a function, so that solvers compute only the rows they visit.
       chance_rows: [C, W] at each chance node.
       expand_row: [I] bool; expand_chance_row: [C] bool (the traverser's rows).
       capacity_: K, static.
@@ -207,19 +228,21 @@ def walk(tree: GameTree, policy_rows, chance_rows, expand_row, expand_chance_row
     Returns:
       inner: [D-1, K] the decision and chance nodes visited at each depth (-1: none).
       inner_q: [D-1, K] their sampling probabilities q(h).
+      inner_reach: [D-1, K] the acting player's own reach pi_r(h) there.
       leaves: [K] the leaves reached (terminal node ids, -1 in unused slots).
       leaf_q: [K] their q(z).
+      leaf_reach: [K, P+1] each player's reach of them, chance's last.
     """
     player = jnp.asarray(tree.node_player)
     index = jnp.asarray(tree.node_index)
     children = jnp.asarray(tree.children)
     width = children.shape[-1]
-    K = capacity_
-    dtype = policy_rows.dtype
-    depth = len(tree.sizes.level_offsets) - 1
+    K, P = capacity_, tree.sizes.num_players
+    dtype = chance_rows.dtype
+    slots = jnp.arange(K, dtype=jnp.int32)
 
     def level(carry, u):
-        nodes, q = carry
+        nodes, q, reach = carry
         used = nodes >= 0
         n = jnp.maximum(nodes, 0)
         who = player[n]
@@ -228,7 +251,9 @@ def walk(tree: GameTree, policy_rows, chance_rows, expand_row, expand_chance_row
         inner = is_decision | is_chance
         i = jnp.where(is_decision, index[n], 0)
         c = jnp.where(is_chance, index[n], 0)
-        probs = jnp.where(is_chance[:, None], chance_rows[c], policy_rows[i])  # [K, W]
+        sampling_rows, policy_rows = decision_rows(i)
+        probs = jnp.where(is_chance[:, None], chance_rows[c], sampling_rows)  # [K, W]
+        played = jnp.where(is_chance[:, None], chance_rows[c], policy_rows)
         expanded = jnp.where(is_chance, expand_chance_row[c], expand_row[i])
         kids = children[n]  # [K, W]
         # Inverse-CDF sampling with one uniform per slot: the first action whose
@@ -238,23 +263,39 @@ def walk(tree: GameTree, policy_rows, chance_rows, expand_row, expand_chance_row
         pick = (cdf <= (u * cdf[:, -1])[:, None]).sum(-1)
         last = width - 1 - jnp.argmax(jnp.flip(probs > 0, -1), axis=-1)
         pick = jnp.minimum(pick, last)
-        picked = jnp.arange(width)[None, :] == pick[:, None]
-        take = inner[:, None] & (kids >= 0) & (expanded[:, None] | picked)
-        stay = is_leaf[:, None] & (jnp.arange(width)[None, :] == 0)  # leaves carry on
-        valid = (take | stay).reshape(-1)
-        child = jnp.where(stay, n[:, None], kids).reshape(-1)
-        factor = jnp.where(inner & ~expanded,
-                           jnp.take_along_axis(probs, pick[:, None], axis=-1)[:, 0], 1.0)
-        child_q = jnp.broadcast_to((q * factor)[:, None], (K, width)).reshape(-1)
-        # Compaction: the j-th valid candidate goes to slot j (at most K are valid).
-        dest = jnp.where(valid, jnp.cumsum(valid) - 1, K)
-        new_nodes = jnp.full((K,), -1, nodes.dtype).at[dest].set(child, mode="drop")
-        new_q = jnp.ones((K,), dtype).at[dest].set(child_q, mode="drop")
-        return (new_nodes, new_q), (jnp.where(inner, nodes, -1), q)
+        # Compaction by gathers: slot k hands `count[k]` children to the new slots
+        # start[k], start[k] + 1, ... (a leaf hands on itself); each new slot finds
+        # its parent as the last slot starting at or before it (a cumulative max).
+        count = jnp.where(inner, jnp.where(expanded, (kids >= 0).sum(-1), 1), is_leaf)
+        start = jnp.cumsum(count) - count
+        marker = jnp.full((K,), -1, jnp.int32).at[jnp.where(count > 0, start, K)].set(
+            slots.astype(jnp.int32), mode="drop")
+        parent = jax.lax.cummax(marker)
+        has = parent >= 0
+        parent = jnp.maximum(parent, 0)
+        rank = slots - start[parent]
+        has = has & (rank < count[parent])
+        row = kids[parent]  # [K, W]
+        nth_legal = jnp.argmax(jnp.cumsum(row >= 0, axis=-1) == (rank + 1)[:, None], axis=-1)
+        action = jnp.where(expanded[parent], nth_legal, pick[parent])
+        child = jnp.where(is_leaf[parent], nodes[parent],
+                          jnp.take_along_axis(row, action[:, None], -1)[:, 0])
+        sampled = inner[parent] & ~expanded[parent]
+        p_sample = jnp.take_along_axis(probs[parent], action[:, None], -1)[:, 0]
+        p_play = jnp.take_along_axis(played[parent], action[:, None], -1)[:, 0]
+        new_q = q[parent] * jnp.where(sampled, p_sample, 1.0)
+        mover = jnp.where(is_chance[parent], P, jnp.where(is_decision[parent], who[parent], -1))
+        new_reach = reach[parent] * jnp.where(
+            jnp.arange(P + 1)[None, :] == mover[:, None], p_play[:, None], 1.0)
+        acting = jnp.take_along_axis(reach, jnp.clip(who, 0, P)[:, None], -1)[:, 0]
+        new = (jnp.where(has, child, -1), jnp.where(has, new_q, 1.0), new_reach)
+        return new, (jnp.where(inner, nodes, -1), q, acting)
 
-    start = (jnp.full((K,), -1, jnp.int32).at[0].set(0), jnp.ones((K,), dtype))
-    (leaves, leaf_q), (inner, inner_q) = jax.lax.scan(level, start, uniforms)
-    return inner, inner_q, leaves, leaf_q
+    first = (jnp.full((K,), -1, jnp.int32).at[0].set(0), jnp.ones((K,), dtype),
+             jnp.ones((K, P + 1), dtype))
+    (leaves, leaf_q, leaf_reach), (inner, inner_q, inner_reach) = jax.lax.scan(
+        level, first, uniforms)
+    return inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach
 
 
 def _leaf_view(tree: GameTree, terminals) -> GameTree:
@@ -275,14 +316,12 @@ def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chan
     `expand_chance` [P, C], static `capacity_`). Unbiased: the mean over keys of
     `values` is `sequences.counterfactual_values` of the full tree."""
     dtype = policy.dtype
-    policy_rows, chance_rows = _sampling_rows(tree, policy, traverser, exploration)
-    expand_c = jnp.pad(expand_chance[traverser], (0, max(1 - expand_chance.shape[1], 0)))
-    sample = functools.partial(walk, tree, policy_rows, chance_rows, expand[traverser],
-                               expand_c, capacity_)
-    # One draw of random numbers for the whole batch: far cheaper than a key per slot.
-    levels = max(len(tree.sizes.level_offsets) - 2, 0)
-    uniforms = jax.random.uniform(key, (batch_size, levels, capacity_), dtype)
-    inner, inner_q, leaves, leaf_q = jax.vmap(sample)(uniforms)
+    rows = lambda i: (_explore(tree, policy[i], i, traverser, exploration),  # noqa: E731
+                      _pad_rows(tree, policy[i]))
+    sample = functools.partial(walk, tree, rows, _chance_rows(tree, dtype), expand[traverser],
+                               _expand_chance_row(expand_chance, traverser), capacity_)
+    uniforms = _uniforms(tree, key, batch_size, capacity_, dtype)
+    inner, inner_q, _, leaves, leaf_q, _ = jax.vmap(sample)(uniforms)
 
     index = jnp.asarray(tree.node_index)
     reached = leaves.reshape(-1) >= 0
@@ -333,8 +372,10 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> 
                       jnp.zeros((cap,), jnp.int32))
 
 
-def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
+def _dense_step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
           averaging: str, floor: bool, alpha, beta, gamma: float) -> MCCFRState:
+    """The step computed full width from `estimate` ([I, A] arrays per player): the
+    reference the solver's sparse `_step` is tested against."""
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -357,6 +398,114 @@ def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: fl
         touched = touched + est.touched
     average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
                                                    state.weight_scale)
+    return state._replace(regrets=regrets, average=average, average_carry=carry,
+                          iteration=state.iteration + 1, total_weight=total,
+                          weight_scale=scale, key=key, touched=touched)
+
+
+def _sequence_probs(tree: GameTree, regrets, sequences):
+    """Regret-matching probabilities of `sequences` (any shape; the empty sequence
+    gives 1), computed from the rows they touch only.
+
+    Returns (probs [...], rows [..., A] the policy rows, infosets [...], valid [...]).
+    """
+    A = tree.sizes.num_actions
+    valid = sequences < tree.sizes.empty_sequence
+    infosets = jnp.where(valid, sequences // A, 0)
+    rows = regret_matching(regrets[infosets], jnp.asarray(tree.legal)[infosets])
+    probs = jnp.take_along_axis(rows, (sequences % A)[..., None], axis=-1)[..., 0]
+    return jnp.where(valid, probs, 1.0), rows, infosets, valid
+
+
+def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight, *,
+              expand, expand_chance, capacity_: int, exploration: float, averaging: str,
+              floor: bool):
+    """One player's sampled update, touching only the rows the samples visit.
+
+    Per step this costs O(B K D A) for B samples of frontier K over D levels, not
+    O(I A): policies are regret-matched row by row where needed, and regrets and
+    averages are scatter-added. It equals `_dense_step`'s update (tested) except
+    that average increments are added without Kahan compensation.
+    """
+    dtype = regrets.dtype
+    B = uniforms.shape[0]
+    legal = jnp.asarray(tree.legal)
+    index = jnp.asarray(tree.node_index)
+    player = jnp.asarray(tree.node_player)
+    A, I = tree.sizes.num_actions, tree.sizes.num_infosets
+
+    def rows(i):
+        policy = regret_matching(regrets[i], legal[i])
+        return _explore(tree, policy, i, traverser, exploration), _pad_rows(tree, policy)
+
+    sample = functools.partial(walk, tree, rows, _chance_rows(tree, dtype), expand[traverser],
+                               _expand_chance_row(expand_chance, traverser), capacity_)
+    inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach = jax.vmap(sample)(uniforms)
+
+    # Average strategy first: it uses the policy before this player's update.
+    nodes = inner.reshape(-1)
+    who = player[jnp.maximum(nodes, 0)]
+    mine = who == traverser if averaging == "traverser" else who != traverser
+    counted = (nodes >= 0) & (who >= 0) & mine
+    infoset = jnp.where(counted, index[jnp.maximum(nodes, 0)], I)  # I: dropped
+    own = inner_reach.reshape(-1)
+    policy = regret_matching(regrets[jnp.minimum(infoset, I - 1)], legal[jnp.minimum(infoset, I - 1)])
+    scale = jnp.where(counted, weight * own / (inner_q.reshape(-1) * B), 0.0)
+    average = average.at[infoset].add(scale[:, None] * policy, mode="drop")
+
+    # Regrets: each sampled leaf z adds, at every own sequence (I, a) on its path,
+    # c = u_p pi_{-p} pi_c pi_p(z | Ia) / (q B) to v(I, a); the regret row of I gets
+    # c at a minus c * sigma(I, a) at every legal action (the policy's value).
+    reached = leaves.reshape(-1) >= 0
+    z = jnp.where(reached, index[jnp.maximum(leaves.reshape(-1), 0)], 0)
+    leaf_reach = leaf_reach.reshape(-1, tree.sizes.num_players + 1)
+    others = jnp.prod(jnp.where(jnp.arange(tree.sizes.num_players + 1) == traverser, 1.0,
+                                leaf_reach), axis=-1)
+    u = jnp.asarray(tree.utilities, dtype)[z, traverser]
+    weight_z = jnp.where(reached, u * others / (leaf_q.reshape(-1) * B), 0.0)
+    seqs = jnp.asarray(tree.terminal_sequences)[traverser, z]  # [n, L]
+    mine_probs, path_rows, at, valid = _sequence_probs(tree, regrets, seqs)
+
+    inclusive = jnp.flip(jnp.cumprod(jnp.flip(mine_probs, -1), axis=-1), -1)
+    after = jnp.concatenate([inclusive[:, 1:], jnp.ones_like(inclusive[:, :1])], axis=-1)
+    c = jnp.where(valid, weight_z[:, None] * after, 0.0)  # [n, L]
+    taken = jax.nn.one_hot(seqs % A, A, dtype=dtype)
+    played = jnp.take_along_axis(path_rows, (seqs % A)[..., None], -1)
+    delta = c[..., None] * (taken - played * legal[at])  # [n, L, A]
+    at = jnp.where(valid, at, I)  # padding: an out-of-range row, dropped
+    regrets = regrets.at[at].add(delta, mode="drop")
+    if floor:  # CFR+ floors the rows just updated (the others are already >= 0)
+        floored = jnp.maximum(regrets[jnp.minimum(at, I - 1)], 0.0)
+        regrets = regrets.at[at].set(floored, mode="drop")
+    touched = ((nodes >= 0).sum() + reached.sum()).astype(dtype)
+    return regrets, average, touched
+
+
+def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
+          averaging: str, floor: bool, alpha, beta, gamma: float) -> MCCFRState:
+    if alpha is not None:
+        return _dense_step(tree, state, batch_size=batch_size, exploration=exploration,
+                           averaging=averaging, floor=floor, alpha=alpha, beta=beta,
+                           gamma=gamma)
+    dtype = state.regrets.dtype
+    t = (state.iteration + 1).astype(dtype)
+    weight = t**gamma * state.weight_scale
+    key, step_key = jax.random.split(state.key)
+    K = state.frontier.shape[0]
+    regrets, average, touched = state.regrets, state.average, state.touched
+    for p in range(tree.sizes.num_players):  # alternating: p sees the updates before it
+        uniforms = _uniforms(tree, jax.random.fold_in(step_key, p), batch_size, K, dtype)
+        regrets, average, seen = _traverse(
+            tree, regrets, average, p, uniforms, weight, expand=state.expand,
+            expand_chance=state.expand_chance, capacity_=K, exploration=exploration,
+            averaging=averaging, floor=floor)
+        touched = touched + seen
+    total = state.total_weight + weight
+    # Rescaling touches every row, so it runs only on the rare steps that need it.
+    average, carry, total, scale = jax.lax.cond(
+        total > 2.0**40, lambda: rescale_average(average, state.average_carry, total,
+                                                state.weight_scale),
+        lambda: (average, state.average_carry, total, state.weight_scale))
     return state._replace(regrets=regrets, average=average, average_carry=carry,
                           iteration=state.iteration + 1, total_weight=total,
                           weight_scale=scale, key=key, touched=touched)

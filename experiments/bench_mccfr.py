@@ -1,0 +1,454 @@
+"""Sampling CFR against OpenSpiel's C++ MCCFR solvers, in one process (issue 4).
+
+    python experiments/bench_mccfr.py                  # Leduc + liar's dice 1x6: 5-10 min
+    python experiments/bench_mccfr.py --quick          # smoke run: Leduc only, < 1 min
+    python experiments/bench_mccfr.py --games leduc --batch-sizes 256,1024 --seconds 30
+
+Contestants, per sampling scheme:
+
+* external sampling: OpenSpiel's `pyspiel.ExternalSamplingMCCFRSolver(game, seed)`
+  (average type SIMPLE, its default: opponents' infosets averaged on-policy) against
+  `jaxsolve.external_sampling(batch_size=B)` (the same averaging);
+* outcome sampling: `pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)` against
+  `jaxsolve.outcome_sampling(batch_size=B, exploration=0.6)`.
+
+Both are the plain-CFR regret rule (sums, uniform averaging).
+
+Samples. One sample is one traversal for one player (a per-player episode). In
+OpenSpiel's C++ source (`open_spiel/algorithms/external_sampling_mccfr.cc` and
+`outcome_sampling_mccfr.cc`, shipped with the wheel) `RunIteration` loops over the
+players and runs one traversal (`UpdateRegrets`, resp. `SampleEpisode`) from the
+initial state for each, so one C++ iteration = P samples (P = 2 here). One
+jaxsolve step = B samples per player = B x P samples. The C++ solver is driven by
+a Python loop calling `run_iteration()` (its bindings have no multi-iteration call);
+that loop and the pybind call cost about the per-call overhead printed as "loop
+overhead" (measured on a trivial bound method), which is included in its timings.
+
+(a) Throughput: samples per second, Leduc poker and liar's dice (1 die each, 6
+sides: OpenSpiel's default parameters), jaxsolve at each `--batch-sizes` B (default
+64, 256, 1024) against C++. Each contestant is set up (C++: the constructor;
+jaxsolve: `solver.init` and the compilation of `jax.jit(jaxsolve.run,
+static_argnums=0)` by a zero-step call, listed separately), calibrated so that one
+timed block lasts about `--block` seconds, and then timed for `--repeats` blocks,
+the contestants taking turns block by block (rotating who goes first) so that a
+shared machine's load falls on all of them alike. The table gives the median
+samples per second over the blocks and jaxsolve's ratio to C++.
+
+(b) Exploitability at equal wall-clock time: each scheme, jaxsolve at B =
+`--equal-batch` (256) and C++ each get `--seconds` (10) of solver time, again in
+alternating blocks, and are evaluated at a quarter, half and all of it (blocks are
+cut to end near each checkpoint, but a jaxsolve step is indivisible: where one
+step passes several checkpoints it is evaluated once, and the table shows the
+solver time each point was actually taken at).
+Evaluation is off the clock: `pyspiel.exploitability(game,
+solver.average_policy())` for C++, jitted `jaxsolve.exploitability` of
+`jaxsolve.average_policy` for jaxsolve (NashConv / 2, the same definition), and at
+the end jaxsolve's policy is also scored by `pyspiel.exploitability` (through
+`jaxsolve.openspiel.to_tabular_policy`) as a check by code nobody here wrote.
+
+Targets printed with PASS/FAIL: "more samples per second than C++ at B >= 256"
+(every measured B >= 256) and "lower exploitability at equal wall time" (at the
+full budget). Both are single runs with one seed: sampled solvers' exploitability
+is noisy, so read small differences in (b) with care.
+
+Results go to `results/bench_mccfr.json` (`--quick`: `results/bench_mccfr_quick.json`;
+or `--out`) with machine information (CPU model, cores, load average at start and
+end, jax and open_spiel versions, backend). jaxsolve computes in float32 (C++ in
+float64) unless `--x64`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
+    sys.path.insert(0, str(ROOT))
+
+GAMES = {
+    "leduc": ("Leduc poker", "leduc_poker", {}),
+    "liars": ("liar's dice 1x6", "liars_dice", {}),  # OpenSpiel's defaults: 1 die, 6 sides
+}
+SCHEMES = ("es", "os")
+SCHEME_LABEL = {"es": "external sampling", "os": "outcome sampling"}
+EXPLORATION = 0.6
+
+
+def machine_info() -> dict:
+    """CPU model, cores, load average, versions, JAX backend."""
+    import jax  # noqa: PLC0415
+
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count()
+    return {
+        "cpu": cpu, "cores": cores, "load_average": list(os.getloadavg()),
+        "platform": platform.platform(), "python": platform.python_version(),
+        "jax": jax.__version__, "jaxlib": version("jaxlib"), "open_spiel": version("open_spiel"),
+        "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
+        "x64": bool(jax.config.jax_enable_x64),
+    }
+
+
+# ----------------------------------------------------------------- contestants
+class Cpp:
+    """OpenSpiel's C++ solver; one unit = one `run_iteration()` = P samples."""
+
+    def __init__(self, game, scheme: str, seed: int):
+        import pyspiel  # noqa: PLC0415
+
+        self.game, self.pyspiel = game, pyspiel
+        self.label = f"C++ {scheme.upper()}"
+        start = time.perf_counter()
+        if scheme == "es":
+            self.solver = pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed)
+        else:
+            self.solver = pyspiel.OutcomeSamplingMCCFRSolver(game, EXPLORATION, seed)
+        self.setup_s = time.perf_counter() - start
+        self.compile_s = 0.0
+        self.samples_per_unit = game.num_players()
+        self.units = 0
+
+    def advance(self, n: int) -> float:
+        step = self.solver.run_iteration
+        start = time.perf_counter()
+        for _ in range(n):
+            step()
+        seconds = time.perf_counter() - start
+        self.units += n
+        return seconds
+
+    def evaluate(self) -> float:
+        return float(self.pyspiel.exploitability(self.game, self.solver.average_policy()))
+
+
+class Ours:
+    """A jaxsolve sampling solver; one unit = one step = B x P samples."""
+
+    def __init__(self, tree, scheme: str, batch_size: int, seed: int, run, evaluate):
+        import jax  # noqa: PLC0415
+        import jaxsolve  # noqa: PLC0415
+
+        self.jax, self.tree, self.run, self._evaluate = jax, tree, run, evaluate
+        self.label = f"jaxsolve {scheme.upper()} B={batch_size}"
+        self.batch_size = batch_size
+        if scheme == "es":
+            self.solver = jaxsolve.external_sampling(batch_size=batch_size)
+        else:
+            self.solver = jaxsolve.outcome_sampling(batch_size=batch_size,
+                                                    exploration=EXPLORATION)
+        start = time.perf_counter()
+        self.state = jax.block_until_ready(self.solver.init(tree, jax.random.PRNGKey(seed)))
+        self.setup_s = time.perf_counter() - start
+        start = time.perf_counter()  # compile (or fetch the cached executable): no steps
+        self.state = jax.block_until_ready(run(self.solver, tree, self.state, 0))
+        self.compile_s = time.perf_counter() - start
+        self.samples_per_unit = batch_size * tree.sizes.num_players
+        self.units = 0
+
+    def advance(self, n: int) -> float:
+        start = time.perf_counter()
+        self.state = self.jax.block_until_ready(self.run(self.solver, self.tree, self.state, n))
+        seconds = time.perf_counter() - start
+        self.units += n
+        return seconds
+
+    def policy(self):
+        import jaxsolve  # noqa: PLC0415
+        return jaxsolve.average_policy(self.tree, self.state)
+
+    def evaluate(self) -> float:
+        return float(self._evaluate(self.tree, self.state))
+
+
+def calibrate(c, block_s: float) -> int:
+    """Units per block of about `block_s` seconds (doubling from one unit; these
+    warm-up units are not timed in the results)."""
+    n = 1
+    while True:
+        seconds = c.advance(n)
+        if seconds >= block_s / 4 or n >= 1 << 24:
+            return max(1, round(n * block_s / max(seconds, 1e-9)))
+        n *= 2
+
+
+def loop_overhead_us(game) -> float:
+    """Per-call cost of a Python loop calling a trivial pybind method (µs)."""
+    f = game.num_players
+    n = 200_000
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(n):
+            f()
+        best = min(best, time.perf_counter() - start)
+    return best / n * 1e6
+
+
+# ----------------------------------------------------------------- (a) throughput
+def throughput(contestants, block_s: float, repeats: int) -> dict:
+    units = {c.label: calibrate(c, block_s) for c in contestants}
+    rates = {c.label: [] for c in contestants}
+    for r in range(repeats):
+        k = r % len(contestants)
+        for c in contestants[k:] + contestants[:k]:  # rotate who goes first
+            seconds = c.advance(units[c.label])
+            rates[c.label].append(units[c.label] * c.samples_per_unit / seconds)
+    return {c.label: {
+        "samples_per_s": statistics.median(rates[c.label]),
+        "samples_per_s_blocks": rates[c.label],
+        "units_per_block": units[c.label], "samples_per_unit": c.samples_per_unit,
+        "setup_s": c.setup_s, "compile_s": c.compile_s,
+        "batch_size": getattr(c, "batch_size", None)} for c in contestants}
+
+
+# ----------------------------------------------------------------- (b) equal time
+def equal_time(contestants, seconds: float, block_s: float, fractions=(0.25, 0.5, 1.0)) -> dict:
+    """Runs the contestants in alternating blocks, each to `seconds` of its own solver
+    time; evaluates (off the clock) when each passes a fraction of the budget."""
+    checkpoints = [f * seconds for f in fractions]
+    state = {c.label: {"spent": 0.0, "next": 0, "points": [], "eval_s": 0.0}
+             for c in contestants}
+    while True:
+        live = [c for c in contestants if state[c.label]["next"] < len(checkpoints)]
+        if not live:
+            break
+        c = min(live, key=lambda c: state[c.label]["spent"])
+        s = state[c.label]
+        goal = checkpoints[s["next"]]
+        if c.units:
+            per_unit = s["spent"] / c.units
+            n = max(1, min(math.ceil(block_s / per_unit),
+                           math.ceil((goal - s["spent"]) / per_unit)))
+        else:
+            n = 1
+        s["spent"] += c.advance(n)
+        passed = []
+        while s["next"] < len(checkpoints) and s["spent"] >= checkpoints[s["next"]]:
+            passed.append(checkpoints[s["next"]])
+            s["next"] += 1
+        if passed:  # one evaluation even when one block passed several checkpoints
+            start = time.perf_counter()
+            value = c.evaluate()
+            s["eval_s"] += time.perf_counter() - start
+            s["points"].append({"seconds": s["spent"], "units": c.units,
+                                "samples": c.units * c.samples_per_unit,
+                                "exploitability": value, "checkpoints": passed})
+    return {c.label: {"points": state[c.label]["points"],
+                      "final": state[c.label]["points"][-1],
+                      "evaluation_s": state[c.label]["eval_s"],
+                      "setup_s": c.setup_s, "compile_s": c.compile_s,
+                      "batch_size": getattr(c, "batch_size", None)} for c in contestants}
+
+
+def pyspiel_check(game, ours: Ours) -> float:
+    """`pyspiel.exploitability` of jaxsolve's average policy."""
+    import pyspiel  # noqa: PLC0415
+    from open_spiel.python import policy as os_policy  # noqa: PLC0415
+
+    from jaxsolve.openspiel import to_tabular_policy  # noqa: PLC0415
+
+    tabular = to_tabular_policy(ours.tree, game, ours.policy())
+    return float(pyspiel.exploitability(game, os_policy.python_policy_to_pyspiel_policy(tabular)))
+
+
+# ----------------------------------------------------------------- main
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: Leduc, B=64,256, short blocks, 3 s budget")
+    parser.add_argument("--games", default=None, help="comma-separated from leduc,liars")
+    parser.add_argument("--schemes", default="es,os", help="comma-separated from es,os")
+    parser.add_argument("--batch-sizes", default=None, help="throughput B values (64,256,1024)")
+    parser.add_argument("--equal-batch", type=int, default=256, help="B for part (b)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="solver time per contestant in part (b) (10; --quick 3)")
+    parser.add_argument("--block", type=float, default=None,
+                        help="seconds per timed block (0.5; --quick 0.15)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed blocks per contestant in part (a) (7; --quick 3)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-equal-time", action="store_true")
+    parser.add_argument("--no-check", action="store_true",
+                        help="skip scoring jaxsolve's final policies with pyspiel")
+    parser.add_argument("--x64", action="store_true", help="float64 for jaxsolve")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+
+    q = args.quick
+    games = (args.games or ("leduc" if q else "leduc,liars")).split(",")
+    schemes = args.schemes.split(",")
+    batch_sizes = [int(b) for b in (args.batch_sizes or ("64,256" if q else "64,256,1024"))
+                   .split(",")]
+    seconds = args.seconds if args.seconds is not None else (3.0 if q else 10.0)
+    block_s = args.block if args.block is not None else (0.15 if q else 0.5)
+    repeats = args.repeats if args.repeats is not None else (3 if q else 7)
+    for g in games:
+        if g not in GAMES:
+            parser.error(f"unknown game {g!r}; known: {', '.join(GAMES)}")
+    for s in schemes:
+        if s not in SCHEMES:
+            parser.error(f"unknown scheme {s!r}; known: es, os")
+    out = args.out or ROOT / "results" / f"bench_mccfr{'_quick' if q else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    import jax  # noqa: PLC0415
+    if args.x64:
+        jax.config.update("jax_enable_x64", True)
+    import pyspiel  # noqa: PLC0415
+
+    import jaxsolve  # noqa: PLC0415
+
+    run = jax.jit(jaxsolve.run, static_argnums=0)
+    evaluate = jax.jit(lambda tree, state: jaxsolve.exploitability(
+        tree, jaxsolve.average_policy(tree, state)))
+
+    results = {
+        "description": "jaxsolve's batched MCCFR against OpenSpiel's C++ MCCFR solvers",
+        "conventions": {
+            "sample": "one traversal for one player (a per-player episode); C++ "
+                      "run_iteration() = one traversal per player = P samples (RunIteration "
+                      "loops over players); jaxsolve step = B samples per player = B x P",
+            "seconds": "solver time only: C++ run_iteration loop, jaxsolve jitted run calls "
+                       "(block_until_ready) after a zero-step compile call; evaluations and "
+                       "setup off the clock",
+            "exploitability": "NashConv / 2 (pyspiel.exploitability; jaxsolve.exploitability)",
+        },
+        "config": {"games": games, "schemes": schemes, "batch_sizes": batch_sizes,
+                   "equal_batch": args.equal_batch, "seconds": seconds, "block_s": block_s,
+                   "repeats": repeats, "seed": args.seed, "quick": q,
+                   "os_exploration": EXPLORATION},
+        "machine": machine_info(),
+        "games": {},
+    }
+    targets = []
+
+    def save():
+        out.write_text(json.dumps(results, indent=1))
+
+    for key in games:
+        label, name, params = GAMES[key]
+        game = pyspiel.load_game(name, params)
+        start = time.perf_counter()
+        tree = jaxsolve.compile_game(game)
+        build_s = time.perf_counter() - start
+        overhead = loop_overhead_us(game)
+        entry = results["games"][key] = {
+            "label": label, "pyspiel": [name, params], "tree_build_s": build_s,
+            "num_nodes": tree.sizes.num_nodes, "num_infosets": tree.sizes.num_infosets,
+            "cpp_loop_overhead_us": overhead, "throughput": {}, "equal_time": {}}
+        print(f"\n== {label}: {tree.sizes.num_nodes} histories, {tree.sizes.num_infosets} "
+              f"infosets; jaxsolve tree built in {build_s:.2f} s; C++ loop overhead "
+              f"{overhead:.2f} µs per call", flush=True)
+
+        for scheme in schemes:
+            if args.skip_throughput:
+                break
+            cpp = Cpp(game, scheme, args.seed)
+            ours = [Ours(tree, scheme, b, args.seed, run, evaluate) for b in batch_sizes]
+            res = throughput([cpp] + ours, block_s, repeats)
+            entry["throughput"][scheme] = res
+            save()
+            base = res[cpp.label]["samples_per_s"]
+            print(f"\n  (a) {SCHEME_LABEL[scheme]}: samples (per-player traversals) per "
+                  f"second, median of {repeats} blocks of ~{block_s:g} s")
+            print(f"  {'contestant':<26}{'samples/s':>12}{'vs C++':>9}{'setup s':>10}"
+                  f"{'compile s':>11}{'per block':>11}")
+            for lbl, r in res.items():
+                print(f"  {lbl:<26}{r['samples_per_s']:>12.4g}"
+                      f"{r['samples_per_s'] / base:>8.2f}x{r['setup_s']:>10.3f}"
+                      f"{r['compile_s']:>11.2f}{r['units_per_block']:>11}")
+            big = [r for r in res.values() if (r["batch_size"] or 0) >= 256]
+            if big:
+                ok = all(r["samples_per_s"] > base for r in big)
+                worst = min(r["samples_per_s"] / base for r in big)
+                targets.append((f"{label}, {scheme.upper()}: more samples per second than "
+                                f"C++ at B >= 256", ok, f"worst ratio {worst:.2f}x"))
+
+        for scheme in schemes:
+            if args.skip_equal_time:
+                break
+            cpp = Cpp(game, scheme, args.seed)
+            ours = Ours(tree, scheme, args.equal_batch, args.seed, run, evaluate)
+            float(evaluate(tree, ours.state))  # compile the evaluation off the clock
+            res = equal_time([ours, cpp], seconds, block_s)
+            if not args.no_check:
+                start = time.perf_counter()
+                res[ours.label]["pyspiel_exploitability"] = pyspiel_check(game, ours)
+                res[ours.label]["pyspiel_check_s"] = time.perf_counter() - start
+            entry["equal_time"][scheme] = res
+            save()
+            print(f"\n  (b) {SCHEME_LABEL[scheme]}: exploitability after equal solver time "
+                  f"(evaluation off the clock)")
+            print(f"  {'contestant':<26}{'seconds':>9}{'samples':>11}{'exploitability':>16}"
+                  f"{'pyspiel check':>15}")
+            for lbl, r in res.items():
+                for p in r["points"]:
+                    check = r.get("pyspiel_exploitability") if p is r["final"] else None
+                    print(f"  {lbl:<26}{p['seconds']:>9.2f}{p['samples']:>11.3g}"
+                          f"{p['exploitability']:>16.4g}"
+                          f"{'' if check is None else format(check, '.4g'):>15}")
+            mine, theirs = res[ours.label]["final"], res[cpp.label]["final"]
+            ratio = mine["exploitability"] / theirs["exploitability"]
+            print(f"  ratio jaxsolve / C++ at {seconds:g} s: {ratio:.3f} (final points at "
+                  f"{mine['seconds']:.2f} s and {theirs['seconds']:.2f} s of solver time)")
+            targets.append((f"{label}, {scheme.upper()}: lower exploitability at equal wall "
+                            f"time ({seconds:g} s, B={args.equal_batch})", ratio < 1,
+                            f"jaxsolve/C++ = {ratio:.3f}; at {mine['seconds']:.2f} s vs "
+                            f"{theirs['seconds']:.2f} s"))
+
+    results["machine"]["load_average_end"] = list(os.getloadavg())
+    results["targets"] = [{"target": t, "pass": ok, "detail": d} for t, ok, d in targets]
+    save()
+
+    if results["games"] and not args.skip_throughput:
+        print("\nSamples-per-second ratio jaxsolve / C++ (median blocks)")
+        head = f"  {'game':<18}{'scheme':<8}" + "".join(f"{'B=' + str(b):>10}" for b in batch_sizes)
+        print(head)
+        for key, g in results["games"].items():
+            for scheme, res in g["throughput"].items():
+                base = next(r for r in res.values() if r["batch_size"] is None)["samples_per_s"]
+                cells = "".join(f"{r['samples_per_s'] / base:>9.2f}x" for r in res.values()
+                                if r["batch_size"] is not None)
+                print(f"  {g['label']:<18}{scheme.upper():<8}{cells}")
+    print("\nTargets")
+    for t, ok, d in targets:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {t}  ({d})")
+    print(f"\nmachine: {results['machine']['cpu']}, {results['machine']['cores']} cores, "
+          f"load {results['machine']['load_average'][0]:.2f} -> "
+          f"{results['machine']['load_average_end'][0]:.2f}; jax "
+          f"{results['machine']['jax']} ({results['machine']['backend']}), open_spiel "
+          f"{results['machine']['open_spiel']}")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
