@@ -91,7 +91,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -631,22 +630,10 @@ def targets(results):
 
 
 def machine(jax, pyspiel=None):
+    from machine import cpu_model, version  # noqa: PLC0415  (experiments/machine.py)
+
     device = jax.devices()[0]
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-
-    def version(pkg):
-        try:
-            return metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            return None
-
+    cpu = cpu_model()
     memory = device_memory(jax)
     return {"platform": platform.platform(), "python": platform.python_version(),
             "cpu": cpu, "cpu_count": os.cpu_count(),

@@ -58,10 +58,8 @@ import argparse
 import json
 import math
 import os
-import platform
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,36 +77,7 @@ SAMPLING = ("os-mccfr", "es-mccfr")
 
 
 # ----------------------------------------------------------------- setup
-def machine_info() -> dict:
-    """CPU model, cores, load average, versions, JAX backend."""
-    import jax  # noqa: PLC0415
-
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-
-    def version(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count()
-    return {
-        "cpu": cpu, "cores": cores, "load_average": list(os.getloadavg()),
-        "platform": platform.platform(), "python": platform.python_version(),
-        "jax": jax.__version__, "jaxlib": version("jaxlib"), "open_spiel": version("open_spiel"),
-        "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
-        "x64": bool(jax.config.jax_enable_x64),
-    }
+from machine import machine_info  # noqa: E402  (experiments/machine.py)
 
 
 def build_game(key: str):
