@@ -3,9 +3,12 @@
 Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
 medians over repeated calls after compilation. The calls are interleaved in rounds
 (each round times every function `repeats` times), so that a change in the machine's
-load during the run hits all four alike. Prints the ratio ours / mctx.
+load during the run hits all four alike. Prints the ratio ours / mctx of the medians,
+and its spread over the rounds (a shared machine's load shifts it: mctx's larger ops
+run on two threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
+                                     [--only both|gumbel|puct]
 """
 
 from __future__ import annotations
@@ -16,25 +19,37 @@ import statistics
 import time
 
 import jax
-import jax.numpy as jnp
 import mctx
 
 from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, search, selfplay
 
 
-def _median_seconds(fns, params, repeats, rounds):
-    """{name: fn(params, key)} -> {name: median seconds per call}, interleaved."""
+def _seconds(fns, params, repeats, rounds):
+    """{name: fn(params, key)} -> {name: [[seconds per call] per round]}, interleaved."""
     for fn in fns.values():
         jax.block_until_ready(fn(params, jax.random.PRNGKey(0)))  # compile
     times = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            times[name].append([])
             for i in range(repeats):
                 t = time.perf_counter()
                 jax.block_until_ready(fn(params, jax.random.PRNGKey(i)))
-                times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+                times[name][-1].append(time.perf_counter() - t)
+    return times
+
+
+def _ratio_report(label, ours, theirs):
+    """Ratio of medians over all calls, and its spread over rounds (each round's own
+    ratio of medians: the machine's load changes between rounds, not within one)."""
+    flat = lambda ts: [t for r in ts for t in r]
+    ratio = statistics.median(flat(theirs)) / statistics.median(flat(ours))
+    rounds = sorted(statistics.median(t) / statistics.median(o) for o, t in zip(ours, theirs))
+    print(f"ratio {label} ours/mctx: {ratio:.2f}x  (per round: min {rounds[0]:.2f}, "
+          f"median {statistics.median(rounds):.2f}, max {rounds[-1]:.2f}; "
+          f"{len(rounds)} rounds)")
+    return ratio
 
 
 def main(argv=None):
@@ -43,6 +58,7 @@ def main(argv=None):
     ap.add_argument("--sims", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", choices=("both", "gumbel", "puct"), default="both")
     args = ap.parse_args(argv)
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
@@ -77,14 +93,19 @@ def main(argv=None):
     sims = args.batch * args.sims
     fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
            "ours_puct": ours_puct, "mctx_puct": mctx_puct}
-    seconds = _median_seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
-                              args.repeats, args.rounds)
+    if args.only != "both":
+        fns = {k: v for k, v in fns.items() if k.endswith(args.only)}
+    times = _seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
+                     args.repeats, args.rounds)
     results = {}
-    for name, sec in seconds.items():
+    for name, ts in times.items():
+        sec = statistics.median([t for r in ts for t in r])
         results[name] = sims / sec
         print(f"{name:12s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
-    print(f"ratio gumbel ours/mctx: {results['ours_gumbel'] / results['mctx_gumbel']:.2f}x")
-    print(f"ratio puct   ours/mctx: {results['ours_puct'] / results['mctx_puct']:.2f}x")
+    for kind in ("gumbel", "puct"):
+        if f"ours_{kind}" in times:
+            results[f"ratio_{kind}"] = _ratio_report(f"{kind:6s}", times[f"ours_{kind}"],
+                                                     times[f"mctx_{kind}"])
     return results
 
 

@@ -108,3 +108,120 @@ def test_masks_every_node_and_stops_at_terminals(kind):
     assert 0 < optimal.sum() < 9
     assert np.all(optimal[np.asarray(out.action)])
     assert np.asarray(out.visit_counts).sum(-1).tolist() == [1000, 1000]
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_visit_counts_equal_mctx_wider(kind):
+    # 32 more varied positions (different plies, network and keys) and 32 simulations.
+    batch, sims = 32, 32
+    graphdef, params = network.init_params(ENV.obs_size, hidden=(32, 32), seed=5)
+    state = jax.vmap(lambda k: pe.init(ENV, k))(jax.random.split(jax.random.key(1), batch))
+    step = jax.vmap(functools.partial(pe.step, ENV))
+    for i in range(8):
+        keys = jax.random.split(jax.random.key(30 + i), batch)
+        state = step(state, jax.vmap(pe.random_action)(keys, state))
+    root = selfplay.root_fn(graphdef, ENV, params, state)
+    ours_rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=state)
+    invalid = ~root.legal_action_mask
+    key = jax.random.key(7)
+    if kind == "puct":
+        ours = jax.jit(lambda p, k: search.alphazero_policy(
+            p, k, root, ours_rec, sims, dirichlet_fraction=0.0, temperature=0.0))(params, key)
+        theirs = jax.jit(lambda p, k: mctx.muzero_policy(
+            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
+            dirichlet_fraction=0.0))(params, key)
+    else:
+        ours = jax.jit(lambda p, k: search.gumbel_policy(
+            p, k, root, ours_rec, sims, gumbel_scale=0.0))(params, key)
+        theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
+            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
+            gumbel_scale=0.0))(params, key)
+    summary = theirs.search_tree.summary()
+    np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
+    np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
+    np.testing.assert_allclose(ours.qvalues, summary.qvalues, atol=1e-5)
+
+
+def test_embedding_packing_round_trip():
+    # Every dtype the packer bit-casts, several shapes; the packed arrays stay small
+    # enough for single-threaded gathers and there are at most four of them.
+    b = 5
+    x = {"b": jnp.array([[True, False, True]] * b), "i8": jnp.full((b, 2), -3, jnp.int8),
+         "u8": jnp.full((b,), 250, jnp.uint8), "f16": jnp.full((b, 2), -1.5, jnp.float16),
+         "bf16": jnp.full((b, 1, 2), 3.25, jnp.bfloat16), "i32": jnp.arange(b, dtype=jnp.int32),
+         "u32": jnp.full((b,), 2**32 - 1, jnp.uint32),
+         "f32": jnp.linspace(-1, 1, b * 6, dtype=jnp.float32).reshape(b, 2, 3)}
+    packing = search._packing(x, num_nodes=7)
+    chunks = search._pack(packing, x)
+    assert 1 <= len(chunks) <= 4 and all(c.dtype == jnp.int32 for c in chunks)
+    y = search._unpack(packing, chunks)
+    for k in x:
+        assert y[k].dtype == x[k].dtype and y[k].shape == x[k].shape, k
+        np.testing.assert_array_equal(np.asarray(y[k]), np.asarray(x[k]), err_msg=k)
+    assert search._packing({"key": jax.random.split(jax.random.key(0), b)}, 7) is None
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_tree_is_consistent(net, roots, kind):
+    """Node statistics agree with the edges, every stored state is the environment step
+    from its parent's, and q = reward + discount * value."""
+    graphdef, params = net
+    sims = 40
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    legal = root.legal_action_mask
+    root = root._replace(prior_logits=search._masked_logits(root.prior_logits, legal))
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    if kind == "puct":
+        sel = dict(root_select=search.puct_select, interior_select=search.puct_select)
+    else:
+        schedule = jnp.asarray(search.considered_visits_table(9, sims), jnp.int32)[
+            jnp.minimum(9, jnp.sum(root.legal_action_mask, -1))]
+        sel = dict(root_select=functools.partial(
+            search.gumbel_root_select, gumbel_logits=root.prior_logits, schedule=schedule),
+            interior_select=search.gumbel_interior_select)
+    tree = jax.jit(lambda p, k: search.search(p, k, root, rec, num_simulations=sims, **sel))(
+        params, jax.random.key(3))
+    idx = np.asarray(tree.children_index)
+    visits, cvisits = np.asarray(tree.node_visits), np.asarray(tree.children_visits)
+    assert visits[:, 0].tolist() == [sims + 1] * idx.shape[0]
+    expanded = idx >= 0
+    for b in range(idx.shape[0]):
+        kids = idx[b][expanded[b]]
+        assert sorted(kids.tolist()) == list(range(1, sims + 1))  # each node linked once
+    # Every selection passed through a node visits one child: sum(children) = visits - 1.
+    inner = expanded.any(-1)
+    np.testing.assert_array_equal(np.where(inner, cvisits.sum(-1), 0),
+                                  np.where(inner, visits - 1, 0))
+    q = np.asarray(tree.children_qvalues)
+    want = np.asarray(tree.children_rewards + tree.children_discounts * tree.children_values)
+    np.testing.assert_array_equal(q[expanded], want[expanded])
+    # Stored states: child = step(parent, action).
+    b_, n_, a_ = idx.shape
+    parent = np.repeat(np.arange(n_), a_)[None].repeat(b_, 0).reshape(b_, n_, a_)
+    action = np.broadcast_to(np.arange(a_), idx.shape)
+    bi, ni, ai = np.nonzero(expanded)
+    take = lambda x, n: x[bi, n]
+    before = jax.tree.map(lambda x: take(x, parent[bi, ni, ai]), tree.embeddings)
+    after = jax.tree.map(lambda x: take(x, idx[bi, ni, ai]), tree.embeddings)
+    stepped = jax.vmap(functools.partial(pe.step, ENV))(before, jnp.asarray(action[bi, ni, ai]))
+    for got, want in zip(jax.tree.leaves(after), jax.tree.leaves(stepped)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_max_depth_caps_the_walk(net, roots):
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    out = jax.jit(lambda p, k: search.alphazero_policy(
+        p, k, root, rec, 30, dirichlet_fraction=0.0, temperature=0.0, max_depth=1))(
+        params, jax.random.key(0))
+    tree = jax.jit(lambda p, k: search.search(
+        p, k, root, rec, num_simulations=30, root_select=search.puct_select,
+        interior_select=search.puct_select, max_depth=1))(params, jax.random.key(0))
+    idx = np.asarray(tree.children_index)
+    assert np.all(idx[:, 1:] == search.UNVISITED)  # nothing below depth 1
+    assert np.asarray(out.visit_counts).sum(-1).tolist() == [30] * idx.shape[0]
+    # Depth 1 only: the root's q-values are its children's network values.
+    np.testing.assert_array_equal(np.asarray(tree.children_index[:, 0] >= 0),
+                                  np.asarray(out.visit_counts) > 0)
