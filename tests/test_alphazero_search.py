@@ -41,26 +41,33 @@ def _mctx_recurrent(graphdef):
     return rec
 
 
+def _ours_and_mctx(graphdef, params, states, kind, sims, key):
+    """Our search and mctx's on the same roots, network and key, noise off."""
+    root = selfplay.root_fn(graphdef, ENV, params, states)
+    ours_rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=states)
+    invalid = ~root.legal_action_mask
+    if kind == "puct":
+        ours = jax.jit(lambda p, k: search.alphazero_policy(
+            p, k, root, ours_rec, sims, dirichlet_fraction=0.0, temperature=0.0))(params, key)
+        theirs = jax.jit(lambda p, k: mctx.muzero_policy(
+            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
+            dirichlet_fraction=0.0))(params, key)
+    else:
+        ours = jax.jit(lambda p, k: search.gumbel_policy(
+            p, k, root, ours_rec, sims, gumbel_scale=0.0))(params, key)
+        theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
+            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
+            gumbel_scale=0.0))(params, key)
+    return ours, theirs
+
+
 @pytest.mark.parametrize("kind", ["puct", "gumbel"])
 def test_visit_counts_equal_mctx(net, roots, kind):
     graphdef, params = net
     key = jax.random.key(42)
-    root = selfplay.root_fn(graphdef, ENV, params, roots)
-    ours_rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
-    mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=roots)
-    invalid = ~root.legal_action_mask
-    if kind == "puct":
-        ours = jax.jit(lambda p, k: search.alphazero_policy(
-            p, k, root, ours_rec, SIMS, dirichlet_fraction=0.0, temperature=0.0))(params, key)
-        theirs = jax.jit(lambda p, k: mctx.muzero_policy(
-            p, k, mroot, _mctx_recurrent(graphdef), SIMS, invalid_actions=invalid,
-            dirichlet_fraction=0.0))(params, key)
-    else:
-        ours = jax.jit(lambda p, k: search.gumbel_policy(
-            p, k, root, ours_rec, SIMS, gumbel_scale=0.0))(params, key)
-        theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
-            p, k, mroot, _mctx_recurrent(graphdef), SIMS, invalid_actions=invalid,
-            gumbel_scale=0.0))(params, key)
+    ours, theirs = _ours_and_mctx(graphdef, params, roots, kind, SIMS, key)
+    if kind == "gumbel":
         np.testing.assert_array_equal(ours.action, theirs.action)
         np.testing.assert_allclose(ours.action_weights, theirs.action_weights, atol=1e-5)
     summary = theirs.search_tree.summary()
@@ -120,23 +127,7 @@ def test_visit_counts_equal_mctx_wider(kind):
     for i in range(8):
         keys = jax.random.split(jax.random.key(30 + i), batch)
         state = step(state, jax.vmap(pe.random_action)(keys, state))
-    root = selfplay.root_fn(graphdef, ENV, params, state)
-    ours_rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
-    mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=state)
-    invalid = ~root.legal_action_mask
-    key = jax.random.key(7)
-    if kind == "puct":
-        ours = jax.jit(lambda p, k: search.alphazero_policy(
-            p, k, root, ours_rec, sims, dirichlet_fraction=0.0, temperature=0.0))(params, key)
-        theirs = jax.jit(lambda p, k: mctx.muzero_policy(
-            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
-            dirichlet_fraction=0.0))(params, key)
-    else:
-        ours = jax.jit(lambda p, k: search.gumbel_policy(
-            p, k, root, ours_rec, sims, gumbel_scale=0.0))(params, key)
-        theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
-            p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
-            gumbel_scale=0.0))(params, key)
+    ours, theirs = _ours_and_mctx(graphdef, params, state, kind, sims, jax.random.key(7))
     summary = theirs.search_tree.summary()
     np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
     np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
