@@ -59,3 +59,16 @@ def test_evaluation_against_random_and_exact(compiled):
         assert 0.0 <= res[k] <= 1.0
     best = evaluate.best_rates_vs_random(ENV)
     assert 0.9 < best["best_vs_random_as_evader"] <= 1.0
+
+
+def test_self_play_and_training_compile_once(compiled):
+    """One jitted self-play-and-train iteration serves the whole run: state shapes and
+    dtypes are stable across iterations, so JAX never traces it a second time."""
+    graphdef, step = compiled
+    _, s = train.init(CFG)
+    traced = []
+    counting = jax.jit(lambda state: (traced.append(1), train.make_iteration(CFG, graphdef)(state))[1])
+    for _ in range(3):
+        s, _ = counting(s)
+    assert len(traced) == 1
+    assert counting._cache_size() == 1
