@@ -511,24 +511,21 @@ def cmd_games(args) -> int:
 
 
 # ---------------------------------------------------------------------- parser
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _int_between(low: int, high: int | None, describe: str):
+    """An argparse type: an integer in [low, high) (no upper end when high is None)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low or (high is not None and value >= high):
+            raise argparse.ArgumentTypeError(f"{describe}, got {value}")
+        return value
+    return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 2^32), got {value}")
-    return value
+_positive_int = _int_between(1, None, "must be at least 1")
+_seed = _int_between(0, 2**32, "must lie in [0, 2^32)")
 
 
 def _probability(text: str) -> float:

@@ -541,30 +541,25 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
         raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
     if rule not in RULES:
         raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
+    knobs = (int(batch_size), bool(expand_own), bool(expand_opponents), bool(expand_chance),
+             float(exploration), averaging, rule, name or "sampled-cfr")
     if mask is None and chance_mask is None:  # hashable knobs: share one Solver
-        return _cached(int(batch_size), bool(expand_own), bool(expand_opponents),
-                       bool(expand_chance), float(exploration), averaging, rule, name)
+        return _cached(*knobs)
+    return _make(*knobs, mask=mask, chance_mask=chance_mask)
+
+
+def _make(batch_size, expand_own, expand_opponents, expand_chance, exploration, averaging,
+          rule, name, mask=None, chance_mask=None) -> Solver:
     scheme = functools.partial(make_scheme, expand_own=expand_own,
                                expand_opponents=expand_opponents, expand_chance=expand_chance,
                                mask=mask, chance_mask=chance_mask)
-    return _make(scheme, int(batch_size), float(exploration), averaging, RULES[rule],
-                 name or "sampled-cfr")
-
-
-def _make(scheme, batch_size, exploration, averaging, rule, name) -> Solver:
     init = functools.partial(_init, scheme=scheme, exploration=exploration)
     step = functools.partial(_step, batch_size=batch_size, exploration=exploration,
-                             averaging=averaging, **rule)
+                             averaging=averaging, **RULES[rule])
     return Solver(init, step, name)
 
 
-@functools.cache
-def _cached(batch_size, expand_own, expand_opponents, expand_chance, exploration, averaging,
-            rule, name) -> Solver:
-    scheme = functools.partial(make_scheme, expand_own=expand_own,
-                               expand_opponents=expand_opponents, expand_chance=expand_chance)
-    return _make(scheme, batch_size, exploration, averaging, RULES[rule],
-                 name or "sampled-cfr")
+_cached = functools.cache(_make)
 
 
 def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
