@@ -12,7 +12,13 @@ Contestants, per sampling scheme:
 * outcome sampling: `pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)` against
   `jaxsolve.outcome_sampling(batch_size=B, exploration=0.6)`.
 
-Both are the plain-CFR regret rule (sums, uniform averaging).
+OpenSpiel's solvers use the plain-CFR regret rule (sums, uniform averaging);
+jaxsolve runs that rule too, and in part (b) also the discounted rule
+(`rule="dcfr"`), which OpenSpiel's MCCFR does not offer. jaxsolve draws a batch of B
+samples with `traversal="auto"`: B frontier walks, or (when B walks would examine
+more slots than the tree has histories) visit counts split down the tree in one
+pass (`jaxsolve.visit_counts`, systematic split); each contestant's label names
+the traversal used.
 
 Samples. One sample is one traversal for one player (a per-player episode). In
 OpenSpiel's C++ source (`open_spiel/algorithms/external_sampling_mccfr.cc` and
@@ -26,7 +32,7 @@ overhead" (measured on a trivial bound method), which is included in its timings
 
 (a) Throughput: samples per second, Leduc poker and liar's dice (1 die each, 6
 sides: OpenSpiel's default parameters), jaxsolve at each `--batch-sizes` B (default
-64, 256, 1024) against C++. Each contestant is set up (C++: the constructor;
+64, 256, 1024, 8192) against C++. Each contestant is set up (C++: the constructor;
 jaxsolve: `solver.init` and the compilation of `jax.jit(jaxsolve.run,
 static_argnums=0)` by a zero-step call, listed separately), calibrated so that one
 timed block lasts about `--block` seconds, and then timed for `--repeats` blocks,
@@ -34,8 +40,9 @@ the contestants taking turns block by block (rotating who goes first) so that a
 shared machine's load falls on all of them alike. The table gives the median
 samples per second over the blocks and jaxsolve's ratio to C++.
 
-(b) Exploitability at equal wall-clock time: each scheme, jaxsolve at B =
-`--equal-batch` (256) and C++ each get `--seconds` (10) of solver time, again in
+(b) Exploitability at equal wall-clock time: each scheme, jaxsolve at each
+`--equal-configs` B:rule (default 256:cfr, 4096:dcfr) and C++ each get
+`--seconds` (10) of solver time, again in
 alternating blocks, and are evaluated at a quarter, half and all of it (blocks are
 cut to end near each checkpoint, but a jaxsolve step is indivisible: where one
 step passes several checkpoints it is evaluated once, and the table shows the
@@ -119,21 +126,26 @@ class Cpp:
 class Ours:
     """A jaxsolve sampling solver; one unit = one step = B x P samples."""
 
-    def __init__(self, tree, scheme: str, batch_size: int, seed: int, run, evaluate):
+    def __init__(self, tree, scheme: str, batch_size: int, seed: int, run, evaluate,
+                 rule: str = "cfr"):
         import jax  # noqa: PLC0415
         import jaxsolve  # noqa: PLC0415
 
         self.jax, self.tree, self.run, self._evaluate = jax, tree, run, evaluate
-        self.label = f"jaxsolve {scheme.upper()} B={batch_size}"
-        self.batch_size = batch_size
+        self.batch_size, self.rule = batch_size, rule
         if scheme == "es":
-            self.solver = jaxsolve.external_sampling(batch_size=batch_size)
+            self.solver = jaxsolve.external_sampling(batch_size=batch_size, rule=rule)
         else:
             self.solver = jaxsolve.outcome_sampling(batch_size=batch_size,
-                                                    exploration=EXPLORATION)
+                                                    exploration=EXPLORATION, rule=rule)
         start = time.perf_counter()
         self.state = jax.block_until_ready(self.solver.init(tree, jax.random.PRNGKey(seed)))
         self.setup_s = time.perf_counter() - start
+        # traversal="auto" picks per (tree, B): the frontier walk or visit counts.
+        self.traversal = jaxsolve.sampling.choose_traversal(
+            tree, batch_size, self.state.frontier.shape[0])
+        rule_label = "" if rule == "cfr" else f" {rule}"
+        self.label = f"jaxsolve {scheme.upper()} B={batch_size}{rule_label} ({self.traversal})"
         start = time.perf_counter()  # compile (or fetch the cached executable): no steps
         self.state = jax.block_until_ready(run(self.solver, tree, self.state, 0))
         self.compile_s = time.perf_counter() - start
@@ -193,7 +205,8 @@ def throughput(contestants, block_s: float, repeats: int) -> dict:
         "samples_per_s_blocks": rates[c.label],
         "units_per_block": units[c.label], "samples_per_unit": c.samples_per_unit,
         "setup_s": c.setup_s, "compile_s": c.compile_s,
-        "batch_size": getattr(c, "batch_size", None)} for c in contestants}
+        "batch_size": getattr(c, "batch_size", None),
+        "traversal": getattr(c, "traversal", None)} for c in contestants}
 
 
 # ----------------------------------------------------------------- (b) equal time
@@ -232,7 +245,9 @@ def equal_time(contestants, seconds: float, block_s: float, fractions=(0.25, 0.5
                       "final": state[c.label]["points"][-1],
                       "evaluation_s": state[c.label]["eval_s"],
                       "setup_s": c.setup_s, "compile_s": c.compile_s,
-                      "batch_size": getattr(c, "batch_size", None)} for c in contestants}
+                      "batch_size": getattr(c, "batch_size", None),
+                      "rule": getattr(c, "rule", "cfr"),
+                      "traversal": getattr(c, "traversal", None)} for c in contestants}
 
 
 def pyspiel_check(game, ours: Ours) -> float:
@@ -255,7 +270,10 @@ def main(argv=None) -> int:
     parser.add_argument("--games", default=None, help="comma-separated from leduc,liars")
     parser.add_argument("--schemes", default="es,os", help="comma-separated from es,os")
     parser.add_argument("--batch-sizes", default=None, help="throughput B values (64,256,1024)")
-    parser.add_argument("--equal-batch", type=int, default=256, help="B for part (b)")
+    parser.add_argument("--equal-configs", default=None,
+                        help="jaxsolve contestants of part (b) as B:rule,... (default "
+                             "256:cfr,4096:dcfr: OpenSpiel's rule at B = 256, then the "
+                             "discounted rule at a large batch)")
     parser.add_argument("--seconds", type=float, default=None,
                         help="solver time per contestant in part (b) (10; --quick 3)")
     parser.add_argument("--block", type=float, default=None,
@@ -274,8 +292,16 @@ def main(argv=None) -> int:
     q = args.quick
     games = (args.games or ("leduc" if q else "leduc,liars")).split(",")
     schemes = args.schemes.split(",")
-    batch_sizes = [int(b) for b in (args.batch_sizes or ("64,256" if q else "64,256,1024"))
+    batch_sizes = [int(b) for b in (args.batch_sizes or ("64,256" if q else "64,256,1024,8192"))
                    .split(",")]
+    equal_configs = []
+    for item in (args.equal_configs or ("256:cfr,1024:dcfr" if q else "256:cfr,4096:dcfr")
+                 ).split(","):
+        b, _, rule = item.partition(":")
+        if not b.isdigit() or int(b) < 1 or rule not in ("cfr", "cfr+", "dcfr"):
+            parser.error(f"--equal-configs entry {item!r}: expected B:rule with B a positive "
+                         "integer and rule one of cfr, cfr+, dcfr")
+        equal_configs.append((int(b), rule))
     seconds = args.seconds if args.seconds is not None else (3.0 if q else 10.0)
     block_s = args.block if args.block is not None else (0.15 if q else 0.5)
     repeats = args.repeats if args.repeats is not None else (3 if q else 7)
@@ -311,7 +337,7 @@ def main(argv=None) -> int:
             "exploitability": "NashConv / 2 (pyspiel.exploitability; jaxsolve.exploitability)",
         },
         "config": {"games": games, "schemes": schemes, "batch_sizes": batch_sizes,
-                   "equal_batch": args.equal_batch, "seconds": seconds, "block_s": block_s,
+                   "equal_configs": equal_configs, "seconds": seconds, "block_s": block_s,
                    "repeats": repeats, "seed": args.seed, "quick": q,
                    "os_exploration": EXPLORATION},
         "machine": machine_info(),
@@ -365,33 +391,40 @@ def main(argv=None) -> int:
             if args.skip_equal_time:
                 break
             cpp = Cpp(game, scheme, args.seed)
-            ours = Ours(tree, scheme, args.equal_batch, args.seed, run, evaluate)
-            float(evaluate(tree, ours.state))  # compile the evaluation off the clock
-            res = equal_time([ours, cpp], seconds, block_s)
+            ours = [Ours(tree, scheme, b, args.seed, run, evaluate, rule)
+                    for b, rule in equal_configs]
+            for o in ours:
+                float(evaluate(tree, o.state))  # compile the evaluation off the clock
+            res = equal_time([*ours, cpp], seconds, block_s)
             if not args.no_check:
-                start = time.perf_counter()
-                res[ours.label]["pyspiel_exploitability"] = pyspiel_check(game, ours)
-                res[ours.label]["pyspiel_check_s"] = time.perf_counter() - start
+                for o in ours:
+                    start = time.perf_counter()
+                    res[o.label]["pyspiel_exploitability"] = pyspiel_check(game, o)
+                    res[o.label]["pyspiel_check_s"] = time.perf_counter() - start
             entry["equal_time"][scheme] = res
             save()
             print(f"\n  (b) {SCHEME_LABEL[scheme]}: exploitability after equal solver time "
                   f"(evaluation off the clock)")
-            print(f"  {'contestant':<26}{'seconds':>9}{'samples':>11}{'exploitability':>16}"
+            print(f"  {'contestant':<34}{'seconds':>9}{'samples':>11}{'exploitability':>16}"
                   f"{'pyspiel check':>15}")
             for lbl, r in res.items():
                 for p in r["points"]:
                     check = r.get("pyspiel_exploitability") if p is r["final"] else None
-                    print(f"  {lbl:<26}{p['seconds']:>9.2f}{p['samples']:>11.3g}"
+                    print(f"  {lbl:<34}{p['seconds']:>9.2f}{p['samples']:>11.3g}"
                           f"{p['exploitability']:>16.4g}"
                           f"{'' if check is None else format(check, '.4g'):>15}")
-            mine, theirs = res[ours.label]["final"], res[cpp.label]["final"]
-            ratio = mine["exploitability"] / theirs["exploitability"]
-            print(f"  ratio jaxsolve / C++ at {seconds:g} s: {ratio:.3f} (final points at "
-                  f"{mine['seconds']:.2f} s and {theirs['seconds']:.2f} s of solver time)")
-            targets.append((f"{label}, {scheme.upper()}: lower exploitability at equal wall "
-                            f"time ({seconds:g} s, B={args.equal_batch})", ratio < 1,
-                            f"jaxsolve/C++ = {ratio:.3f}; at {mine['seconds']:.2f} s vs "
-                            f"{theirs['seconds']:.2f} s"))
+            theirs = res[cpp.label]["final"]
+            for o in ours:
+                mine = res[o.label]["final"]
+                ratio = mine["exploitability"] / theirs["exploitability"]
+                same = " (OpenSpiel's rule)" if o.rule == "cfr" else ""
+                print(f"  ratio {o.label} / C++ at {seconds:g} s: {ratio:.3f} (final points "
+                      f"at {mine['seconds']:.2f} s and {theirs['seconds']:.2f} s)")
+                targets.append((f"{label}, {scheme.upper()}: lower exploitability at equal "
+                                f"wall time ({seconds:g} s, B={o.batch_size}, rule "
+                                f"{o.rule}{same})", ratio < 1,
+                                f"jaxsolve/C++ = {ratio:.3f}; at {mine['seconds']:.2f} s vs "
+                                f"{theirs['seconds']:.2f} s"))
 
     results["machine"]["load_average_end"] = list(os.getloadavg())
     results["targets"] = [{"target": t, "pass": ok, "detail": d} for t, ok, d in targets]

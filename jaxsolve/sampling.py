@@ -60,8 +60,10 @@ from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, accumulate_regrets, kahan_add, regret_matching,
                               rescale_average)
 from jaxsolve.tree import GameTree
+from jaxsolve.visit_counts import SPLITS, visit_counts
 
 AVERAGING = ("traverser", "opponents")
+TRAVERSALS = ("auto", "frontier", "counts")
 
 # Regret and averaging rules a sampling solver can use (knobs of solvers._step).
 RULES = {
@@ -310,11 +312,18 @@ def _leaf_view(tree: GameTree, terminals) -> GameTree:
 
 
 def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chance,
-             capacity_: int, batch_size: int = 1, exploration: float = 0.0) -> Estimate:
+             capacity_: int, batch_size: int = 1, exploration: float = 0.0,
+             traversal: str = "frontier", split: str = "systematic") -> Estimate:
     """Sampled counterfactual values of `traverser` under `policy` [I, A] from
-    `batch_size` independent samples of the scheme (`expand` [P, I],
-    `expand_chance` [P, C], static `capacity_`). Unbiased: the mean over keys of
-    `values` is `sequences.counterfactual_values` of the full tree."""
+    `batch_size` samples of the scheme (`expand` [P, I], `expand_chance` [P, C],
+    static `capacity_`), drawn by frontier walks (independent samples) or as visit
+    counts (`jaxsolve.visit_counts`, split "systematic" or "multinomial").
+    Unbiased: the mean over keys of `values` is `sequences.counterfactual_values`
+    of the full tree."""
+    if traversal == "counts":
+        return _estimate_counts(tree, policy, traverser, key, expand=expand,
+                                expand_chance=expand_chance, batch_size=batch_size,
+                                exploration=exploration, split=split)
     dtype = policy.dtype
     rows = lambda i: (_explore(tree, policy[i], i, traverser, exploration),  # noqa: E731
                       _pad_rows(tree, policy[i]))
@@ -342,6 +351,56 @@ def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chan
     reach_weights = per_infoset * seq.own_reach(tree, flat)
     touched = ((nodes >= 0).sum() + reached.sum()).astype(dtype)
     return Estimate(values, reach_weights, touched)
+
+
+def _row_table(tree: GameTree, policy, traverser: int, expand_row, expand_chance_row,
+               exploration: float):
+    """The sampling rows of a traversal as one table for `visit_counts`: rows [R, W]
+    (the infosets' sampling policies, then the chance distributions, then a zero row
+    for terminals), expanded [R] and each node's row [N]."""
+    I = tree.sizes.num_infosets
+    infosets = jnp.arange(I)
+    chance = _chance_rows(tree, policy.dtype)
+    rows = jnp.concatenate([_explore(tree, policy, infosets, traverser, exploration), chance,
+                            jnp.zeros_like(chance[:1])])
+    expanded = jnp.concatenate([expand_row, expand_chance_row, jnp.ones((1,), bool)])
+    player, index = jnp.asarray(tree.node_player), jnp.asarray(tree.node_index)
+    row_of_node = jnp.where(player >= 0, index,
+                            jnp.where(player == CHANCE, I + index, I + chance.shape[0]))
+    return rows, expanded, row_of_node
+
+
+def _estimate_counts(tree: GameTree, policy, traverser: int, key, *, expand, expand_chance,
+                     batch_size: int, exploration: float, split: str) -> Estimate:
+    """`estimate` from visit counts: the formulas of the frontier walk on the whole
+    tree, leaf z weighted by n(z) / (q(z) B) (zero where no sample went)."""
+    dtype = policy.dtype
+    table = _row_table(tree, policy, traverser, expand[traverser],
+                       _expand_chance_row(expand_chance, traverser), exploration)
+    counts, q = visit_counts(tree, *table, key, batch_size, split)
+    ratio = jnp.where(counts > 0, counts / (jnp.where(counts > 0, q, 1.0) * batch_size), 0.0)
+
+    flat = seq.flatten(tree, policy)
+    reach = seq.player_reach(tree, flat)
+    chance = seq.chance_reach(tree, dtype)
+    leaf_ratio = ratio[jnp.asarray(tree.terminal_node)]
+    weights = seq.leaf_weights(tree, reach, chance, traverser) * leaf_ratio
+    values = seq.counterfactual_values(tree, flat, weights, traverser)
+
+    player = jnp.asarray(tree.node_player)
+    decision = player >= 0
+    infoset = jnp.where(decision, jnp.asarray(tree.node_index), 0)
+    per_infoset = jax.ops.segment_sum(jnp.where(decision, ratio, 0.0), infoset,
+                                      num_segments=tree.sizes.num_infosets)
+    reach_weights = per_infoset * seq.own_reach(tree, flat)
+    return Estimate(values, reach_weights, counts.sum())
+
+
+def choose_traversal(tree: GameTree, batch_size: int, capacity_: int) -> str:
+    """"frontier" or "counts", whichever examines fewer slots per step: B walks of
+    K slots over the D - 1 inner depths, or one pass over the N histories."""
+    depths = max(len(tree.sizes.level_offsets) - 2, 1)
+    return "counts" if batch_size * capacity_ * depths >= tree.children.shape[0] else "frontier"
 
 
 # ----------------------------------------------------------------- the solver
@@ -373,9 +432,11 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> 
 
 
 def _dense_step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
-          averaging: str, floor: bool, alpha, beta, gamma: float) -> MCCFRState:
+                averaging: str, floor: bool, alpha, beta, gamma: float,
+                traversal: str = "frontier", split: str = "systematic") -> MCCFRState:
     """The step computed full width from `estimate` ([I, A] arrays per player): the
-    reference the solver's sparse `_step` is tested against."""
+    step of the "counts" traversal, and the reference the frontier's sparse `_step`
+    is tested against."""
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -387,7 +448,8 @@ def _dense_step(tree: GameTree, state: MCCFRState, *, batch_size: int, explorati
         policy = regret_matching(regrets, legal)
         est = estimate(tree, policy, p, jax.random.fold_in(step_key, p), expand=state.expand,
                        expand_chance=state.expand_chance, capacity_=state.frontier.shape[0],
-                       batch_size=batch_size, exploration=exploration)
+                       batch_size=batch_size, exploration=exploration, traversal=traversal,
+                       split=split)
         mine = (owner == p)[:, None] & legal
         instant = jnp.where(mine, est.values - (policy * est.values).sum(-1, keepdims=True), 0.0)
         regrets = accumulate_regrets(regrets, instant, mine, t, floor=floor, alpha=alpha,
@@ -482,16 +544,19 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
 
 
 def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
-          averaging: str, floor: bool, alpha, beta, gamma: float) -> MCCFRState:
-    if alpha is not None:
+          averaging: str, floor: bool, alpha, beta, gamma: float, traversal: str,
+          split: str) -> MCCFRState:
+    K = state.frontier.shape[0]
+    if traversal == "auto":
+        traversal = choose_traversal(tree, batch_size, K)
+    if traversal == "counts" or alpha is not None:  # discounting touches every row anyway
         return _dense_step(tree, state, batch_size=batch_size, exploration=exploration,
                            averaging=averaging, floor=floor, alpha=alpha, beta=beta,
-                           gamma=gamma)
+                           gamma=gamma, traversal=traversal, split=split)
     dtype = state.regrets.dtype
     t = (state.iteration + 1).astype(dtype)
     weight = t**gamma * state.weight_scale
     key, step_key = jax.random.split(state.key)
-    K = state.frontier.shape[0]
     regrets, average, touched = state.regrets, state.average, state.touched
     for p in range(tree.sizes.num_players):  # alternating: p sees the updates before it
         uniforms = _uniforms(tree, jax.random.fold_in(step_key, p), batch_size, K, dtype)
@@ -514,7 +579,8 @@ def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: fl
 def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponents: bool = True,
                 expand_chance: bool = False, mask=None, chance_mask=None,
                 exploration: float = 0.0, averaging: str = "traverser",
-                rule: str = "cfr", name: str | None = None) -> Solver:
+                rule: str = "cfr", traversal: str = "auto", split: str = "systematic",
+                name: str | None = None) -> Solver:
     """Monte-Carlo CFR with a scheme of one's own (seed 004's sample / expand_all).
 
     Args:
@@ -530,6 +596,13 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
         "traverser" or "opponents" (see the module docstring).
       rule: "cfr" (plain regret sums, uniform average), "cfr+" (floored at zero,
         linear average) or "dcfr" (discounted with 1.5, 0, 2).
+      traversal: how a batch is drawn: "frontier" (B independent breadth-first
+        walks; cost grows with B times the histories one sample reaches), "counts"
+        (one pass over the tree splitting B visit counts, `jaxsolve.visit_counts`;
+        cost independent of B) or "auto" (the one that examines fewer slots).
+      split: how "counts" splits a count at a sampled node: "systematic"
+        (default, cheap, unbiased, negatively correlated samples) or "multinomial"
+        (exactly B independent samples, slower).
     Returns:
       Solver with init(tree, key=None) -> MCCFRState and step(tree, state).
     """
@@ -541,21 +614,26 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
         raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
     if rule not in RULES:
         raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
+    if traversal not in TRAVERSALS:
+        raise ValueError(f"traversal must be one of {TRAVERSALS}, got {traversal!r}")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     knobs = (int(batch_size), bool(expand_own), bool(expand_opponents), bool(expand_chance),
-             float(exploration), averaging, rule, name or "sampled-cfr")
+             float(exploration), averaging, rule, traversal, split, name or "sampled-cfr")
     if mask is None and chance_mask is None:  # hashable knobs: share one Solver
         return _cached(*knobs)
     return _make(*knobs, mask=mask, chance_mask=chance_mask)
 
 
 def _make(batch_size, expand_own, expand_opponents, expand_chance, exploration, averaging,
-          rule, name, mask=None, chance_mask=None) -> Solver:
+          rule, traversal, split, name, mask=None, chance_mask=None) -> Solver:
     scheme = functools.partial(make_scheme, expand_own=expand_own,
                                expand_opponents=expand_opponents, expand_chance=expand_chance,
                                mask=mask, chance_mask=chance_mask)
     init = functools.partial(_init, scheme=scheme, exploration=exploration)
     step = functools.partial(_step, batch_size=batch_size, exploration=exploration,
-                             averaging=averaging, **RULES[rule])
+                             averaging=averaging, traversal=traversal, split=split,
+                             **RULES[rule])
     return Solver(init, step, name)
 
 

@@ -62,13 +62,18 @@ def scheme_on(tree, name):
     return jnp.asarray(expand), jnp.asarray(expand_chance), capacity, exploration
 
 
-@functools.partial(jax.jit, static_argnames=("traverser", "capacity", "exploration", "samples"))
+@functools.partial(jax.jit, static_argnames=("traverser", "capacity", "exploration", "samples",
+                                             "drawn"))
 def many_estimates(tree, policy, expand, expand_chance, key, *, traverser, capacity,
-                   exploration, samples):
-    """[M] independent one-sample estimates (values [M, I, A], reach weights [M, I])."""
+                   exploration, samples, drawn="frontier"):
+    """[M] independent estimates (values [M, I, A], reach weights [M, I]): one sample
+    each by a frontier walk, or (`drawn` = "counts-systematic" / "counts-multinomial")
+    a batch of 4 drawn as visit counts, so that the split has counts to divide."""
+    traversal, _, split = drawn.partition("-")
     one = lambda k: sampling.estimate(  # noqa: E731
         tree, policy, traverser, k, expand=expand, expand_chance=expand_chance,
-        capacity_=capacity, batch_size=1, exploration=exploration)
+        capacity_=capacity, batch_size=1 if traversal == "frontier" else 4,
+        exploration=exploration, traversal=traversal, split=split or "systematic")
     est = jax.vmap(one)(jax.random.split(key, samples))
     return est.values, est.reach_weights
 
@@ -93,10 +98,16 @@ def assert_unbiased(samples, exact, what):
                            f"mean {mean[bad][:5]}, exact {exact[bad][:5]}, se {err[bad][:5]}")
 
 
-@pytest.mark.parametrize("game,scheme", [
-    *((g, s) for g in ("kuhn_poker", "chance_in_the_middle") for s in SCHEMES),
-    ("kuhn3", "outcome"), ("kuhn3", "random mask")])  # three players: two opponents' reach
-def test_sampled_values_regrets_and_average_weights_are_unbiased(game, scheme):
+@pytest.mark.parametrize("game,scheme,drawn", [
+    *((g, s, "frontier") for g in ("kuhn_poker", "chance_in_the_middle") for s in SCHEMES),
+    ("kuhn3", "outcome", "frontier"), ("kuhn3", "random mask", "frontier"),  # two opponents
+    *(("kuhn_poker", s, "counts-systematic") for s in SCHEMES),
+    ("chance_in_the_middle", "external", "counts-systematic"),
+    ("chance_in_the_middle", "random mask", "counts-systematic"),
+    ("kuhn3", "outcome", "counts-systematic"),
+    ("kuhn_poker", "external", "counts-multinomial"),
+    ("chance_in_the_middle", "outcome", "counts-multinomial")])
+def test_sampled_values_regrets_and_average_weights_are_unbiased(game, scheme, drawn):
     tree = tree_named(game)
     policy = mixed_policy(tree)
     expand, expand_chance, capacity, exploration = scheme_on(tree, scheme)
@@ -113,7 +124,7 @@ def test_sampled_values_regrets_and_average_weights_are_unbiased(game, scheme):
         exact = seq.counterfactual_values(tree, flat, seq.leaf_weights(tree, reach, chance_reach, p), p)
         values, weights = many_estimates(
             tree, policy, expand, expand_chance, jax.random.PRNGKey(10 + p), traverser=p,
-            capacity=capacity, exploration=exploration, samples=20000)
+            capacity=capacity, exploration=exploration, samples=20000, drawn=drawn)
         assert_unbiased(values, exact, f"{game}/{scheme} values of player {p}")
         sampled_regrets = jax.vmap(lambda v: regrets_of(v, policy, owner, p))(values)
         assert_unbiased(sampled_regrets, regrets_of(exact, policy, owner, p),
@@ -139,13 +150,14 @@ def test_a_biased_estimator_would_be_caught():
         assert_unbiased(np.asarray(values) * 1.15, exact, "scaled")
 
 
+@pytest.mark.parametrize("traversal", ["frontier", "counts"])
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker", "chance_in_the_middle"])
-def test_expanding_everything_is_alternating_cfr(game):
+def test_expanding_everything_is_alternating_cfr(game, traversal):
     """The all-expand scheme visits every leaf with q = 1, so it is CFR with
     alternating updates (OpenSpiel's CFRSolver, checked in test_openspiel_parity)
-    iterate for iterate; every traversal touches every history."""
+    iterate for iterate, drawn either way; every traversal touches every history."""
     tree = tree_named(game)
-    full = jaxsolve.sampled_cfr(expand_chance=True)
+    full = jaxsolve.sampled_cfr(expand_chance=True, traversal=traversal)
     state = RUN(full, tree, full.init(tree), 15)
     cfr = jaxsolve.cfr(alternating=True)
     reference = RUN(cfr, tree, cfr.init(tree), 15)
