@@ -31,7 +31,10 @@ player traversal.
 * sampling solvers: `state.touched`, the histories their samples actually visited
   (inner nodes and reached leaves, over all B samples of every player's traversal),
   accumulated by the solver itself (a float32 sum unless `--x64`: relative error
-  well below 1 % at the lengths run here).
+  well below 1 % at the lengths run here). Where `traversal="auto"` draws a batch
+  as visit counts (`jaxsolve.visit_counts`), this is still what the B samples
+  visited, while the computation passes over the whole tree once per player: the
+  seconds panel shows that cost.
 
 Timing. Each (game, solver) first compiles `jax.jit(jaxsolve.run, static_argnums=0)`
 with a zero-iteration call (the count is traced, so every later chunk reuses that

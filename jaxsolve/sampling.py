@@ -35,7 +35,11 @@ outcome sampling, the size of the traverser's subtree for external sampling). At
 each depth every slot either expands into all its children or samples one, and the
 children are compacted into the K slots with a cumulative sum. A batch of B samples
 is `vmap` of that walk; the leaves of all B samples then go through the terminal-view
-formulas above in one segment sum.
+formulas above in one segment sum. Alternatively (`traversal="counts"`) the batch
+is drawn as visit counts n(h) in one pass down the tree (`jaxsolve.visit_counts`)
+and every leaf of the full terminal view is weighted by n(z) / (q(z) B): the same
+estimate at a cost independent of B, cheaper once B walks would examine more slots
+than the tree has histories (`traversal="auto"` chooses by that count).
 
 Average strategy. The increment at an infoset I of player r is estimated by
 sum over the visited histories h in I of pi_r(h) / q(h) times the current policy at
