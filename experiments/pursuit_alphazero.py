@@ -7,10 +7,19 @@ Writes to results/pursuit/:
   value_heatmap.png the value network's prediction per evader cell beside the exact
                     value, sensor fixed (question 4)
   simulations.png   strength and mistake rate against the number of simulations (3)
-  scaling.png       5x5 / 7x7 / 11x11 at equal training budget (question 5)
+  scaling.png       5x5 / 7x7 / 11x11: win rate vs random (worse side) and mistake rate
+                    against training seconds, with 11x11 without exploring starts (5)
   summary.json      all figures, including the wall time to >= 95% vs random
 
-    python experiments/pursuit_alphazero.py [--iterations 60] [--scale-iterations 60]
+Recipe (every run, every size): the seed's 3x128 MLP, Gumbel search with 16
+simulations, 64 self-play games and 32 AdamW steps per iteration, and half of the
+self-play games started from random reachable positions ("exploring starts",
+`TrainConfig.explore_fraction`; evaluation always starts from the initial position).
+Without them an 11x11 evader never reaches the goal row in self-play, every value
+target is -1 and nothing is learned; the scaling section reruns that baseline.
+
+    python experiments/pursuit_alphazero.py [--iterations 60] [--scale-seconds 45]
+        [--sizes 5 7 11] [--explore 0.5] [--skip-scaling] [--skip-baseline]
 """
 
 from __future__ import annotations
@@ -34,25 +43,81 @@ from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa
 OUT = "results/pursuit"
 
 
-def run(env, iterations, sims=16, eval_every=5, seed=0, hidden=(128, 128, 128)):
-    cfg = train.TrainConfig(env=env, hidden=hidden, seed=seed,
+EXPLORE = 0.5  # the recipe's share of self-play games from exploring starts
+
+
+def run(env, iterations, sims=16, eval_every=5, seed=0, hidden=(128, 128, 128),
+        explore=EXPLORE, max_seconds=None):
+    """Trains with evaluations every `eval_every` iterations. Returns (cfg, graphdef,
+    state, history, solution, seconds to >= 95% vs random as each side or None); the
+    seconds are training wall time from the start, compilation included, evaluation
+    excluded (`train.train`'s `train_seconds`)."""
+    cfg = train.TrainConfig(env=env, hidden=hidden, seed=seed, explore_fraction=explore,
                             search=selfplay.SearchConfig(num_simulations=sims))
     sol = exact.solve(env)
     graphdef, _ = train.init(cfg)
-    matches, clock = {}, {"train": 0.0, "last": time.perf_counter(), "hit": None}
+    matches = {}
 
     def eval_fn(params):
-        clock["train"] += time.perf_counter() - clock["last"]
-        res = evaluate.evaluate(env, cfg.search, graphdef, params, sol, jax.random.PRNGKey(seed + 1),
-                                matches=matches)
-        if clock["hit"] is None and min(res["win_vs_random_as_evader"], res["win_vs_random_as_defender"]) >= 0.95:
-            clock["hit"] = clock["train"]
-        res["train_seconds"] = clock["train"]
-        clock["last"] = time.perf_counter()
-        return res
+        return evaluate.evaluate(env, cfg.search, graphdef, params, sol,
+                                 jax.random.PRNGKey(seed + 1), matches=matches)
 
-    _, state, history = train.train(cfg, iterations, eval_every=eval_every, eval_fn=eval_fn)
-    return cfg, graphdef, state, history, sol, clock["hit"]
+    _, state, history = train.train(cfg, iterations, eval_every=eval_every, eval_fn=eval_fn,
+                                    max_seconds=max_seconds)
+    hit = next((h["train_seconds"] for h in history if "mistake_rate" in h
+                and min(h["win_vs_random_as_evader"], h["win_vs_random_as_defender"]) >= 0.95), None)
+    return cfg, graphdef, state, history, sol, hit
+
+
+def scaling(sizes, seconds, sims, explore, baseline=True):
+    """Each goal-variant size for `seconds` of training with the recipe (and 11x11, or
+    the largest size, without exploring starts); writes scaling.png, returns the rows."""
+    runs = [(g, explore) for g in sizes] + ([(max(sizes), 0.0)] if baseline else [])
+    out, curves = {}, {}
+    for g, frac in runs:
+        name = f"{g}" if frac == explore else f"{g}_no_exploring_starts"
+        load = os.getloadavg()[0]
+        t = time.perf_counter()
+        _, _, _, hist, _, hit = run(pe.goal_variant(g), None, sims, eval_every=10,
+                                    explore=frac, max_seconds=seconds)
+        ev = [h for h in hist if "mistake_rate" in h]
+        at_hit = next((h for h in ev if h["train_seconds"] == hit), None)
+        out[name] = {"explore_fraction": frac, "final": hist[-1],
+                     "seconds_to_95pct_vs_random": hit,
+                     "iterations_to_95pct_vs_random": at_hit and at_hit["iteration"],
+                     "mistake_rate_at_95pct": at_hit and at_hit["mistake_rate"],
+                     "max_mistake_rate_after_95pct": at_hit and max(
+                         h["mistake_rate"] for h in ev if h["train_seconds"] >= hit),
+                     "total_seconds": time.perf_counter() - t,
+                     "load_average_1min": [load, os.getloadavg()[0]]}
+        curves[name] = ev
+        out[name]["curve"] = {k: [h[k] for h in ev] for k in (
+            "train_seconds", "iteration", "win_vs_random_as_evader",
+            "win_vs_random_as_defender", "mistake_rate")}
+        print(name, {k: v for k, v in out[name].items() if k not in ("final", "curve")}, flush=True)
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+    for i, (name, ev) in enumerate(curves.items()):
+        ls, c = ("--", "k") if name.endswith("starts") else ("-", f"C{i}")
+        label = (f"{name.split('_')[0]}x{name.split('_')[0]}"
+                 + (" no exploring starts" if name.endswith("starts") else ""))
+        x = [h["train_seconds"] for h in ev]
+        ax[0].plot(x, [min(h["win_vs_random_as_evader"], h["win_vs_random_as_defender"])
+                       for h in ev], ls, color=c, label=label)
+        ax[1].plot(x, [h["mistake_rate"] for h in ev], ls, color=c, label=label)
+        if out[name]["seconds_to_95pct_vs_random"] is not None:
+            ax[0].axvline(out[name]["seconds_to_95pct_vs_random"], color=c, ls=":", lw=0.8)
+    ax[0].axhline(0.95, color="grey", lw=0.8)
+    ax[0].set_ylabel("win rate vs random, worse side"), ax[0].set_ylim(-0.02, 1.02)
+    ax[1].axhline(0.01, color="grey", lw=0.8)
+    ax[1].set_ylabel("mistake rate vs exact play"), ax[1].set_yscale("symlog", linthresh=1e-3)
+    ax[1].set_ylim(0, 0.3)
+    for a in ax:
+        a.set_xlabel("training seconds (compilation included)"), a.legend(fontsize=7)
+    fig.suptitle(f"goal variant, exploring starts {explore:.0%}, {sims} simulations, "
+                 f"2-core CPU (load ~{np.mean([r['load_average_1min'][0] for r in out.values()]):.1f})",
+                 fontsize=9)
+    fig.tight_layout(), fig.savefig(f"{OUT}/scaling.png"), plt.close(fig)
+    return out
 
 
 def plot_training(history, best, path_loss, path_win):
@@ -101,9 +166,14 @@ def strength_vs_sims(env, graphdef, params, sol, sims_list):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=60)
-    ap.add_argument("--scale-iterations", type=int, default=60)
+    ap.add_argument("--scale-seconds", type=float, default=45.0,
+                    help="training budget per size in the scaling section")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5, 7, 11])
     ap.add_argument("--sims", type=int, default=16)
+    ap.add_argument("--explore", type=float, default=EXPLORE)
     ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--skip-baseline", action="store_true",
+                    help="scaling without the no-exploring-starts run")
     args = ap.parse_args(argv)
     os.makedirs(OUT, exist_ok=True)
     summary = {"exact": {}}
@@ -113,7 +183,8 @@ def main(argv=None):
                                   **evaluate.best_rates_vs_random(env)}
     env = pe.goal_variant(5)
     t0 = time.perf_counter()
-    cfg, graphdef, state, history, sol, hit = run(env, args.iterations, args.sims)
+    cfg, graphdef, state, history, sol, hit = run(env, args.iterations, args.sims,
+                                                  explore=args.explore)
     best = evaluate.best_rates_vs_random(env)
     plot_training(history, best, f"{OUT}/loss.png", f"{OUT}/win_rates.png")
     summary["goal_5x5"] = {"final": history[-1], "seconds_to_95pct_vs_random": hit,
@@ -131,19 +202,8 @@ def main(argv=None):
     plt.xscale("log", base=2), plt.xlabel("simulations per move"), plt.legend(), plt.tight_layout()
     plt.savefig(f"{OUT}/simulations.png"), plt.close()
     if not args.skip_scaling:
-        summary["scaling"] = {}
-        for g in (5, 7, 11):
-            t = time.perf_counter()
-            _, _, _, hist, _, hit = run(pe.goal_variant(g), args.scale_iterations, args.sims, eval_every=10)
-            summary["scaling"][g] = {"final": hist[-1], "seconds_to_95pct_vs_random": hit,
-                                     "total_seconds": time.perf_counter() - t}
-            print(g, summary["scaling"][g], flush=True)
-        sc = summary["scaling"]
-        plt.figure(figsize=(6, 4))
-        for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
-            plt.plot(list(sc), [sc[g]["final"][k] for g in sc], "o-", label=k)
-        plt.xlabel("grid size"), plt.title(f"{args.scale_iterations} iterations each"), plt.legend()
-        plt.tight_layout(), plt.savefig(f"{OUT}/scaling.png"), plt.close()
+        summary["scaling"] = scaling(args.sizes, args.scale_seconds, args.sims, args.explore,
+                                     baseline=not args.skip_baseline)
     with open(f"{OUT}/summary.json", "w") as f:
         json.dump(summary, f, indent=2, default=float)
     print(json.dumps(summary, indent=2, default=float))

@@ -26,6 +26,8 @@ seed's observation omits the detection count, so its value is not a function of 
 The API follows pgx: `init(params, key) -> State`, `step(params, state, action) ->
 State`; both are pure, jit- and vmap-able (pass `params` statically: it is a hashable
 frozen dataclass). Stepping a terminated state is a no-op with zero rewards.
+`exploring_start(params, key)` draws a random reachable position (for self-play only;
+`reachable(params)` tabulates them).
 """
 
 from __future__ import annotations
@@ -222,11 +224,64 @@ def step(params: Params, state: State, action: jax.Array) -> State:
                         dataclasses.replace(state, rewards=jnp.zeros(2, jnp.float32)), new)
 
 
+# ------------------------------------------------------------------- exploring starts
+@functools.lru_cache(maxsize=None)
+def reachable(params: Params) -> np.ndarray:
+    """[T, T+1, C, 8] bool: the positions (turn t, detections k, evader cell c, sensor
+    direction s) with the evader to move that some sequence of legal moves reaches
+    from the initial position. A forward sweep over the rule tables (NumPy, cached)."""
+    next_cell, evader_legal, seen, turn_legal, _ = tables(params)
+    t_n, k_n, c_n = params.max_turns, params.max_turns + 1, params.num_cells
+    moves = np.zeros((c_n, c_n), np.int32)  # moves[c, c'] = 1: a legal evader move c -> c'
+    for a in np.flatnonzero(evader_legal):
+        moves[np.arange(c_n), next_cell[:, a]] = 1
+    turns = turn_legal.astype(np.int32)  # [s, d]
+    r = np.zeros((t_n, k_n, c_n, NUM_DIRS), bool)
+    x, y = params.start
+    r[0, 0, y * params.grid_size + x, 0] = True
+    for t in range(t_n - 1):
+        moved = np.einsum("kcs,cd->kds", r[t].astype(np.int32), moves) > 0  # [K, C', S]
+        pointed = np.einsum("kcs,sd->kcd", moved.astype(np.int32), turns) > 0  # [K, C', D]
+        r[t + 1] = pointed & ~seen[None]
+        r[t + 1, 1:] |= pointed[:-1] & seen[None]
+    return r
+
+
+@functools.lru_cache(maxsize=None)
+def _start_table(params: Params) -> np.ndarray:
+    """[T, (T+1) * C * 8] bool: the exploring-start support for each turn - reachable
+    positions the evader can still win on detections, or all reachable ones when no
+    such position exists at that turn."""
+    r = reachable(params)
+    live = r & (np.arange(params.max_turns + 1) <= params.max_detections)[None, :, None, None]
+    keep = np.where(live.any(axis=(1, 2, 3))[:, None, None, None], live, r)
+    return keep.reshape(params.max_turns, -1)
+
+
+def exploring_start(params: Params, key: jax.Array) -> State:
+    """A random position for self-play "exploring starts" (unbatched; jit/vmap-able).
+
+    The turn t is uniform in 0..max_turns-1, then the position is uniform over the
+    positions of turn t with the evader to move that legal play reaches from the
+    initial position (`reachable`), restricted to those not yet lost on detections.
+    t = 0 gives the initial position. Only the start differs: the rules, rewards and
+    hence the game values of every position are those of `init`'s game.
+    """
+    table = jnp.asarray(_start_table(params))
+    k_turn, k_pos = jax.random.split(key)
+    t = jax.random.randint(k_turn, (), 0, params.max_turns, dtype=jnp.int32)
+    idx = jax.random.categorical(k_pos, jnp.where(table[t], 0.0, -jnp.inf)).astype(jnp.int32)
+    k, rest = jnp.divmod(idx, params.num_cells * NUM_DIRS)
+    cell, sensor = jnp.divmod(rest, NUM_DIRS)
+    return _make(params, jnp.int32(EVADER), cell, sensor, t, k, jnp.asarray(False),
+                 jnp.zeros(2, jnp.float32))
+
+
 def random_action(key: jax.Array, state: State) -> jax.Array:
     """A uniformly random legal action ([] int32) for an unbatched state."""
     logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-__all__ = ["DEFENDER", "EVADER", "NUM_ACTIONS", "Params", "State", "goal_variant",
-           "init", "random_action", "step", "tables"]
+__all__ = ["DEFENDER", "EVADER", "NUM_ACTIONS", "Params", "State", "exploring_start",
+           "goal_variant", "init", "random_action", "reachable", "step", "tables"]

@@ -150,3 +150,77 @@ def test_random_playouts_match_reference(params):
     outcome = [ref_outcome(params, r) for r in ref]
     np.testing.assert_array_equal(np.asarray(state.rewards)[:, 0], outcome)
     np.testing.assert_array_equal(np.asarray(state.rewards)[:, 1], -np.array(outcome))
+
+
+# ------------------------------------------------------------------ exploring starts
+def ref_reachable(params):
+    """Plain-Python breadth-first search with `ref_step`: for each turn t, the
+    positions (k, x, y, sensor) with the evader to move, each with one action sequence
+    from the initial position that reaches it."""
+    x0, y0 = params.start
+    layer = {(x0, y0, 0, 0, 0, 0): ()}
+    out = []
+    for _ in range(params.max_turns):
+        out.append({(st[4], st[0], st[1], st[2]): path for st, path in layer.items()})
+        nxt = {}
+        for st, path in layer.items():
+            for a in ref_legal(params, st):
+                mid = ref_step(params, st, a)
+                for d in ref_legal(params, mid):
+                    nxt.setdefault(ref_step(params, mid, d), path + (a, d))
+        layer = nxt
+    return out
+
+
+SMALL = [pe.goal_variant(3), pe.goal_variant(5),
+         pe.Params(grid_size=3, max_turns=4, threshold=0.25, sensor="wedge", turn_rate=1,
+                   allow_stay=False, evader_start=(0, 0))]
+
+
+@pytest.mark.parametrize("params", SMALL)
+def test_reachable_table_matches_search_over_move_sequences(params):
+    table = pe.reachable(params)
+    g = params.grid_size
+    for t, states in enumerate(ref_reachable(params)):
+        want = {(k, y * g + x, s) for k, x, y, s in states}
+        assert set(zip(*np.nonzero(table[t]))) == want, t
+
+
+@pytest.mark.parametrize("params", SMALL[::2])
+def test_exploring_starts_are_reachable_live_positions(params):
+    """Every exploring start is a position legal play reaches, with the evader to move
+    and the game still winnable on detections, identical (every field, observation
+    and legal mask included) to the state reached by replaying moves from `init`; and
+    the draws cover every such position."""
+    n = 8192
+    starts = jax.jit(jax.vmap(lambda k: pe.exploring_start(params, k)))(
+        jax.random.split(jax.random.key(3), n))
+    ref = ref_reachable(params)
+    g = params.grid_size
+    turn, k, cell, sensor = (np.asarray(a) for a in (starts.turn, starts.detections,
+                                                     starts.cell, starts.sensor))
+    assert (np.asarray(starts.current_player) == pe.EVADER).all()
+    assert not np.asarray(starts.terminated).any() and not np.asarray(starts.rewards).any()
+    drawn = {(int(t), int(kk), int(c) % g, int(c) // g, int(s))
+             for t, kk, c, s in zip(turn, k, cell, sensor)}
+    live = {(t,) + st for t, states in enumerate(ref) for st in states
+            if st[0] <= params.max_detections}
+    assert drawn == live
+    # Replay each position's move sequence from the initial position.
+    step = jax.jit(lambda s, a: pe.step(params, s, a))
+    for i in np.unique(np.array([turn, k, cell, sensor]).T, axis=0, return_index=True)[1]:
+        t, kk, c, s = int(turn[i]), int(k[i]), int(cell[i]), int(sensor[i])
+        state = pe.init(params, jax.random.key(0))
+        for a in ref[t][(kk, c % g, c // g, s)]:
+            state = step(state, jnp.int32(a))
+        for name, want in vars(state).items():
+            np.testing.assert_array_equal(np.asarray(getattr(starts, name)[i]), np.asarray(want),
+                                          err_msg=name)
+
+
+def test_exploring_start_turns_are_uniform():
+    params = pe.goal_variant(5)
+    turns = jax.jit(jax.vmap(lambda k: pe.exploring_start(params, k).turn))(
+        jax.random.split(jax.random.key(4), 6000))
+    counts = np.bincount(np.asarray(turns), minlength=params.max_turns)
+    assert counts.shape == (6,) and np.all(np.abs(counts - 1000) < 150)  # ~5 sigma

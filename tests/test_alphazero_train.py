@@ -1,4 +1,7 @@
-"""Training: checkpoints resume to identical results; evaluation runs and is graded."""
+"""Training: checkpoints resume to identical results (with and without exploring
+starts); evaluation runs from the initial position and is graded."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -14,29 +17,111 @@ CFG = train.TrainConfig(env=ENV, search=selfplay.SearchConfig(num_simulations=4)
                         buffer_size=64)
 
 
+EXPLORE_CFG = dataclasses.replace(CFG, explore_fraction=0.5, buffer_size=256)
+
+
 @pytest.fixture(scope="module")
 def compiled():
     graphdef, state = train.init(CFG)
     return graphdef, jax.jit(train.make_iteration(CFG, graphdef))
 
 
-def test_checkpoint_resume_is_identical(compiled, tmp_path):
-    graphdef, step = compiled
-    _, s = train.init(CFG)
+@pytest.fixture(scope="module")
+def compiled_explore():
+    graphdef, state = train.init(EXPLORE_CFG)
+    return graphdef, jax.jit(train.make_iteration(EXPLORE_CFG, graphdef))
+
+
+def _resume_matches_straight_run(cfg, step, path):
+    _, s = train.init(cfg)
     for _ in range(3):
         s, metrics = step(s)
     straight = s
-    _, s = train.init(CFG)
+    _, s = train.init(cfg)
     s, _ = step(s)
-    path = str(tmp_path / "ckpt.npz")
     train.save(path, s)
-    s = train.load(path, train.init(CFG)[1])
+    s = train.load(path, train.init(cfg)[1])
     for _ in range(2):
         s, _ = step(s)
     for a, b in zip(jax.tree.leaves(straight), jax.tree.leaves(s)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    assert int(s.step) == 3 and int(s.buffer.size) == 64  # 3 x 4 games x 8 plies, capped
     assert np.isfinite(float(metrics["loss"]))
+    return s, metrics
+
+
+def test_checkpoint_resume_is_identical(compiled, tmp_path):
+    s, _ = _resume_matches_straight_run(CFG, compiled[1], str(tmp_path / "ckpt.npz"))
+    assert int(s.step) == 3 and int(s.buffer.size) == 64  # 3 x 4 games x 8 plies, capped
+
+
+def test_checkpoint_resume_is_identical_with_exploring_starts(compiled_explore, tmp_path):
+    s, metrics = _resume_matches_straight_run(EXPLORE_CFG, compiled_explore[1],
+                                              str(tmp_path / "ckpt.npz"))
+    # 2 of the 4 games per iteration start at the initial position (8 plies each); the
+    # other 2 at a random turn, so they add 2..8 plies each: 3 x (16 + 4..16) in all.
+    assert int(s.step) == 3 and 60 <= int(s.buffer.size) <= 96
+    assert int(s.buffer.pos) == int(s.buffer.size)  # not wrapped yet
+    assert 0.0 <= metrics["explore_evader_wins"] <= 1.0
+
+
+def test_buffer_skips_plies_after_the_end():
+    """Rows of ended games are never stored; the kept rows are packed in time-major
+    order, and an overflow keeps the newest valid rows."""
+    obs = jnp.arange(6, dtype=jnp.float32).reshape(3, 2, 1)  # ply p, game b -> 2p + b
+    valid = jnp.array([[True, True], [True, False], [False, False]])
+    traj = selfplay.Trajectory(obs, jnp.ones((3, 2, 9)) / 9, jnp.array([[0, 0], [1, 1], [0, 0]]),
+                               jnp.array([1.0, -1.0]), valid, jnp.array([True, False]))
+    buf = selfplay.buffer_add(selfplay.buffer_init(5, 1), traj)
+    assert int(buf.size) == 3 and int(buf.pos) == 3
+    assert np.asarray(buf.observation)[:, 0].tolist() == [0, 1, 2, 0, 0]
+    assert np.asarray(buf.value).tolist() == [1.0, -1.0, -1.0, 0.0, 0.0]
+    buf = selfplay.buffer_add(buf, traj)  # 3 more rows: slots 3, 4 and (wrapped) 0
+    assert int(buf.size) == 5 and int(buf.pos) == 1
+    assert np.asarray(buf.observation)[:, 0].tolist() == [2, 1, 2, 0, 1]
+    small = selfplay.buffer_add(selfplay.buffer_init(2, 1), traj)  # 3 valid rows, room for 2
+    assert np.asarray(small.observation)[:, 0].tolist() == [2, 1]
+    assert int(small.size) == 2 and int(small.pos) == 1
+
+
+def test_exploring_self_play_games_end_with_an_outcome():
+    """Games from exploring starts are shorter: exactly the plies before their end are
+    valid, and the outcome of every game is a win or a loss (the final reward is not
+    lost to the no-op steps after the end)."""
+    graphdef, s = train.init(EXPLORE_CFG)
+    traj = jax.jit(lambda p, k: selfplay.play(graphdef, ENV, EXPLORE_CFG.search, p, k, 32,
+                                              explore_fraction=0.75))(s.params, jax.random.PRNGKey(3))
+    t_max = ENV.max_turns
+    obs0 = np.asarray(traj.observation[0])
+    start_turn = np.rint(t_max - obs0[:, ENV.num_cells + pe.NUM_DIRS] * t_max).astype(int)
+    valid = np.asarray(traj.valid)
+    assert valid.sum(0).tolist() == (2 * (t_max - start_turn)).tolist()
+    assert all(valid[: n, b].all() and not valid[n:, b].any()
+               for b, n in enumerate(valid.sum(0)))
+    assert np.asarray(traj.from_start).tolist() == [False] * 24 + [True] * 8
+    assert (start_turn[24:] == 0).all() and (start_turn[:24] > 0).any()
+    assert set(np.asarray(traj.outcome).tolist()) <= {-1.0, 1.0}
+
+
+def test_evaluation_starts_at_the_initial_position(compiled_explore):
+    """Evaluation ignores exploring starts: each of the 8 games lasts the full
+    max_turns agent moves, on either side."""
+    graphdef, step = compiled_explore
+    _, s = train.init(EXPLORE_CFG)
+    s, _ = step(s)
+    match = evaluate.make_match(ENV, EXPLORE_CFG.search, graphdef, 8)
+    sol = exact.solve(ENV)
+    for side in (pe.EVADER, pe.DEFENDER):
+        out = match(s.params, sol, jax.random.PRNGKey(side), jnp.int32(side))
+        assert int(out["moves"]) == 8 * ENV.max_turns
+
+
+def test_time_budget_and_stop_rule():
+    cfg = dataclasses.replace(EXPLORE_CFG, buffer_size=128)
+    _, s, hist = train.train(cfg, 50, max_seconds=0.0, progress=False)
+    assert len(hist) == 1 and int(s.step) == 1 and hist[0]["train_seconds"] > 0
+    _, s, hist = train.train(cfg, 50, eval_every=2, eval_fn=lambda p: {"x": 1.0},
+                             stop_fn=lambda m: m["iteration"] >= 4, progress=False)
+    assert [h["iteration"] for h in hist] == [1, 2, 3, 4] and "x" in hist[1]
 
 
 def test_buffer_values_are_from_the_movers_side():
@@ -61,13 +146,13 @@ def test_evaluation_against_random_and_exact(compiled):
     assert 0.9 < best["best_vs_random_as_evader"] <= 1.0
 
 
-def test_self_play_and_training_compile_once(compiled):
+@pytest.mark.parametrize("cfg", [CFG, EXPLORE_CFG], ids=["plain", "exploring_starts"])
+def test_self_play_and_training_compile_once(cfg):
     """One jitted self-play-and-train iteration serves the whole run: state shapes and
     dtypes are stable across iterations, so JAX never traces it a second time."""
-    graphdef, step = compiled
-    _, s = train.init(CFG)
+    graphdef, s = train.init(cfg)
     traced = []
-    counting = jax.jit(lambda state: (traced.append(1), train.make_iteration(CFG, graphdef)(state))[1])
+    counting = jax.jit(lambda state: (traced.append(1), train.make_iteration(cfg, graphdef)(state))[1])
     for _ in range(3):
         s, _ = counting(s)
     assert len(traced) == 1

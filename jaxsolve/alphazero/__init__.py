@@ -24,7 +24,11 @@ Design, one concept per module:
   walks the tree in lockstep; the backup touches one node per element per level.
   Visit counts equal mctx's on positions where its root-only masking cannot matter.
 * `selfplay` - the env/network callbacks, B games in lockstep under `lax.scan` with a
-  temperature on the first moves, and a replay buffer of device arrays.
+  temperature on the first moves, and a replay buffer of device arrays. Optional
+  exploring starts (`TrainConfig.explore_fraction`): part of the self-play games begin
+  at random reachable positions (`pe.exploring_start`), which is what lets 11x11
+  learn at all - from the initial position an untrained evader never wins, so every
+  value target would be -1. Evaluation always starts from the initial position.
 * `train` - one jitted function per iteration (self-play, buffer, `train_steps` optax
   AdamW steps on policy cross-entropy + value MSE); `.npz` checkpoints of the whole
   training state resume bit for bit; a tqdm bar shows the loss and win rates.

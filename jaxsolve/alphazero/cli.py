@@ -2,6 +2,7 @@
 
     jaxsolve pursuit solve [--variant goal] [--grid 7]
     jaxsolve pursuit train --variant goal --iterations 100 --checkpoint az.npz [--resume]
+    jaxsolve pursuit train --variant goal --grid 11 --minutes 1 [--explore 0.5]
     jaxsolve pursuit eval  --variant goal --checkpoint az.npz [--mcts]
 
 Hook into the main parser with `add_subparser(subparsers)`; the subcommand calls `main`.
@@ -27,7 +28,7 @@ def config_from_args(args):
     return train.TrainConfig(
         env=env_from_args(args), hidden=tuple(args.hidden), games_per_iter=args.games,
         search=selfplay.SearchConfig(num_simulations=args.simulations, kind=args.search),
-        seed=args.seed)
+        explore_fraction=args.explore, seed=args.seed)
 
 
 def add_subparser(subparsers) -> argparse.ArgumentParser:
@@ -38,7 +39,14 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                    help="seed: the seed's rules (a forced evader win); goal: cross the grid")
     p.add_argument("--grid", type=int, default=5)
     p.add_argument("--sensor", choices=["ray", "wedge"], default="ray")
-    p.add_argument("--iterations", type=int, default=60)
+    p.add_argument("--iterations", type=int, default=None,
+                   help="iterations (default 60, or unbounded with --minutes; whichever "
+                        "limit comes first stops training)")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="training time budget (compilation included, evaluation excluded)")
+    p.add_argument("--explore", type=float, default=0.5,
+                   help="share of self-play games started from random reachable positions "
+                        "(exploring starts; evaluation always starts from the initial one)")
     p.add_argument("--games", type=int, default=64, help="self-play games per iteration")
     p.add_argument("--simulations", type=int, default=16)
     p.add_argument("--search", choices=["gumbel", "puct"], default="gumbel")
@@ -74,7 +82,9 @@ def main(args) -> int:
                                                jax.random.PRNGKey(args.seed + 1), matches=matches)
     if args.pursuit_command == "train":
         state = train.load(args.checkpoint, fresh) if args.resume and os.path.exists(args.checkpoint) else None
-        _, state, history = train.train(cfg, args.iterations, state=state,
+        budget = None if args.minutes is None else 60.0 * args.minutes
+        iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
+        _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
                                         eval_every=args.eval_every, eval_fn=eval_fn)
         train.save(args.checkpoint, state)
         print(json.dumps({**history[-1], **evaluate.best_rates_vs_random(env)}, indent=2))

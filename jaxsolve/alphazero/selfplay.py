@@ -7,13 +7,23 @@ move chosen by search (`alphazero_policy` or `gumbel_policy`), sampling from the
 search policy for the first `temperature_moves` plies and playing greedily after. It
 returns one training example per ply: observation, search policy, and the final outcome
 from the mover's side. The replay buffer is a ring of fixed-size device arrays.
+
+Exploring starts (`explore_fraction > 0`): that fraction of the B self-play games
+starts from `pe.exploring_start` - a random reachable position at a random turn -
+instead of the initial position. On a large board an untrained evader almost never
+reaches the goal row from the initial position, so every outcome is a loss and the
+value targets carry no signal; games that start late and near the goal do end in wins,
+and their values bootstrap backward through search. The rules and outcomes are
+unchanged, so the value targets are still the game's own. Such games end early: the
+plies after the end are marked invalid and never reach the buffer. Evaluation always
+starts from the initial position (`evaluate`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -81,13 +91,22 @@ class Trajectory(NamedTuple):
     policy: jax.Array  # [P, B, A] search policy target
     player: jax.Array  # [P, B] int32 mover
     outcome: jax.Array  # [B] final reward of the evader
+    valid: Optional[jax.Array] = None  # [P, B] bool, ply before the game's end (None: all)
+    from_start: Optional[jax.Array] = None  # [B] bool, game began at the initial position
 
 
 def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: int,
-         temperature_moves: int = 4) -> Trajectory:
-    """Plays `batch` self-play games to the end (the game length is fixed)."""
+         temperature_moves: int = 4, explore_fraction: float = 0.0) -> Trajectory:
+    """Plays `batch` self-play games to the end. The first
+    `round(explore_fraction * batch)` games start from `pe.exploring_start` (static
+    count); with none, every game has the fixed length and `valid` is None."""
     plies = 2 * env.max_turns
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
+    n_explore = int(round(explore_fraction * batch))
+    if n_explore:
+        starts = jax.vmap(functools.partial(pe.exploring_start, env))(
+            jax.random.split(jax.random.fold_in(key, 2), n_explore))
+        state = jax.tree.map(lambda s, e: s.at[:n_explore].set(e), state, starts)
 
     def ply(state, inp):
         t, k = inp
@@ -98,11 +117,18 @@ def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: in
             k_act, jnp.log(jnp.maximum(out.action_weights, 1e-30))).astype(jnp.int32)
         action = jnp.where(t < temperature_moves, sampled, out.action)
         nxt = jax.vmap(functools.partial(pe.step, env))(state, action)
-        return nxt, (state.observation, out.action_weights, state.current_player)
+        return nxt, (state.observation, out.action_weights, state.current_player,
+                     ~state.terminated, nxt.rewards[:, pe.EVADER])
 
     keys = jax.random.split(jax.random.fold_in(key, 1), plies)
-    final, (obs, pol, player) = jax.lax.scan(ply, state, (jnp.arange(plies), keys))
-    return Trajectory(obs, pol, player, final.rewards[:, pe.EVADER])
+    final, (obs, pol, player, valid, reward) = jax.lax.scan(
+        ply, state, (jnp.arange(plies), keys))
+    if not n_explore:
+        return Trajectory(obs, pol, player, final.rewards[:, pe.EVADER])
+    # Games that start late end early, and stepping an ended game zeroes its rewards:
+    # the outcome is the (single) nonzero reward along the way.
+    from_start = jnp.arange(batch) >= n_explore
+    return Trajectory(obs, pol, player, jnp.sum(reward, 0), valid, from_start)
 
 
 # ---------------------------------------------------------------------- replay buffer
@@ -123,12 +149,26 @@ def buffer_init(capacity: int, obs_size: int, num_actions: int = pe.NUM_ACTIONS)
 
 
 def buffer_add(buf: Buffer, traj: Trajectory) -> Buffer:
-    """Appends every ply of `traj` (P * B examples), overwriting the oldest."""
+    """Appends every valid ply of `traj` (P * B examples, time-major, fewer where
+    `traj.valid` says so), overwriting the oldest."""
     sign = jnp.where(traj.player == pe.EVADER, 1.0, -1.0)
     value = (sign * traj.outcome[None, :]).reshape(-1)
     obs = traj.observation.reshape((-1, traj.observation.shape[-1]))
     pol = traj.policy.reshape((-1, traj.policy.shape[-1]))
     cap, n = buf.value.shape[0], value.shape[0]
+    if traj.valid is not None:
+        # A dynamic number of rows: the r-th valid row goes to pos + r, only the last
+        # `cap` valid rows are kept, and the other rows are written out of range
+        # (dropped), so the shapes stay static.
+        valid = traj.valid.reshape(-1)
+        rank = jnp.cumsum(valid, dtype=jnp.int32) - 1
+        count = jnp.sum(valid, dtype=jnp.int32)
+        idx = jnp.where(valid & (rank >= count - cap), (buf.pos + rank) % cap, cap)
+        obs, pol, value = (x.astype(jnp.float32) for x in (obs, pol, value))
+        return Buffer(buf.observation.at[idx].set(obs, mode="drop"),
+                      buf.policy.at[idx].set(pol, mode="drop"),
+                      buf.value.at[idx].set(value, mode="drop"),
+                      jnp.minimum(buf.size + count, cap), (buf.pos + count) % cap)
     keep = min(n, cap)  # static; older rows of an oversized batch would be overwritten
     idx = (buf.pos + (n - keep) + jnp.arange(keep)) % cap
     obs, pol, value = (x[n - keep:].astype(jnp.float32) for x in (obs, pol, value))

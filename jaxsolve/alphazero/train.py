@@ -10,6 +10,10 @@ where z is the game's outcome from the mover's side (Silver et al., 2017). The w
 training state (network params, optimizer state, buffer, PRNG key, counter) is one
 pytree, so a checkpoint is its leaves in a NumPy `.npz`, and resuming from a
 checkpoint reproduces an uninterrupted run bit for bit.
+
+`explore_fraction` starts that fraction of the self-play games from random reachable
+positions ("exploring starts", `selfplay.play`), which large boards need to see any
+win at all; `train(..., max_seconds=...)` stops at a wall-clock training budget.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class TrainConfig:
     weight_decay: float = 1e-4
     buffer_size: int = 20_000
     temperature_moves: int = 4
+    explore_fraction: float = 0.0  # self-play games started from pe.exploring_start
     seed: int = 0
 
 
@@ -81,7 +86,7 @@ def make_iteration(cfg: TrainConfig, graphdef):
     def iteration(state: TrainState):
         key, k_play, k_train = jax.random.split(state.key, 3)
         traj = selfplay.play(graphdef, cfg.env, cfg.search, state.params, k_play,
-                             cfg.games_per_iter, cfg.temperature_moves)
+                             cfg.games_per_iter, cfg.temperature_moves, cfg.explore_fraction)
         buf = selfplay.buffer_add(state.buffer, traj)
 
         def sgd(carry, k):
@@ -93,8 +98,16 @@ def make_iteration(cfg: TrainConfig, graphdef):
         (params, opt_state), losses = jax.lax.scan(
             sgd, (state.params, state.opt_state), jax.random.split(k_train, cfg.train_steps))
         losses = jnp.mean(losses, 0)
+        wins = traj.outcome > 0
+        if traj.from_start is None:
+            start_wins = jnp.mean(wins)
+        else:  # games from the initial position only
+            start_wins = jnp.sum(wins & traj.from_start) / jnp.maximum(jnp.sum(traj.from_start), 1)
         metrics = dict(loss=losses[0], policy_loss=losses[1], value_loss=losses[2],
-                       selfplay_evader_wins=jnp.mean(traj.outcome > 0))
+                       selfplay_evader_wins=start_wins)
+        if traj.from_start is not None:
+            metrics["explore_evader_wins"] = (jnp.sum(wins & ~traj.from_start)
+                                              / jnp.maximum(jnp.sum(~traj.from_start), 1))
         return TrainState(params, opt_state, buf, key, state.step + 1), metrics
 
     return iteration
@@ -118,32 +131,54 @@ def load(path: str, like: TrainState) -> TrainState:
     return jax.tree.unflatten(treedef, new)
 
 
-def train(cfg: TrainConfig, iterations: int, *, state: TrainState | None = None,
-          eval_every: int = 0, eval_fn=None, progress: bool = True, callback=None):
-    """Runs `iterations` iterations with a tqdm bar showing the loss and win rates.
+def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
+          eval_every: int = 0, eval_fn=None, progress: bool = True, callback=None,
+          max_seconds: float | None = None, stop_fn=None):
+    """Runs up to `iterations` iterations (None: until `max_seconds` or `stop_fn`) with
+    a tqdm bar showing the loss and win rates.
 
     `eval_fn(params) -> dict` (e.g. win rates vs random) runs every `eval_every`
-    iterations; `callback(i, state, metrics)` sees every iteration. Returns
-    (graphdef, state, history: list of metric dicts).
+    iterations and after the last one; `callback(i, state, metrics)` sees every
+    iteration. `max_seconds` stops after the iteration during which the training
+    time - wall clock from the call, compilation included, `eval_fn` excluded -
+    reaches it; `stop_fn(metrics) -> bool` stops after an evaluation it accepts.
+    Every metric dict carries `train_seconds`. Returns (graphdef, state, history).
     """
-    from tqdm.auto import trange
+    import itertools
+    import time
 
+    from tqdm.auto import tqdm
+
+    start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
     state = fresh if state is None else state
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown = [], {}
-    bar = trange(iterations, disable=not progress, desc="alphazero")
-    for i in bar:
+    if iterations is None and max_seconds is None and stop_fn is None:
+        raise ValueError("train: give iterations, max_seconds or stop_fn")
+    counter = itertools.count() if iterations is None else range(iterations)
+    bar = tqdm(total=iterations, disable=not progress, desc="alphazero")
+    for i in counter:
         state, metrics = step(state)
-        metrics = {k: float(v) for k, v in metrics.items()}
-        if eval_fn is not None and eval_every and ((i + 1) % eval_every == 0 or i + 1 == iterations):
+        metrics = {k: float(v) for k, v in metrics.items()}  # (waits for the step)
+        seconds = time.perf_counter() - start - eval_time
+        last = i + 1 == iterations or (max_seconds is not None and seconds >= max_seconds)
+        evaluated = eval_fn is not None and eval_every and ((i + 1) % eval_every == 0 or last)
+        if evaluated:
+            t_eval = time.perf_counter()
             metrics.update(eval_fn(state.params))
+            eval_time += time.perf_counter() - t_eval
             shown = {k: f"{v:.2f}" for k, v in metrics.items() if k.startswith("win")}
         metrics["iteration"] = int(state.step)
+        metrics["train_seconds"] = seconds
         history.append(metrics)
+        bar.update(1)
         bar.set_postfix(loss=f"{metrics['loss']:.3f}", **shown)
         if callback is not None:
             callback(i, state, metrics)
+        if last or (evaluated and stop_fn is not None and stop_fn(metrics)):
+            break
+    bar.close()
     return graphdef, state, history
 
 
