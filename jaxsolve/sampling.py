@@ -223,7 +223,11 @@ def _expand_chance_row(expand_chance, traverser: int):
 
 def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expand_chance_row,
          capacity_: int, uniforms):
-    """One sample: the breadth-first frontier walk from the root.
+    """B samples: breadth-first frontier walks from the root, one per sample.
+
+    The walks advance one depth at a time together and stop as soon as every slot
+    of every walk holds a leaf (or nothing): sampled paths are often far shorter
+    than the tree is deep (outcome sampling on liar's dice: at most 9-10 of 15).
 
     Args:
       decision_rows: infoset ids [K] -> ([K, W] sampling distributions, [K, W] the
@@ -231,8 +235,9 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
       chance_rows: [C, W] at each chance node.
       expand_row: [I] bool; expand_chance_row: [C] bool (the traverser's rows).
       capacity_: K, static.
-      uniforms: [D-1, K] independent U[0, 1) numbers, one per slot and depth.
-    Returns:
+      uniforms: [B, D-1, K] independent U[0, 1) numbers, one per sample, depth and
+        slot.
+    Returns (each with a leading batch axis B):
       inner: [D-1, K] the decision and chance nodes visited at each depth (-1: none).
       inner_q: [D-1, K] their sampling probabilities q(h).
       inner_reach: [D-1, K] the acting player's own reach pi_r(h) there.
@@ -298,10 +303,26 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
         new = (jnp.where(has, child, -1), jnp.where(has, new_q, 1.0), new_reach)
         return new, (jnp.where(inner, nodes, -1), q, acting)
 
-    first = (jnp.full((K,), -1, jnp.int32).at[0].set(0), jnp.ones((K,), dtype),
-             jnp.ones((K, P + 1), dtype))
-    (leaves, leaf_q, leaf_reach), (inner, inner_q, inner_reach) = jax.lax.scan(
-        level, first, uniforms)
+    B, depths = uniforms.shape[0], uniforms.shape[1]
+    levels = jax.vmap(level)
+    is_inner = lambda nodes: (nodes >= 0) & (player[jnp.maximum(nodes, 0)] != TERMINAL)  # noqa: E731
+
+    def more(carry):
+        d, (nodes, _, _), _ = carry
+        return (d < depths) & is_inner(nodes).any()
+
+    def advance(carry):
+        d, frontier, (inner, inner_q, inner_reach) = carry
+        frontier, (at, q, acting) = levels(frontier, uniforms[:, d])
+        return d + 1, frontier, (inner.at[:, d].set(at), inner_q.at[:, d].set(q),
+                                 inner_reach.at[:, d].set(acting))
+
+    first = (jnp.full((B, K), -1, jnp.int32).at[:, 0].set(0), jnp.ones((B, K), dtype),
+             jnp.ones((B, K, P + 1), dtype))
+    unvisited = (jnp.full((B, depths, K), -1, jnp.int32), jnp.ones((B, depths, K), dtype),
+                 jnp.ones((B, depths, K), dtype))
+    _, (leaves, leaf_q, leaf_reach), (inner, inner_q, inner_reach) = jax.lax.while_loop(
+        more, advance, (jnp.int32(0), first, unvisited))
     return inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach
 
 
@@ -332,10 +353,10 @@ def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chan
     dtype = policy.dtype
     rows = lambda i: (_explore(tree, policy[i], i, traverser, exploration),  # noqa: E731
                       _pad_rows(tree, policy[i]))
-    sample = functools.partial(walk, tree, rows, _chance_rows(tree, dtype), expand[traverser],
-                               _expand_chance_row(expand_chance, traverser), capacity_)
     uniforms = _uniforms(tree, key, batch_size, capacity_, dtype)
-    inner, inner_q, _, leaves, leaf_q, _ = jax.vmap(sample)(uniforms)
+    inner, inner_q, _, leaves, leaf_q, _ = walk(
+        tree, rows, _chance_rows(tree, dtype), expand[traverser],
+        _expand_chance_row(expand_chance, traverser), capacity_, uniforms)
 
     index = jnp.asarray(tree.node_index)
     reached = leaves.reshape(-1) >= 0
@@ -512,9 +533,9 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
         policy = regret_matching(regrets[i], legal[i])
         return _explore(tree, policy, i, traverser, exploration), _pad_rows(tree, policy)
 
-    sample = functools.partial(walk, tree, rows, _chance_rows(tree, dtype), expand[traverser],
-                               _expand_chance_row(expand_chance, traverser), capacity_)
-    inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach = jax.vmap(sample)(uniforms)
+    inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach = walk(
+        tree, rows, _chance_rows(tree, dtype), expand[traverser],
+        _expand_chance_row(expand_chance, traverser), capacity_, uniforms)
 
     # Average strategy first: it uses the policy before this player's update.
     nodes = inner.reshape(-1)
