@@ -178,9 +178,10 @@ def test_capacity_is_the_largest_sampled_subtree():
     assert sampling.make_scheme(tree, expand_chance=True)[2] == tree.sizes.num_terminals
 
 
-def test_same_key_same_run_other_key_other_run():
+@pytest.mark.parametrize("traversal", ["frontier", "counts"])
+def test_same_key_same_run_other_key_other_run(traversal):
     tree = tree_named("kuhn_poker")
-    solver = jaxsolve.outcome_sampling(batch_size=8)
+    solver = jaxsolve.outcome_sampling(batch_size=8, traversal=traversal)
     a = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(3)), 20)
     b = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(3)), 20)
     c = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(4)), 20)
@@ -188,10 +189,11 @@ def test_same_key_same_run_other_key_other_run():
     assert not np.array_equal(a.regrets, c.regrets)
 
 
-def test_seeds_vmap_and_split_runs_agree():
+@pytest.mark.parametrize("traversal", ["frontier", "counts"])
+def test_seeds_vmap_and_split_runs_agree(traversal):
     """Many seeds in one vmapped call; 10 + 10 steps equal 20 (the key is in the state)."""
     tree = tree_named("kuhn_poker")
-    solver = jaxsolve.external_sampling(batch_size=4)
+    solver = jaxsolve.external_sampling(batch_size=4, traversal=traversal)
     keys = jax.random.split(jax.random.PRNGKey(0), 3)
     states = jax.vmap(lambda k: solver.init(tree, k))(keys)
     runs = jax.vmap(lambda s: jaxsolve.run(solver, tree, s, 20))(states)
@@ -203,8 +205,11 @@ def test_seeds_vmap_and_split_runs_agree():
 
 
 @pytest.mark.parametrize("make,steps,bound", [
-    (lambda: jaxsolve.external_sampling(batch_size=32), 300, 0.01),
-    (lambda: jaxsolve.outcome_sampling(batch_size=128), 300, 0.02),
+    (lambda: jaxsolve.external_sampling(batch_size=32, traversal="frontier"), 300, 0.01),
+    (lambda: jaxsolve.external_sampling(batch_size=32, traversal="counts"), 300, 0.01),
+    (lambda: jaxsolve.outcome_sampling(batch_size=128, traversal="frontier"), 300, 0.02),
+    (lambda: jaxsolve.outcome_sampling(batch_size=128, traversal="counts"), 300, 0.02),
+    (lambda: jaxsolve.outcome_sampling(batch_size=128, split="multinomial"), 300, 0.02),
 ])
 def test_sampling_solvers_approach_the_kuhn_equilibrium(make, steps, bound):
     """Uniform play is 0.458 exploitable (NashConv 11/12 over 2); the bounds are
