@@ -102,10 +102,7 @@ def assert_unbiased(samples, exact, what):
     *((g, s, "frontier") for g in ("kuhn_poker", "chance_in_the_middle") for s in SCHEMES),
     ("kuhn3", "outcome", "frontier"), ("kuhn3", "random mask", "frontier"),  # two opponents
     *(("kuhn_poker", s, "counts-systematic") for s in SCHEMES),
-    ("chance_in_the_middle", "external", "counts-systematic"),
     ("chance_in_the_middle", "random mask", "counts-systematic"),
-    ("kuhn3", "outcome", "counts-systematic"),
-    ("kuhn_poker", "external", "counts-multinomial"),
     ("chance_in_the_middle", "outcome", "counts-multinomial")])
 def test_sampled_values_regrets_and_average_weights_are_unbiased(game, scheme, drawn):
     tree = tree_named(game)

@@ -42,10 +42,12 @@ def counts_of(tree, rows, expanded, row_of_node, key, *, batch_size, split):
     return visit_counts(tree, rows, expanded, row_of_node, key, batch_size, split)
 
 
-@pytest.mark.parametrize("split", ["systematic", "multinomial"])
-@pytest.mark.parametrize("batch_size", [1, 7, 256])
-def test_counts_follow_the_scheme_node_by_node(split, batch_size):
-    tree = leduc()
+@pytest.mark.parametrize("game,batch_size,split", [
+    ("leduc_poker", 1, "systematic"), ("leduc_poker", 7, "systematic"),
+    ("leduc_poker", 256, "systematic"),
+    ("kuhn_poker", 7, "multinomial")])  # multinomial: a small tree, its sampler compiles slowly
+def test_counts_follow_the_scheme_node_by_node(game, batch_size, split):
+    tree = leduc() if game == "leduc_poker" else builtin_tree(game)
     rows, expanded, row_of_node = scheme_rows(tree, expand_own=True, expand_opponents=False,
                                               expand_chance=False)
     counts, q = counts_of(tree, rows, expanded, row_of_node, jax.random.PRNGKey(batch_size),
