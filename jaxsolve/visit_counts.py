@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
 from jaxsolve.tree import GameTree
 
 SPLITS = ("systematic", "multinomial")

@@ -101,6 +101,12 @@ def test_auto_traversal_picks_the_cheaper_drawing():
     assert sampling.choose_traversal(tree, 256, 1) == "frontier"  # outcome sampling
 
 
+def test_traversal_and_split_reach_the_step():
+    solver = jaxsolve.outcome_sampling(8, traversal="counts", split="multinomial")
+    assert solver.step.keywords["traversal"] == "counts"
+    assert solver.step.keywords["split"] == "multinomial"
+
+
 def test_bad_traversal_or_split_is_refused():
     with pytest.raises(ValueError, match="traversal must be one of"):
         jaxsolve.external_sampling(8, traversal="bfs")
