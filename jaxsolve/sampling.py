@@ -305,11 +305,10 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
 
     B, depths = uniforms.shape[0], uniforms.shape[1]
     levels = jax.vmap(level)
-    is_inner = lambda nodes: (nodes >= 0) & (player[jnp.maximum(nodes, 0)] != TERMINAL)  # noqa: E731
-
-    def more(carry):
+    def more(carry):  # another depth, while some slot holds a decision or chance node
         d, (nodes, _, _), _ = carry
-        return (d < depths) & is_inner(nodes).any()
+        inner = (nodes >= 0) & (player[jnp.maximum(nodes, 0)] != TERMINAL)
+        return (d < depths) & inner.any()
 
     def advance(carry):
         d, frontier, (inner, inner_q, inner_reach) = carry
@@ -358,25 +357,36 @@ def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chan
         tree, rows, _chance_rows(tree, dtype), expand[traverser],
         _expand_chance_row(expand_chance, traverser), capacity_, uniforms)
 
-    index = jnp.asarray(tree.node_index)
-    reached = leaves.reshape(-1) >= 0
-    terminals = jnp.where(reached, index[jnp.maximum(leaves.reshape(-1), 0)], 0)
-    view = _leaf_view(tree, terminals)
-    flat = seq.flatten(tree, policy)
-    reach = seq.player_reach(view, flat)
-    chance = seq.chance_reach(view, dtype)
+    leaves = leaves.reshape(-1)
+    reached = leaves >= 0
+    terminals = jnp.where(reached, jnp.asarray(tree.node_index)[jnp.maximum(leaves, 0)], 0)
     inverse_q = jnp.where(reached, 1.0 / (leaf_q.reshape(-1) * batch_size), 0.0)
-    weights = seq.leaf_weights(view, reach, chance, traverser) * inverse_q
-    values = seq.counterfactual_values(view, flat, weights, traverser)
-
     nodes = inner.reshape(-1)
-    decision = (nodes >= 0) & (jnp.asarray(tree.node_player)[jnp.maximum(nodes, 0)] >= 0)
-    infoset = jnp.where(decision, index[jnp.maximum(nodes, 0)], 0)
-    inverse = jnp.where(decision, 1.0 / (inner_q.reshape(-1) * batch_size), 0.0)
-    per_infoset = jax.ops.segment_sum(inverse, infoset, num_segments=tree.sizes.num_infosets)
-    reach_weights = per_infoset * seq.own_reach(tree, flat)
+    values, reach_weights = _weighted_estimate(
+        tree, _leaf_view(tree, terminals), policy, traverser, inverse_q, nodes,
+        1.0 / (inner_q.reshape(-1) * batch_size))
     touched = ((nodes >= 0).sum() + reached.sum()).astype(dtype)
     return Estimate(values, reach_weights, touched)
+
+
+def _weighted_estimate(tree: GameTree, view: GameTree, policy, traverser: int, leaf_weight,
+                       nodes, node_weight):
+    """The shared tail of both traversals: counterfactual values over the leaves of
+    `view` (the sampled ones, or all), leaf z weighted by `leaf_weight` [Z'] (1/(q B)
+    per visit), and the average-strategy weights: `node_weight` summed over the
+    decision nodes among `nodes` (ids, -1 for none) per infoset, times own reach.
+    Returns (values [I, A], reach_weights [I])."""
+    flat = seq.flatten(tree, policy)
+    reach = seq.player_reach(view, flat)
+    chance = seq.chance_reach(view, policy.dtype)
+    weights = seq.leaf_weights(view, reach, chance, traverser) * leaf_weight
+    values = seq.counterfactual_values(view, flat, weights, traverser)
+    at = jnp.maximum(nodes, 0)
+    decision = (nodes >= 0) & (jnp.asarray(tree.node_player)[at] >= 0)
+    infoset = jnp.where(decision, jnp.asarray(tree.node_index)[at], 0)
+    per_infoset = jax.ops.segment_sum(jnp.where(decision, node_weight, 0.0), infoset,
+                                      num_segments=tree.sizes.num_infosets)
+    return values, per_infoset * seq.own_reach(tree, flat)
 
 
 def _row_table(tree: GameTree, policy, traverser: int, expand_row, expand_chance_row,
@@ -400,25 +410,14 @@ def _estimate_counts(tree: GameTree, policy, traverser: int, key, *, expand, exp
                      batch_size: int, exploration: float, split: str) -> Estimate:
     """`estimate` from visit counts: the formulas of the frontier walk on the whole
     tree, leaf z weighted by n(z) / (q(z) B) (zero where no sample went)."""
-    dtype = policy.dtype
     table = _row_table(tree, policy, traverser, expand[traverser],
                        _expand_chance_row(expand_chance, traverser), exploration)
     counts, q = visit_counts(tree, *table, key, batch_size, split)
     ratio = jnp.where(counts > 0, counts / (jnp.where(counts > 0, q, 1.0) * batch_size), 0.0)
 
-    flat = seq.flatten(tree, policy)
-    reach = seq.player_reach(tree, flat)
-    chance = seq.chance_reach(tree, dtype)
-    leaf_ratio = ratio[jnp.asarray(tree.terminal_node)]
-    weights = seq.leaf_weights(tree, reach, chance, traverser) * leaf_ratio
-    values = seq.counterfactual_values(tree, flat, weights, traverser)
-
-    player = jnp.asarray(tree.node_player)
-    decision = player >= 0
-    infoset = jnp.where(decision, jnp.asarray(tree.node_index), 0)
-    per_infoset = jax.ops.segment_sum(jnp.where(decision, ratio, 0.0), infoset,
-                                      num_segments=tree.sizes.num_infosets)
-    reach_weights = per_infoset * seq.own_reach(tree, flat)
+    values, reach_weights = _weighted_estimate(
+        tree, tree, policy, traverser, ratio[jnp.asarray(tree.terminal_node)],
+        jnp.arange(counts.shape[0]), ratio)
     return Estimate(values, reach_weights, counts.sum())
 
 

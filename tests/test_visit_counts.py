@@ -26,11 +26,15 @@ def leduc():
     return builtin_tree("leduc_poker")
 
 
-def scheme_rows(tree, traverser=0, exploration=0.0, **scheme):
-    """The row table of a random mixed policy under an ES-like scheme."""
+def random_policy(tree):
     legal = np.asarray(tree.legal)
     raw = np.random.default_rng(3).uniform(0.05, 1.0, legal.shape) * legal
-    policy = jnp.asarray(raw / raw.sum(-1, keepdims=True))
+    return raw / raw.sum(-1, keepdims=True)
+
+
+def scheme_rows(tree, traverser=0, exploration=0.0, **scheme):
+    """The row table of `random_policy` under a scheme."""
+    policy = jnp.asarray(random_policy(tree))
     expand, expand_chance, _ = sampling.make_scheme(tree, **scheme)
     return sampling._row_table(tree, policy, traverser, jnp.asarray(expand[traverser]),
                                sampling._expand_chance_row(jnp.asarray(expand_chance), traverser),
@@ -84,12 +88,32 @@ def test_multinomial_counts_visit_each_leaf_b_q_times_in_mean():
     keys = jax.random.split(jax.random.PRNGKey(0), 4000)
     draw = jax.vmap(lambda k: counts_of(tree, rows, expanded, row_of_node, k, batch_size=5,
                                         split="multinomial"))
-    counts, q = draw(keys)
+    counts, _ = draw(keys)
     leaves = np.asarray(tree.terminal_node)
     visits = np.asarray(counts)[:, leaves]
     mean, se = visits.mean(0), visits.std(0) / np.sqrt(len(keys))
-    expected = 5 * np.asarray(q)[0, leaves]
+    # q(z) by hand: up the parent pointers, chance's probabilities, player 1's policy,
+    # player 0's (the traverser's) mixed half and half with uniform over its legal actions.
+    policy, legal = random_policy(tree), np.asarray(tree.legal)
+    player, index = np.asarray(tree.node_player), np.asarray(tree.node_index)
+    parent, slot = np.asarray(tree.parent), np.asarray(tree.parent_action)
+    owner, chance = np.asarray(tree.infoset_player), np.asarray(tree.chance_probs)
+    expected = np.full(len(leaves), 5.0)
+    for k, z in enumerate(leaves):
+        h = z
+        while parent[h] >= 0:
+            up, a = parent[h], slot[h]
+            if player[up] == CHANCE:
+                p = chance[index[up], a]
+            else:
+                i = index[up]
+                p = policy[i, a]
+                if owner[i] == 0:
+                    p = 0.5 * p + 0.5 / legal[i].sum()
+            expected[k] *= p
+            h = up
     assert np.all(np.abs(mean - expected) <= 6 * se + 1e-9)
+    assert visits.std(0).max() > 0
 
 
 def test_auto_traversal_picks_the_cheaper_drawing():
