@@ -8,7 +8,10 @@ and its spread over the rounds (a shared machine's load shifts it: mctx's larger
 run on two threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
-                                     [--only both|gumbel|puct]
+                                     [--only both|gumbel|puct] [--waves]
+
+`--waves` adds our Gumbel search run in waves (`gumbel_policy(wave_sizes="auto")`, the
+same visit counts in fewer, wider steps) and prints its ratio to mctx as well.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", choices=("both", "gumbel", "puct"), default="both")
+    ap.add_argument("--waves", action="store_true", help="also time Gumbel in waves")
     args = ap.parse_args(argv)
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
@@ -77,6 +81,9 @@ def main(argv=None):
     def ours_gumbel(p, k):
         return search.gumbel_policy(p, k, roots(p)[0], rec, args.sims).action
 
+    def ours_gumbel_waves(p, k):
+        return search.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
+
     def mctx_gumbel(p, k):
         r = roots(p)[1]
         return mctx.gumbel_muzero_policy(p, k, r, mctx_rec, args.sims,
@@ -93,19 +100,21 @@ def main(argv=None):
     sims = args.batch * args.sims
     fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
            "ours_puct": ours_puct, "mctx_puct": mctx_puct}
+    if args.waves and args.only != "puct":
+        fns["ours_gumbel_waves"] = ours_gumbel_waves
     if args.only != "both":
-        fns = {k: v for k, v in fns.items() if k.endswith(args.only)}
+        fns = {k: v for k, v in fns.items() if args.only in k}
     times = _seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
                      args.repeats, args.rounds)
     results = {}
     for name, ts in times.items():
         sec = statistics.median([t for r in ts for t in r])
         results[name] = sims / sec
-        print(f"{name:12s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
-    for kind in ("gumbel", "puct"):
+        print(f"{name:17s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
+    for kind in ("gumbel", "gumbel_waves", "puct"):
         if f"ours_{kind}" in times:
-            results[f"ratio_{kind}"] = _ratio_report(f"{kind:6s}", times[f"ours_{kind}"],
-                                                     times[f"mctx_{kind}"])
+            theirs = times[f"mctx_{kind.split('_')[0]}"]
+            results[f"ratio_{kind}"] = _ratio_report(f"{kind:12s}", times[f"ours_{kind}"], theirs)
     return results
 
 

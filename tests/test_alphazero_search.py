@@ -153,7 +153,7 @@ def test_embedding_packing_round_trip():
     assert search._packing({"key": jax.random.split(jax.random.key(0), b)}, 7) is None
 
 
-@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+@pytest.mark.parametrize("kind", ["puct", "gumbel", "gumbel_waves"])
 def test_tree_is_consistent(net, roots, kind):
     """Node statistics agree with the edges, every stored state is the environment step
     from its parent's, and q = reward + discount * value."""
@@ -171,6 +171,9 @@ def test_tree_is_consistent(net, roots, kind):
         sel = dict(root_select=functools.partial(
             search.gumbel_root_select, gumbel_logits=root.prior_logits, schedule=schedule),
             interior_select=search.gumbel_interior_select)
+        if kind == "gumbel_waves":  # every root here has 8 legal actions
+            sel["plan"] = search.gumbel_waves(9, sims, 8)
+            assert max(w for w, _ in sel["plan"]) == 8
     tree = jax.jit(lambda p, k: search.search(p, k, root, rec, num_simulations=sims, **sel))(
         params, jax.random.key(3))
     idx = np.asarray(tree.children_index)
@@ -216,3 +219,133 @@ def test_max_depth_caps_the_walk(net, roots):
     # Depth 1 only: the root's q-values are its children's network values.
     np.testing.assert_array_equal(np.asarray(tree.children_index[:, 0] >= 0),
                                   np.asarray(out.visit_counts) > 0)
+
+
+def test_gumbel_waves_plan():
+    # By hand from Sequential Halving (Karnin et al.; mctx's table) with m = 9 considered
+    # actions and 32 simulations: ceil(log2 9) = 4 phases; phase 1 visits all 9 once
+    # (9 unvisited actions, 9 simulations: one wave); phase 2 keeps 4 and gives each 2
+    # visits: the first round picks 4 of the 9 once-visited actions one by one (each
+    # pick sees the values the last backed up), the second round visits those same 4
+    # (one wave of 4); then 2 survive: 2 picks out of the 4, then 6 rounds of both
+    # (waves of 2) and one last simulation, 9 + 4 + 4 + 2 + 12 + 1 = 32.
+    assert search.gumbel_waves(16, 32, 9) == ((9, 1), (1, 4), (4, 1), (1, 2), (2, 6), (1, 1))
+    # m = 8: the same, with 7 rounds of pairs.
+    assert search.gumbel_waves(16, 32, 8) == ((8, 1), (1, 4), (4, 1), (1, 2), (2, 7))
+    # m = 2: every round visits both; m <= 1: one action, one simulation at a time.
+    assert search.gumbel_waves(16, 32, 2) == ((2, 16),)
+    assert search.gumbel_waves(16, 32, 1) == search.gumbel_waves(16, 32, 0) == ((1, 32),)
+    for n in (1, 7, 32, 100):
+        for m in range(17):
+            plan = search.gumbel_waves(16, n, m)
+            assert sum(w * c for w, c in plan) == n
+            assert max(w for w, _ in plan) <= max(m, 1)
+
+
+def _counting(rec, calls):
+    """`rec` that records, at run time, the rows of every model call."""
+    def counted(params, key, action, state):
+        jax.debug.callback(lambda a: calls.append(a.shape[0]), action)
+        return rec(params, key, action, state)
+    return counted
+
+
+def test_gumbel_waves_equal_mctx(net, roots):
+    # The fixture's roots all consider 8 actions (defender to move): with waves for 8,
+    # the model is called 13 times (the plan's waves) instead of 24, and the visit
+    # counts, values and q-values are still mctx's.
+    graphdef, params = net
+    plan = search.gumbel_waves(16, SIMS, 8)
+    calls = []
+    rec = _counting(functools.partial(selfplay.recurrent_fn, graphdef, ENV), calls)
+    policy = jax.jit(lambda p, k, s: search.gumbel_policy(
+        p, k, selfplay.root_fn(graphdef, ENV, p, s), rec, SIMS, gumbel_scale=0.0,
+        wave_sizes=(8,)))
+    key = jax.random.key(42)
+    ours = jax.block_until_ready(policy(params, key, roots))
+    assert sorted(calls) == sorted(w * len(roots.cell) for w, c in plan for _ in range(c))
+    assert len(calls) == sum(c for _, c in plan) < SIMS
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=roots)
+    theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
+        p, k, mroot, _mctx_recurrent(graphdef), SIMS, invalid_actions=~root.legal_action_mask,
+        gumbel_scale=0.0))(params, key)
+    summary = theirs.search_tree.summary()
+    np.testing.assert_array_equal(ours.action, theirs.action)
+    np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
+    np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
+    np.testing.assert_allclose(ours.qvalues, summary.qvalues, atol=1e-5)
+    # A batch whose roots consider different numbers of actions runs one at a time.
+    calls.clear()
+    mixed = jax.tree.map(lambda x, y: x.at[0].set(y), roots, pe.init(ENV, key))
+    jax.block_until_ready(policy(params, key, mixed))
+    assert calls == [len(roots.cell)] * SIMS
+
+
+def test_gumbel_waves_equal_one_at_a_time_with_noise():
+    # 64 varied positions (evader to move, 9 actions), Gumbel noise on and a sharper
+    # network: the waves give the same visits and q-values as one simulation at a
+    # time. (Running a round of picks as one wave - top-k by the round's first scores -
+    # changes 7 of these 64 searches: the scores move as values come back.)
+    batch = 64
+    graphdef, params = network.init_params(ENV.obs_size, hidden=(32, 32), seed=5)
+    params = jax.tree.map(lambda x: 3.0 * x, params)
+    state = jax.vmap(lambda k: pe.init(ENV, k))(jax.random.split(jax.random.key(1), batch))
+    step = jax.vmap(functools.partial(pe.step, ENV))
+    for i in range(6):
+        state = step(state, jax.vmap(pe.random_action)(
+            jax.random.split(jax.random.key(30 + i), batch), state))
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    root = selfplay.root_fn(graphdef, ENV, params, state)
+    legal = root.legal_action_mask
+    root = root._replace(prior_logits=search._masked_logits(root.prior_logits, legal))
+    gumbel = jax.random.gumbel(jax.random.key(3), legal.shape) + root.prior_logits
+    schedule = jnp.asarray(search.considered_visits_table(16, 32), jnp.int32)[
+        jnp.minimum(16, jnp.sum(legal, -1))]
+    select = dict(root_select=functools.partial(search.gumbel_root_select, gumbel_logits=gumbel,
+                                                schedule=schedule),
+                  interior_select=search.gumbel_interior_select)
+
+    @jax.jit
+    def both(p, k):
+        run = lambda plan: search.node_view(search.search(
+            p, k, root, rec, num_simulations=32, plan=plan, **select))
+        return run(search.gumbel_waves(16, 32, 9)), run(None)
+
+    waves, single = both(params, jax.random.key(4))
+    np.testing.assert_array_equal(waves.visits, single.visits)
+    np.testing.assert_allclose(waves.qvalues, single.qvalues, atol=1e-6)
+    np.testing.assert_allclose(waves.node_value, single.node_value, atol=1e-6)
+
+
+def test_gumbel_waves_through_terminals():
+    # One turn (2 plies): 60 simulations in waves keep ending at terminal states
+    # already in the tree, and give the one-at-a-time visit counts.
+    env = pe.Params(grid_size=3, max_turns=1, threshold=0.0, turn_rate=1, evader_start=(1, 0))
+    state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.key(0), 2))
+    root = search.RootFnOutput(jnp.zeros((2, 9)), jnp.zeros(2), state, state.legal_action_mask)
+    rec = _uniform_recurrent(env)
+    run = lambda sizes: jax.jit(lambda k: search.gumbel_policy(
+        None, k, root, rec, 60, wave_sizes=sizes))(jax.random.key(1))
+    waves, single = run("auto"), run(())
+    np.testing.assert_array_equal(waves.visit_counts, single.visit_counts)
+    np.testing.assert_array_equal(waves.action, single.action)
+    np.testing.assert_allclose(waves.qvalues, single.qvalues, atol=1e-6)
+    assert np.asarray(waves.visit_counts).sum(-1).tolist() == [60, 60]
+    # 1 + 9 + 27 nodes exist at most, so most of the 60 walks ended at a terminal.
+    assert np.asarray(waves.visit_counts).max() > 9
+
+
+def test_wave_arguments_are_checked(net, roots):
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    select = dict(root_select=search.puct_select, interior_select=search.puct_select)
+    with pytest.raises(ValueError, match="sum to num_simulations"):
+        search.search(params, jax.random.key(0), root, rec, num_simulations=5,
+                      plan=((2, 2),), **select)
+    with pytest.raises(ValueError, match="wider than the 9 root actions"):
+        search.search(params, jax.random.key(0), root, rec, num_simulations=10,
+                      plan=((10, 1),), **select)
+    with pytest.raises(ValueError, match="wave_sizes"):
+        search.gumbel_policy(params, jax.random.key(0), root, rec, 8, wave_sizes=(12,))

@@ -33,18 +33,31 @@ the loop gathers from small, and the loop carries few arrays:
   node's rows of these and the (visits, q) of its children, one [B, A] op each;
 * the embeddings are bit-packed into at most four int32 arrays [B, N, w], so fetching
   the parent's state and storing the child's are four ops each, not one per leaf;
-* the leaf and its parent are written by one scatter; the rest of the path is walked
-  up with one [B]-row scatter per level, carrying (q, reward, discount) as one array;
-* the simulation loop is software-pipelined: the model's outputs reach their consumers
-  through the loop carry, so they are computed once into buffers (consumed in the same
-  iteration, XLA fuses the model's last elementwise ops, e.g. the environment's legal
-  mask, into each of a dozen consumers and recomputes them there).
+* the leaf and its parent are written by one scatter; the rest of the path below the
+  root is walked up with one [B]-row scatter per level, carrying (q, reward,
+  discount) as one array, and the root is updated once at the end;
+* the model's outputs pass an optimisation barrier, so they are computed once into
+  buffers (otherwise XLA fuses the model's last elementwise ops, e.g. the
+  environment's legal mask, into each of a dozen consumers and recomputes them there).
 
 Cost per simulation at batch 256, 32 simulations (XLA:CPU profile, 10th percentile
 per op): the model (network and environment step) ~105 us, the same work as in mctx;
 ours ~12 us for the root selection, ~19 us per interior level (~1.2 per simulation
 with Gumbel), ~21 us to store and link the new node, ~6 us for the rest of the
 backup: ~130 ops executed per simulation in all (mctx: ~220; before this layout: ~185).
+
+Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
+Halving fixes in advance which root actions most rounds visit, and walks below
+different root actions share no node, so those simulations can run together, one
+model call for the whole round: 15 sequential steps instead of 32 at 9 considered
+actions and 32 simulations, with the visit counts of one-at-a-time search. Measured on
+the 2-core CPU (experiments/bench_mcts.py --waves) this is *slower* at every batch
+size from 1 to 256 (by 8-28%): there the cost of a step grows with its rows (the
+search overhead is ~1.0, 1.4, 2.8 and 8.3 ms for 32 simulations at B = 64, 128,
+256, 512, and the network costs more per row at 512 rows than at 256), so fewer,
+wider steps save nothing, and each extra loop segment costs a few tens of us. It is
+therefore off by default; it is meant for accelerators, where a step's latency, not
+its rows, is the cost.
 
 Float sums whose order matters are plain `jnp.sum`, as in mctx; order-free reductions
 (min, max) share one variadic reduction.
@@ -59,7 +72,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -195,19 +208,22 @@ def _view(child_stats, prior, logits, own) -> NodeView:
 
 
 def _gather_rows(x, node):
-    """x [B, M, ...] at node [B] (in range) -> [B, ...]: a plain batched gather,
-    without the index normalisation and bounds masking of `take_along_axis`."""
+    """x [B, M, ...] at node [B] or [B, k] (in range) -> [B, ...] or [B, k, ...]: a plain
+    batched gather, without the index normalisation and bounds masking of
+    `take_along_axis`."""
+    nd = node.ndim
     dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=tuple(range(1, x.ndim - 1)), collapsed_slice_dims=(1,), start_index_map=(1,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(0,))
-    return jax.lax.gather(x, node[:, None], dnums, (1, 1) + x.shape[2:],
+        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(1,),
+        start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    return jax.lax.gather(x, node[..., None], dnums, (1, 1) + x.shape[2:],
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def _gather_children(nodes, child_row, fields=2):
-    """The first `fields` columns of nodes [B, N + 1, F] at child ids [B, A] -> [B, A, fields]."""
+    """The first `fields` columns of nodes [B, N + 1, F] at child ids [B, ..., A] ->
+    [B, ..., A, fields]."""
     dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=(2,), collapsed_slice_dims=(1,), start_index_map=(1,),
+        offset_dims=(child_row.ndim,), collapsed_slice_dims=(1,), start_index_map=(1,),
         operand_batching_dims=(0,), start_indices_batching_dims=(0,))
     return jax.lax.gather(nodes, child_row[..., None], dnums, (1, 1, fields),
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
@@ -343,18 +359,62 @@ def _score_considered(considered, gumbel_logits, q, visits):
     return jnp.maximum(-1e9, gumbel_logits + q) + penalty
 
 
-def gumbel_root_select(v: NodeView, gumbel_logits, schedule) -> jax.Array:
+def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> jax.Array:
     """Sequential Halving with Gumbel over the root's legal actions. `gumbel_logits`
     [B, A] = gumbel + masked root logits; `schedule` [B, num_simulations] the visit
     count each simulation considers (`considered_visits_table` at the number of
-    considered actions). [B]"""
+    considered actions). [B]; with `width` > 1, the `width` best-scoring actions
+    [B, width] for a wave (`gumbel_waves`)."""
     sim = jnp.minimum(v.node_visit.astype(jnp.int32) - 1, schedule.shape[-1] - 1)
     considered = jnp.take_along_axis(schedule, sim[:, None], 1)
     score = _score_considered(considered, gumbel_logits, q_completed_by_mix_value(v), v.visits)
-    return _masked_argmax(score, v.legal)
+    if width == 1:
+        return _masked_argmax(score, v.legal)
+    return jax.lax.top_k(jnp.where(v.legal, score, -jnp.inf), width)[1].astype(jnp.int32)
 
 
 gumbel_root_select.uses_logits = False  # it reads the precomputed gumbel_logits
+
+
+Plan = Tuple[Tuple[int, int], ...]  # (width, count) segments of waves, see `search`
+
+
+@functools.lru_cache(maxsize=None)
+def gumbel_waves(max_considered: int, num_simulations: int, num_considered: int) -> Plan:
+    """The waves (`search`'s plan) in which Gumbel's Sequential Halving can run its
+    simulations, when every root considers `num_considered` actions.
+
+    The schedule is a run of simulations considering visit count c, then one with
+    c + 1, ... The root picks, among the actions visited exactly c times, the best by
+    gumbel + logit + sigma(completed q). Where as many actions have c visits as the
+    run has simulations, the run visits each of them once whatever their order, and
+    the walks go down different subtrees, so they cannot change each other's choices:
+    one wave. That is the first run (all m considered actions unvisited: the m best
+    by gumbel + logit, since every unvisited action has the same completed q) and
+    every later round in which all surviving actions are visited. Where fewer
+    simulations than candidates remain (the first round of each halving), each pick
+    depends on the values the previous one backed up: one simulation per wave."""
+    row = considered_visits_table(max_considered, num_simulations)[num_considered]
+    visits = [0] * max(num_considered, 1)  # of the considered actions
+    widths, i = [], 0
+    while i < len(row):
+        c, run = row[i], 1
+        while i + run < len(row) and row[i + run] == c:
+            run += 1
+        have = [j for j, n in enumerate(visits) if n == c]
+        if len(have) < run:
+            raise AssertionError(f"schedule {row} visits more actions than have {c} visits")
+        widths += [run] if len(have) == run else [1] * run
+        for j in have[:run]:
+            visits[j] += 1
+        i += run
+    plan = []
+    for w in widths:
+        if plan and plan[-1][0] == w:
+            plan[-1] = (w, plan[-1][1] + 1)
+        else:
+            plan.append((w, 1))
+    return tuple(plan)
 
 
 # ------------------------------------------------------------- packed embeddings
@@ -426,15 +486,34 @@ def _unpack(p: _Packing, chunks):
 # ----------------------------------------------------------------------- the search
 def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *,
            num_simulations: int, root_select: Callable, interior_select: Callable,
-           max_depth: Optional[int] = None) -> Tree:
+           max_depth: Optional[int] = None, plan: Optional[Plan] = None) -> Tree:
     """Runs `num_simulations` simulations from `root` and returns the tree.
 
     `root_select` / `interior_select` map a `NodeView` to actions [B]. `max_depth`
     (edges) caps the walk; a walk stopped by the cap, or by a terminal node, backs up
     the value stored at the node it reached instead of expanding a new one.
+
+    `plan` (static; default one simulation at a time) groups the simulations into
+    waves: a tuple of (width, count) segments, `count` waves of `width` simulations,
+    in order, summing to `num_simulations`. The `width` walks of a wave start together
+    through the distinct root actions `root_select(view, width=width)` returns
+    ([B, width]), descend in lockstep, expand in one model call on B * width rows and
+    back up together. That equals running them one after another exactly when no walk
+    of a wave can change another's root action: below the root they share no node,
+    so only the root's choice could couple them (`gumbel_waves` says when it cannot).
+    The root's value then averages the wave's returns in one sum (rounding may differ
+    from one at a time in the last bit); visit counts and every other node are equal.
     """
     b, a = root.prior_logits.shape
     dt = root.value.dtype
+    if plan is None:
+        plan = ((1, num_simulations),) if num_simulations else ()
+    plan = tuple((int(w), int(c)) for w, c in plan)
+    if any(w < 1 or c < 1 for w, c in plan) or sum(w * c for w, c in plan) != num_simulations:
+        raise ValueError(f"plan {plan} must be (width >= 1, count >= 1) segments whose "
+                         f"width * count sum to num_simulations={num_simulations}")
+    if max((w for w, _ in plan), default=1) > a:
+        raise ValueError(f"plan {plan}: a wave is wider than the {a} root actions")
     cap = num_simulations if max_depth is None else max(1, min(max_depth, num_simulations))
     n_nodes = num_simulations + 1
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
@@ -459,48 +538,53 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         embeddings = jax.tree.map(
             lambda x: jnp.zeros((b, n_nodes) + x.shape[1:], x.dtype).at[:, ROOT].set(x),
             root.embedding)
+    bidx = jnp.arange(b)
 
-    def rows(tree_arrays, node, root_level):
-        """The selection inputs of `node` [B] (the root's are static slices):
-        (children ids [B, A], their (visits, q) [B, A, 2], prior [B, A], logits [B, A];
-        the prior again where no selector reads the logits)."""
+    def choose(tree_arrays, node, own, k):
+        """Interior selection at `node` [B, k] with own rows `own` [B, k, 7]:
+        (action, child id, child row), [B, k] each ([B, k, 7] for the row)."""
         nodes, children, priors, all_logits = tree_arrays
-        take = (lambda x: x[:, ROOT]) if root_level else (lambda x: _gather_rows(x, node))
-        child_row = take(children)
-        prior_row = take(priors)
-        logits_row = take(all_logits) if all_logits is not None else prior_row
-        child_stats = _gather_children(nodes, child_row)
-        return child_row, child_stats, prior_row, logits_row
+        child_row = _gather_rows(children, node)  # [B, k, A]
+        prior_row = _gather_rows(priors, node)
+        logits_row = _gather_rows(all_logits, node) if all_logits is not None else prior_row
+        child_stats = _gather_children(nodes, child_row)  # [B, k, A, 2]
+        flat = lambda x: x.reshape((b * k,) + x.shape[2:])
+        act = interior_select(_view(flat(child_stats), flat(prior_row), flat(logits_row),
+                                    flat(own))).astype(jnp.int32)
+        child = _gather_rows(flat(child_row)[..., None], act)[:, 0].reshape(b, k)
+        return act.reshape(b, k), child, _gather_rows(nodes, child)
 
-    def choose(select, tree_arrays, node, own, root_level):
-        """Selects at `node` [B] with own row `own` [B, 7]: (action, child id, child row)."""
-        child_row, child_stats, prior_row, logits_row = rows(tree_arrays, node, root_level)
-        act = select(_view(child_stats, prior_row, logits_row, own))
-        child = _gather_rows(child_row[..., None], act)[:, 0]
-        return act, child, _gather_rows(tree_arrays[0], child)
-
-    def walk(tree_arrays):
-        """Selection from the root down to an unexpanded edge, a terminal node or the
-        depth cap. Returns (parent, action, child id, child row [B, 7], path [B, cap + 1]
-        node ids (path[:, 0] is the root), length [B] (edges))."""
-        nodes = tree_arrays[0]
-        node = jnp.zeros((b,), jnp.int32)
+    def walk(tree_arrays, k):
+        """The k walks of a wave from the root down to an unexpanded edge, a terminal
+        node or the depth cap. Returns (parent, action, child id, child row [.., 7],
+        path [.., cap + 1] node ids (path[..., 0] is the root), length (edges)), each
+        with leading [B, k]."""
+        nodes, children, priors, all_logits = tree_arrays
         with jax.named_scope("root_select"):
-            act, child, stats = choose(root_select, tree_arrays, node, nodes[:, ROOT], True)
-        path = jnp.zeros((b, cap + 1), jnp.int32)
-        length = jnp.ones((b,), jnp.int32)
-        go = lambda child, stats, length: ((child != none) & (stats[:, N_TERMINAL] == 0)
+            child_row = children[:, ROOT]
+            prior_row = priors[:, ROOT]
+            logits_row = all_logits[:, ROOT] if all_logits is not None else prior_row
+            view = _view(_gather_children(nodes, child_row), prior_row, logits_row,
+                         nodes[:, ROOT])
+            act = root_select(view)[:, None] if k == 1 else root_select(view, width=k)
+            act = act.astype(jnp.int32)
+            child = _gather_rows(child_row[..., None], act)[..., 0]  # [B, k]
+            stats = _gather_rows(nodes, child)
+        node = jnp.zeros((b, k), jnp.int32)
+        path = jnp.zeros((b, k, cap + 1), jnp.int32)
+        length = jnp.ones((b, k), jnp.int32)
+        go = lambda child, stats, length: ((child != none) & (stats[..., N_TERMINAL] == 0)
                                            & (length < cap))
 
         def body(c):
             depth, node, act, child, stats, length, active, path = c
             node = jnp.where(active, child, node)
-            new_act, new_child, new_stats = choose(interior_select, tree_arrays, node, stats, False)
+            new_act, new_child, new_stats = choose(tree_arrays, node, stats, k)
             act = jnp.where(active, new_act, act)
             child = jnp.where(active, new_child, child)
-            stats = jnp.where(active[:, None], new_stats, stats)
-            # Column `depth` is past every inactive element's path: no mask needed.
-            path = jax.lax.dynamic_update_index_in_dim(path, node, depth, 1)
+            stats = jnp.where(active[..., None], new_stats, stats)
+            # Column `depth` is past every inactive walk's path: no mask needed.
+            path = jax.lax.dynamic_update_index_in_dim(path, node, depth, 2)
             length = length + active.astype(jnp.int32)
             active = active & go(child, stats, length)
             return depth + 1, node, act, child, stats, length, active, path
@@ -510,117 +594,132 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             lambda c: jnp.any(c[6]), body, init)
         return node, act, child, stats, path, length
 
-    def backup(nodes, path, length, qrg):
-        """Walks every path up from the second node above its leaf (the leaf and its
-        parent are written by the caller), in lockstep (aligned at the leaves):
-        q <- r + g * q with the reward and discount of the edge below, then visits + 1
-        and the running mean of q, one [B]-row scatter per level. `qrg` [B, 3] is (q,
-        reward, discount) at the parent; the loop carries it as one array."""
-        bidx = jnp.arange(b)
+    def backup(nodes, path, length, qrg, k):
+        """Walks every path up from the second node above its leaf (the caller writes
+        the leaf and its parent) to the root's child, in lockstep (aligned at the
+        leaves): q <- r + g * q with the reward and discount of the edge below, then
+        visits + 1 and the running mean of q, one [B, k]-row scatter per level. `qrg`
+        [B, k, 3] is (q, reward, discount) at the parent; the loop carries it as one
+        array. Then the root takes all k returns at once. Returns the nodes."""
+        slot = jnp.arange(k, dtype=jnp.int32)
+        flat_path = path.reshape(b * k, cap + 1, 1)
 
         def body(c):
             j, qrg, nodes = c
-            i = length - 1 - j  # path index of this level's node, per element
-            live = i >= 0
-            node = _gather_rows(path[..., None], jnp.maximum(i, 0))[:, 0]
+            i = length - 1 - j  # path index of this level's node, per walk
+            live = i >= 1
+            node = _gather_rows(flat_path, jnp.maximum(i, 0).reshape(-1))[:, 0].reshape(b, k)
             row = _gather_rows(nodes, node)
-            q = qrg[:, 1] + qrg[:, 2] * qrg[:, 0]
-            count, value = row[:, N_VISITS], row[:, N_VALUE]
+            q = qrg[..., 1] + qrg[..., 2] * qrg[..., 0]
+            count, value = row[..., N_VISITS], row[..., N_VALUE]
             mean = (value * count + q) / (count + 1.0)
-            q_in = row[:, N_REWARD] + row[:, N_DISCOUNT] * mean
+            q_in = row[..., N_REWARD] + row[..., N_DISCOUNT] * mean
             update = jnp.stack([count + 1.0, q_in, mean], -1)
-            nodes = nodes.at[bidx, jnp.where(live, node, none + 1), N_VISITS:N_VALUE + 1].set(
-                update, mode="drop", unique_indices=True)
-            new = jnp.stack([q, row[:, N_REWARD], row[:, N_DISCOUNT]], -1)
-            return j + 1, jnp.where(live[:, None], new, qrg), nodes
+            nodes = nodes.at[bidx[:, None], jnp.where(live, node, none + 1 + slot),
+                             N_VISITS:N_VALUE + 1].set(update, mode="drop", unique_indices=True)
+            new = jnp.stack([q, row[..., N_REWARD], row[..., N_DISCOUNT]], -1)
+            return j + 1, jnp.where(live[..., None], new, qrg), nodes
 
-        levels = jnp.max(length)
-        *_, nodes = jax.lax.while_loop(lambda c: c[0] < levels, body, (jnp.int32(1), qrg, nodes))
-        return nodes
+        levels = jnp.max(length) - 1
+        _, qrg, nodes = jax.lax.while_loop(lambda c: c[0] < levels, body,
+                                           (jnp.int32(1), qrg, nodes))
+        # The return each walk brings to the root: q itself where the parent was the
+        # root, else r + g * q at the root's child.
+        ret = jnp.where(length == 1, qrg[..., 0], qrg[..., 1] + qrg[..., 2] * qrg[..., 0])
+        top = nodes[:, ROOT]
+        count, value = top[:, N_VISITS], top[:, N_VALUE]
+        mean = (value * count + jnp.sum(ret, -1)) / (count + k)
+        q_in = top[:, N_REWARD] + top[:, N_DISCOUNT] * mean
+        return nodes.at[:, ROOT, N_VISITS:N_VALUE + 1].set(jnp.stack([count + k, q_in, mean], -1))
 
-    def expand_and_backup(sim, tree, walked, model_out):
-        """Stores simulation `sim`'s new node, links it and backs its value up."""
+    def expand_and_backup(sim, tree, walked, model_out, k):
+        """Stores the new nodes of the wave starting at simulation `sim` (ids sim + 1
+        ... sim + k), links them and backs their values up."""
         nodes, children, priors, all_logits, embeddings = tree
         parent, action, child, stats, path, length = walked
         out, new_emb = model_out
+        unflat = lambda x: x.reshape((b, k) + x.shape[1:])
+        slot = jnp.arange(k, dtype=jnp.int32)
         expand = child == none
-        new = sim + 1
-        legal = out.legal_action_mask
+        new = sim + 1 + slot
+        legal = unflat(out.legal_action_mask)
         terminal = ~jnp.any(legal, -1)
-        value = jnp.where(terminal, 0.0, out.value).astype(dt)
+        value = jnp.where(terminal, 0.0, unflat(out.value)).astype(dt)
         with jax.named_scope("prior"):
-            logits, prior = _prior(out.prior_logits.astype(dt), legal)
-        put = lambda x, v: jax.lax.dynamic_update_index_in_dim(x, v.astype(x.dtype), new, 1)
+            logits, prior = _prior(unflat(out.prior_logits).astype(dt), legal)
+        put = lambda x, v: jax.lax.dynamic_update_slice_in_dim(x, v.astype(x.dtype), sim + 1, 1)
         priors = put(priors, prior)
         if all_logits is not None:
             all_logits = put(all_logits, logits)
         with jax.named_scope("store_embedding"):
             if packing is not None:
-                embeddings = tuple(put(x, v) for x, v in zip(embeddings, _pack(packing, new_emb)))
+                embeddings = tuple(put(x, unflat(v))
+                                   for x, v in zip(embeddings, _pack(packing, new_emb)))
             else:
-                embeddings = jax.tree.map(put, embeddings, new_emb)
-        bidx = jnp.arange(b)
-        children = children.at[bidx, jnp.where(expand, parent, n_nodes), action].set(
-            new, mode="drop", unique_indices=True)
+                embeddings = jax.tree.map(lambda x, v: put(x, unflat(v)), embeddings, new_emb)
+        children = children.at[bidx[:, None], jnp.where(expand, parent, n_nodes + slot),
+                               action].set(jnp.broadcast_to(new, (b, k)), mode="drop",
+                                           unique_indices=True)
         # The leaf: a new node (visits 1, its value), or an existing one (visits + 1).
-        reward = jnp.where(expand, out.reward.astype(dt), stats[:, N_REWARD])
-        discount = jnp.where(expand, out.discount.astype(dt), stats[:, N_DISCOUNT])
-        leaf_value = jnp.where(expand, value, stats[:, N_VALUE])
-        leaf_row = jnp.where(expand[:, None], jnp.stack(
-            [jnp.ones((b,), dt), reward + discount * value, value, value, reward, discount,
+        reward = jnp.where(expand, unflat(out.reward).astype(dt), stats[..., N_REWARD])
+        discount = jnp.where(expand, unflat(out.discount).astype(dt), stats[..., N_DISCOUNT])
+        leaf_value = jnp.where(expand, value, stats[..., N_VALUE])
+        one = jnp.ones((b, k), dt)
+        leaf_row = jnp.where(expand[..., None], jnp.stack(
+            [one, reward + discount * value, value, value, reward, discount,
              terminal.astype(dt)], -1),
-            stats.at[:, N_VISITS].add(1.0))
-        # ... and its parent (path[length - 1]): q = r + g * leaf value, in one scatter.
+            stats.at[..., N_VISITS].add(1.0))
+        # ... and its parent (path[length - 1]), unless that is the root, which the
+        # backup updates once for the whole wave: q = r + g * leaf value, one scatter.
         above = _gather_rows(nodes, parent)
         q = reward + discount * leaf_value
-        count, mean_value = above[:, N_VISITS], above[:, N_VALUE]
+        count, mean_value = above[..., N_VISITS], above[..., N_VALUE]
         mean = (mean_value * count + q) / (count + 1.0)
-        q_in = above[:, N_REWARD] + above[:, N_DISCOUNT] * mean
-        above = jnp.concatenate([jnp.stack([count + 1.0, q_in, mean], -1), above[:, N_RAW:]], -1)
-        index = jnp.stack([jnp.where(expand, new, child), parent], -1)
-        nodes = nodes.at[bidx[:, None], index].set(jnp.stack([leaf_row, above], 1),
-                                                   unique_indices=True)
+        q_in = above[..., N_REWARD] + above[..., N_DISCOUNT] * mean
+        above = jnp.concatenate([jnp.stack([count + 1.0, q_in, mean], -1), above[..., N_RAW:]], -1)
+        index = jnp.stack([jnp.where(expand, new, child),
+                           jnp.where(parent == ROOT, none + 1 + slot, parent)], -1)
+        nodes = nodes.at[bidx[:, None, None], index].set(jnp.stack([leaf_row, above], 2),
+                                                         mode="drop", unique_indices=True)
         with jax.named_scope("backup"):
             nodes = backup(nodes, path, length,
-                           jnp.stack([q, above[:, N_REWARD], above[:, N_DISCOUNT]], -1))
+                           jnp.stack([q, above[..., N_REWARD], above[..., N_DISCOUNT]], -1), k)
         return nodes, children, priors, all_logits, embeddings
 
-    def walk_and_model(sim, tree):
-        """Simulation `sim` up to the model call: (walk outputs, model outputs)."""
+    def wave(sim, tree, k):
+        """The k simulations sim ... sim + k - 1: walks, one model call, backup."""
         nodes, children, priors, all_logits, embeddings = tree
         with jax.named_scope("walk"):
-            walked = walk((nodes, children, priors, all_logits))
+            walked = walk((nodes, children, priors, all_logits), k)
         parent, action = walked[0], walked[1]
-        # Expansion: every element calls the model; only unvisited edges are linked.
+        flat = lambda x: x.reshape((b * k,) + x.shape[2:])
+        # Expansion: every walk calls the model; only unvisited edges are linked.
         with jax.named_scope("fetch"):
             if packing is not None:
-                emb = _unpack(packing, tuple(_gather_rows(x, parent) for x in embeddings))
+                emb = _unpack(packing, tuple(flat(_gather_rows(x, parent)) for x in embeddings))
             else:
-                emb = jax.tree.map(lambda x: _gather_rows(x, parent), embeddings)
+                emb = jax.tree.map(lambda x: flat(_gather_rows(x, parent)), embeddings)
         with jax.named_scope("model"):
-            model_out = recurrent_fn(params, jax.random.fold_in(key, sim), action, emb)
-        return walked, model_out
-
-    # Software-pipelined (see the module docstring): iteration `sim` finishes simulation
-    # sim - 1, whose walk and model outputs arrive through the loop carry, then walks
-    # simulation sim and calls the model.
-    def simulation(sim, carry):
-        tree, walked, model_out = carry
-        tree = expand_and_backup(sim - 1, tree, walked, model_out)
-        walked, model_out = walk_and_model(sim, tree)
-        return tree, walked, model_out
+            model_out = recurrent_fn(params, jax.random.fold_in(key, sim), flat(action), emb)
+        # Materialised once: otherwise XLA fuses the model's last elementwise ops (e.g.
+        # the environment's legal mask) into each of a dozen consumers.
+        model_out = jax.lax.optimization_barrier(model_out)
+        return expand_and_backup(sim, tree, walked, model_out, k)
 
     tree = (nodes, children, priors, all_logits, embeddings)
-    if num_simulations == 0:
-        return Tree(nodes=nodes, children=children, prior=priors, logits=all_logits,
-                    embeddings=root.embedding if packing is None else _unpack(packing, embeddings))
-    walked, model_out = walk_and_model(0, tree)
-    tree, walked, model_out = jax.lax.fori_loop(1, num_simulations, simulation,
-                                                (tree, walked, model_out))
-    nodes, children, priors, all_logits, embeddings = expand_and_backup(
-        num_simulations - 1, tree, walked, model_out)
+    sim = 0
+    for width, count in plan:
+        if count == 1:
+            tree = wave(sim, tree, width)
+        else:
+            tree = jax.lax.fori_loop(
+                0, count, lambda t, tr, s=sim, w=width: wave(s + t * w, tr, w), tree)
+        sim += width * count
+    nodes, children, priors, all_logits, embeddings = tree
     if packing is not None:
         embeddings = _unpack(packing, embeddings)
+    elif not num_simulations:
+        embeddings = root.embedding
     return Tree(nodes=nodes, children=children, prior=priors, logits=all_logits,
                 embeddings=embeddings)
 
@@ -665,11 +764,20 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
 
 def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
                   num_simulations: int, *, max_num_considered_actions: int = 16,
-                  gumbel_scale: float = 1.0, max_depth: Optional[int] = None) -> PolicyOutput:
+                  gumbel_scale: float = 1.0, max_depth: Optional[int] = None,
+                  wave_sizes: Union[str, Sequence[int]] = ()) -> PolicyOutput:
     """Gumbel AlphaZero: Sequential Halving with Gumbel at the root, deterministic
     improved-policy selection inside. The policy target is
-    softmax(logits + completed Q); the action is the best surviving root action."""
+    softmax(logits + completed Q); the action is the best surviving root action.
+
+    `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
+    when every non-terminal root considers the same number m of actions and m is one
+    of these, else one simulation at a time; `"auto"` means the most there can be,
+    min(max_num_considered_actions, A). Both give the same visit counts; each wave
+    size compiles one more search (see the module docstring for when it pays). A
+    terminal root's output (no legal action) is meaningless either way."""
     legal = root.legal_action_mask
+    b, a = legal.shape
     root = root._replace(prior_logits=_masked_logits(root.prior_logits, legal))
     gumbel_key, search_key = jax.random.split(key)
     gumbel = gumbel_scale * jax.random.gumbel(gumbel_key, root.prior_logits.shape,
@@ -677,21 +785,39 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     gumbel_logits = gumbel + root.prior_logits
     table = jnp.asarray(considered_visits_table(max_num_considered_actions, num_simulations),
                         jnp.int32)
-    schedule = table[jnp.minimum(max_num_considered_actions, jnp.sum(legal, -1))]
+    considered = jnp.minimum(max_num_considered_actions, jnp.sum(legal, -1))
+    schedule = table[considered]
     root_select = functools.partial(gumbel_root_select, gumbel_logits=gumbel_logits,
                                     schedule=schedule)
-    tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
-                  root_select=root_select, interior_select=gumbel_interior_select,
-                  max_depth=max_depth)
+    run = functools.partial(search, params, search_key, root, recurrent_fn,
+                            num_simulations=num_simulations, root_select=root_select,
+                            interior_select=gumbel_interior_select, max_depth=max_depth)
+    most = min(max_num_considered_actions, a)
+    sizes = (most,) if isinstance(wave_sizes, str) and wave_sizes == "auto" else wave_sizes
+    if isinstance(sizes, str) or any(not 1 <= int(m) <= most for m in sizes):
+        raise ValueError(f"wave_sizes {wave_sizes!r} must be 'auto' or numbers of "
+                         f"considered actions in 1..{most}")
+    sizes = tuple(sorted({int(m) for m in sizes}))
+    one_at_a_time = ((1, num_simulations),)
+    plans = [(m, gumbel_waves(max_num_considered_actions, num_simulations, m)) for m in sizes]
+    plans = [(m, p) for m, p in plans if num_simulations and p != one_at_a_time]
+    if not plans:
+        tree = run()
+    else:
+        live = jnp.any(legal, -1)
+        branch = jnp.int32(0)
+        for i, (m, _) in enumerate(plans):
+            branch = jnp.where(jnp.all((considered == m) | ~live), i + 1, branch)
+        tree = jax.lax.switch(branch, [run] + [functools.partial(run, plan=p) for _, p in plans])
     v = node_view(tree, None)
     q = q_completed_by_mix_value(v)
-    considered = jnp.max(v.visits, -1, keepdims=True)
-    action = _masked_argmax(_score_considered(considered, gumbel_logits, q, v.visits), legal)
+    top = jnp.max(v.visits, -1, keepdims=True)
+    action = _masked_argmax(_score_considered(top, gumbel_logits, q, v.visits), legal)
     weights = jax.nn.softmax(_masked_logits(root.prior_logits + q, legal))
     return _summary(tree, action, weights)
 
 
 __all__ = ["NodeView", "PolicyOutput", "RecurrentFnOutput", "RootFnOutput", "Tree",
            "alphazero_policy", "considered_visits_table", "gumbel_interior_select",
-           "gumbel_policy", "gumbel_root_select", "node_view", "puct_select",
+           "gumbel_policy", "gumbel_root_select", "gumbel_waves", "node_view", "puct_select",
            "q_by_parent_and_siblings", "q_completed_by_mix_value", "search"]
