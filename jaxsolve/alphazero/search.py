@@ -777,7 +777,7 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     size compiles one more search (see the module docstring for when it pays). A
     terminal root's output (no legal action) is meaningless either way."""
     legal = root.legal_action_mask
-    b, a = legal.shape
+    a = legal.shape[-1]
     root = root._replace(prior_logits=_masked_logits(root.prior_logits, legal))
     gumbel_key, search_key = jax.random.split(key)
     gumbel = gumbel_scale * jax.random.gumbel(gumbel_key, root.prior_logits.shape,
