@@ -183,6 +183,11 @@ def test_tree_is_consistent(net, roots, kind):
     for b in range(idx.shape[0]):
         kids = idx[b][expanded[b]]
         assert sorted(kids.tolist()) == list(range(1, sims + 1))  # each node linked once
+    # The parent pointers the backup climbs agree with the links; the root's is itself.
+    parents = np.asarray(tree.nodes[:, :-1, search.N_PARENT]).astype(int)
+    bi, ni, _ = np.nonzero(expanded)
+    np.testing.assert_array_equal(parents[bi, idx[expanded]], ni)
+    assert (parents[:, 0] == search.ROOT).all()
     # Every selection passed through a node visits one child: sum(children) = visits - 1.
     inner = expanded.any(-1)
     np.testing.assert_array_equal(np.where(inner, cvisits.sum(-1), 0),

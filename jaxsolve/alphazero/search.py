@@ -9,8 +9,8 @@ sign with `discount = -1` (and `discount = 0` into a terminal state). Difference
   returns each new node's `legal_action_mask`; a node with no legal move is terminal,
   its value is 0 (its outcome is the reward on the edge into it) and it is never
   expanded, so no simulation is spent beyond the end of the game;
-* the whole batch walks the tree in lockstep, and the backup walks every recorded path
-  up in lockstep too (one [B]-row scatter per level);
+* the whole batch walks the tree in lockstep, and the backup climbs every path by
+  parent pointers in lockstep too (one [B]-row scatter per level);
 * ties are broken by the lowest action index instead of by 1e-7 random noise.
 
 With masking that mctx's root-only masking cannot notice (the callback masks its own
@@ -25,8 +25,8 @@ of microseconds as soon as that core is busy. The layout therefore keeps every a
 the loop gathers from small, and the loop carries few arrays:
 
 * everything about a node, including the edge into it, is one row of
-  `nodes [B, N + 1, 7]` (visits, q, value, raw value, reward, discount, terminal); the
-  extra last row is an all-zero stand-in for every unexpanded edge;
+  `nodes [B, N + 1, 8]` (visits, q, value, raw value, reward, discount, terminal,
+  parent id); the extra last row is an all-zero stand-in for every unexpanded edge;
 * per edge there are only `children [B, N, A]` (child id, N if unexpanded) and the
   prior, stored once at expansion as probabilities (`prior`, -1 where illegal) and
   masked logits (`logits`, only if a selector reads them); selection gathers the
@@ -45,6 +45,20 @@ per op): the model (network and environment step) ~105 us, the same work as in m
 ours ~12 us for the root selection, ~19 us per interior level (~1.2 per simulation
 with Gumbel), ~21 us to store and link the new node, ~6 us for the rest of the
 backup: ~130 ops executed per simulation in all (mctx: ~220; before this layout: ~185).
+Parent pointers instead of a recorded path then cut ~113 to ~108 kernels per
+simulation (a profile count without loop thunks; mctx: ~221) and ~5% of the time
+(6.46 -> 6.19 ms per call, in one process).
+
+Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
+fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
+executor hands work to the other thread only when a YNN thunk finds other thunks
+ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for the
+other thread to wake. Splitting the batch into two independent lanes was measured
+slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
+6.6 ms. The lanes' ops still ran on one thread, and buffer reuse even chained the
+lanes' network calls. One more cost is outside the search's control: the first
+128-wide layer takes ~50 us after a simulation's search ops against ~35 us back to
+back (mctx's: ~60 us). A warm-up dot placed earlier does not remove it.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
@@ -83,9 +97,10 @@ ROOT = 0
 
 # Columns of Tree.nodes [B, N + 1, :]. Reward and discount are those of the edge into
 # the node (0 at the root) and N_Q its q-value, reward + discount * value; selection
-# reads the first two columns of every child.
-N_VISITS, N_Q, N_VALUE, N_RAW, N_REWARD, N_DISCOUNT, N_TERMINAL = range(7)
-_NODE_FIELDS = 7
+# reads the first two columns of every child. N_PARENT is the parent's id (the root's
+# is itself), so the backup climbs from the leaf without a recorded path.
+N_VISITS, N_Q, N_VALUE, N_RAW, N_REWARD, N_DISCOUNT, N_TERMINAL, N_PARENT = range(8)
+_NODE_FIELDS = 8
 # Bytes above which XLA:CPU gives a fusion two threads: 2 * 256 KiB, with a margin.
 _MAX_OPERAND_BYTES = 448 * 1024
 
@@ -121,7 +136,7 @@ class Tree:
     The arrays are the compact layout of the module docstring; the properties give
     mctx-style views (for inspection and tests)."""
 
-    nodes: jax.Array  # [B, N + 1, 7] float; row N is the all-zero unexpanded stand-in
+    nodes: jax.Array  # [B, N + 1, 8] float; row N is the all-zero unexpanded stand-in
     children: jax.Array  # [B, N, A] int32 child id, N where unexpanded
     prior: jax.Array  # [B, N, A] softmax of the masked logits; -1 where illegal
     logits: Optional[jax.Array]  # [B, N, A] masked logits; None if no selector reads them
@@ -526,7 +541,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     root_terminal = ~jnp.any(root.legal_action_mask, -1)
     nodes = jnp.zeros((b, n_nodes + 1, _NODE_FIELDS), dt).at[:, ROOT].set(jnp.stack(
         [jnp.ones((b,), dt), jnp.zeros((b,), dt), root.value.astype(dt), root.value.astype(dt),
-         jnp.zeros((b,), dt), jnp.zeros((b,), dt), root_terminal.astype(dt)], -1))
+         jnp.zeros((b,), dt), jnp.zeros((b,), dt), root_terminal.astype(dt),
+         jnp.full((b,), ROOT, dt)], -1))
     children = jnp.full((b, n_nodes, a), none, jnp.int32)
     priors = jnp.full((b, n_nodes, a), -1.0, dt).at[:, ROOT].set(prior)
     all_logits = (jnp.full((b, n_nodes, a), jnp.finfo(dt).min, dt).at[:, ROOT].set(logits)
@@ -541,8 +557,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     bidx = jnp.arange(b)
 
     def choose(tree_arrays, node, own, k):
-        """Interior selection at `node` [B, k] with own rows `own` [B, k, 7]:
-        (action, child id, child row), [B, k] each ([B, k, 7] for the row)."""
+        """Interior selection at `node` [B, k] with own rows `own` [B, k, 8]:
+        (action, child id, child row), [B, k] each ([B, k, 8] for the row)."""
         nodes, children, priors, all_logits = tree_arrays
         child_row = _gather_rows(children, node)  # [B, k, A]
         prior_row = _gather_rows(priors, node)
@@ -556,9 +572,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
 
     def walk(tree_arrays, k):
         """The k walks of a wave from the root down to an unexpanded edge, a terminal
-        node or the depth cap. Returns (parent, action, child id, child row [.., 7],
-        path [.., cap + 1] node ids (path[..., 0] is the root), length (edges)), each
-        with leading [B, k]."""
+        node or the depth cap. Returns (parent, action, child id, child row [.., 8],
+        length (edges)), each with leading [B, k]."""
         nodes, children, priors, all_logits = tree_arrays
         with jax.named_scope("root_select"):
             child_row = children[:, ROOT]
@@ -571,44 +586,39 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             child = _gather_rows(child_row[..., None], act)[..., 0]  # [B, k]
             stats = _gather_rows(nodes, child)
         node = jnp.zeros((b, k), jnp.int32)
-        path = jnp.zeros((b, k, cap + 1), jnp.int32)
         length = jnp.ones((b, k), jnp.int32)
         go = lambda child, stats, length: ((child != none) & (stats[..., N_TERMINAL] == 0)
                                            & (length < cap))
 
         def body(c):
-            depth, node, act, child, stats, length, active, path = c
+            node, act, child, stats, length, active = c
             node = jnp.where(active, child, node)
             new_act, new_child, new_stats = choose(tree_arrays, node, stats, k)
             act = jnp.where(active, new_act, act)
             child = jnp.where(active, new_child, child)
             stats = jnp.where(active[..., None], new_stats, stats)
-            # Column `depth` is past every inactive walk's path: no mask needed.
-            path = jax.lax.dynamic_update_index_in_dim(path, node, depth, 2)
             length = length + active.astype(jnp.int32)
             active = active & go(child, stats, length)
-            return depth + 1, node, act, child, stats, length, active, path
+            return node, act, child, stats, length, active
 
-        init = (jnp.int32(1), node, act, child, stats, length, go(child, stats, length), path)
-        _, node, act, child, stats, length, _, path = jax.lax.while_loop(
-            lambda c: jnp.any(c[6]), body, init)
-        return node, act, child, stats, path, length
+        init = (node, act, child, stats, length, go(child, stats, length))
+        node, act, child, stats, length, _ = jax.lax.while_loop(
+            lambda c: jnp.any(c[5]), body, init)
+        return node, act, child, stats, length
 
-    def backup(nodes, path, length, qrg, k):
-        """Walks every path up from the second node above its leaf (the caller writes
-        the leaf and its parent) to the root's child, in lockstep (aligned at the
-        leaves): q <- r + g * q with the reward and discount of the edge below, then
-        visits + 1 and the running mean of q, one [B, k]-row scatter per level. `qrg`
-        [B, k, 3] is (q, reward, discount) at the parent; the loop carries it as one
-        array. Then the root takes all k returns at once. Returns the nodes."""
+    def backup(nodes, start, length, qrg, k):
+        """Climbs every path by parent pointers from `start` [B, k], the second node
+        above its leaf (the caller writes the leaf and its parent), to the root's
+        child, in lockstep (aligned at the leaves): q <- r + g * q with the reward and
+        discount of the edge below, then visits + 1 and the running mean of q, one
+        [B, k]-row scatter per level. `qrg` [B, k, 3] is (q, reward, discount) at the
+        parent; the loop carries it as one array. Then the root takes all k returns at
+        once. Returns the nodes."""
         slot = jnp.arange(k, dtype=jnp.int32)
-        flat_path = path.reshape(b * k, cap + 1, 1)
 
         def body(c):
-            j, qrg, nodes = c
-            i = length - 1 - j  # path index of this level's node, per walk
-            live = i >= 1
-            node = _gather_rows(flat_path, jnp.maximum(i, 0).reshape(-1))[:, 0].reshape(b, k)
+            j, node, qrg, nodes = c
+            live = length - 1 - j >= 1  # this level's node is below the root
             row = _gather_rows(nodes, node)
             q = qrg[..., 1] + qrg[..., 2] * qrg[..., 0]
             count, value = row[..., N_VISITS], row[..., N_VALUE]
@@ -618,11 +628,12 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             nodes = nodes.at[bidx[:, None], jnp.where(live, node, none + 1 + slot),
                              N_VISITS:N_VALUE + 1].set(update, mode="drop", unique_indices=True)
             new = jnp.stack([q, row[..., N_REWARD], row[..., N_DISCOUNT]], -1)
-            return j + 1, jnp.where(live[..., None], new, qrg), nodes
+            up = jnp.where(live, row[..., N_PARENT].astype(jnp.int32), node)
+            return j + 1, up, jnp.where(live[..., None], new, qrg), nodes
 
         levels = jnp.max(length) - 1
-        _, qrg, nodes = jax.lax.while_loop(lambda c: c[0] < levels, body,
-                                           (jnp.int32(1), qrg, nodes))
+        _, _, qrg, nodes = jax.lax.while_loop(lambda c: c[0] < levels, body,
+                                              (jnp.int32(1), start, qrg, nodes))
         # The return each walk brings to the root: q itself where the parent was the
         # root, else r + g * q at the root's child.
         ret = jnp.where(length == 1, qrg[..., 0], qrg[..., 1] + qrg[..., 2] * qrg[..., 0])
@@ -636,7 +647,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         """Stores the new nodes of the wave starting at simulation `sim` (ids sim + 1
         ... sim + k), links them and backs their values up."""
         nodes, children, priors, all_logits, embeddings = tree
-        parent, action, child, stats, path, length = walked
+        parent, action, child, stats, length = walked
         out, new_emb = model_out
         unflat = lambda x: x.reshape((b, k) + x.shape[1:])
         slot = jnp.arange(k, dtype=jnp.int32)
@@ -667,9 +678,9 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         one = jnp.ones((b, k), dt)
         leaf_row = jnp.where(expand[..., None], jnp.stack(
             [one, reward + discount * value, value, value, reward, discount,
-             terminal.astype(dt)], -1),
+             terminal.astype(dt), parent.astype(dt)], -1),
             stats.at[..., N_VISITS].add(1.0))
-        # ... and its parent (path[length - 1]), unless that is the root, which the
+        # ... and its parent, unless that is the root, which the
         # backup updates once for the whole wave: q = r + g * leaf value, one scatter.
         above = _gather_rows(nodes, parent)
         q = reward + discount * leaf_value
@@ -682,7 +693,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         nodes = nodes.at[bidx[:, None, None], index].set(jnp.stack([leaf_row, above], 2),
                                                          mode="drop", unique_indices=True)
         with jax.named_scope("backup"):
-            nodes = backup(nodes, path, length,
+            nodes = backup(nodes, above[..., N_PARENT].astype(jnp.int32), length,
                            jnp.stack([q, above[..., N_REWARD], above[..., N_DISCOUNT]], -1), k)
         return nodes, children, priors, all_logits, embeddings
 
