@@ -55,10 +55,11 @@ executor hands work to the other thread only when a YNN thunk finds other thunks
 ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for the
 other thread to wake. Splitting the batch into two independent lanes was measured
 slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
-6.6 ms. The lanes' ops still ran on one thread, and buffer reuse even chained the
-lanes' network calls. One more cost is outside the search's control: the first
-128-wide layer takes ~50 us after a simulation's search ops against ~35 us back to
-back (mctx's: ~60 us). A warm-up dot placed earlier does not remove it.
+6.6 ms. The lanes' ops still ran on one thread, and the executor's graph even
+chained one lane's network calls to the other's. One more cost is outside the
+search's control: the first 128-wide layer takes ~50 us after a simulation's search
+ops against ~35 us back to back (mctx's: ~60 us). A warm-up dot placed earlier does
+not remove it.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
