@@ -10,6 +10,11 @@ run on two threads and slow down more than ours when the other core is busy).
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
                                      [--only both|gumbel|puct] [--waves]
 
+It also times the model alone (the root call and `sims` calls of the same
+recurrent_fn on the same rows, in one jitted loop) and prints each search's overhead,
+its time minus the model's, and the ratio of those overheads: the part of the call
+that is the search's own work.
+
 `--waves` adds our Gumbel search run in waves (`gumbel_policy(wave_sizes="auto")`, the
 same visit counts in fewer, wider steps) and prints its ratio to mctx as well.
 """
@@ -22,6 +27,7 @@ import statistics
 import time
 
 import jax
+import jax.numpy as jnp
 import mctx
 
 from games import pursuit_evasion as pe
@@ -89,6 +95,16 @@ def main(argv=None):
         return mctx.gumbel_muzero_policy(p, k, r, mctx_rec, args.sims,
                                          invalid_actions=~state.legal_action_mask).action
 
+    def model_only(p, k):
+        """The model work every search does: the root call and `sims` steps."""
+        def body(i, carry):
+            s, total = carry
+            out, nxt = rec(p, jax.random.fold_in(k, i),
+                           jnp.argmax(s.legal_action_mask, -1).astype(jnp.int32), s)
+            return nxt, total + out.value + out.prior_logits[:, 0]
+        root = roots(p)[0]
+        return jax.lax.fori_loop(0, args.sims, body, (state, root.value))[1]
+
     def ours_puct(p, k):
         return search.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
 
@@ -99,11 +115,11 @@ def main(argv=None):
 
     sims = args.batch * args.sims
     fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
-           "ours_puct": ours_puct, "mctx_puct": mctx_puct}
+           "ours_puct": ours_puct, "mctx_puct": mctx_puct, "model_only": model_only}
     if args.waves and args.only != "puct":
         fns["ours_gumbel_waves"] = ours_gumbel_waves
     if args.only != "both":
-        fns = {k: v for k, v in fns.items() if args.only in k}
+        fns = {k: v for k, v in fns.items() if args.only in k or k == "model_only"}
     times = _seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
                      args.repeats, args.rounds)
     results = {}
@@ -111,10 +127,17 @@ def main(argv=None):
         sec = statistics.median([t for r in ts for t in r])
         results[name] = sims / sec
         print(f"{name:17s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
+    model = statistics.median([t for r in times["model_only"] for t in r])
     for kind in ("gumbel", "gumbel_waves", "puct"):
         if f"ours_{kind}" in times:
             theirs = times[f"mctx_{kind.split('_')[0]}"]
             results[f"ratio_{kind}"] = _ratio_report(f"{kind:12s}", times[f"ours_{kind}"], theirs)
+            ours_extra = statistics.median([t for r in times[f"ours_{kind}"] for t in r]) - model
+            mctx_extra = statistics.median([t for r in theirs for t in r]) - model
+            results[f"overhead_ratio_{kind}"] = mctx_extra / ours_extra
+            print(f"  search overhead beyond the model ({model * 1e3:.2f} ms): ours "
+                  f"{ours_extra * 1e3:.2f} ms, mctx {mctx_extra * 1e3:.2f} ms, "
+                  f"{mctx_extra / ours_extra:.2f}x")
     return results
 
 

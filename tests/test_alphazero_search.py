@@ -169,7 +169,7 @@ def test_tree_is_consistent(net, roots, kind):
         schedule = jnp.asarray(search.considered_visits_table(9, sims), jnp.int32)[
             jnp.minimum(9, jnp.sum(root.legal_action_mask, -1))]
         sel = dict(root_select=functools.partial(
-            search.gumbel_root_select, gumbel_logits=root.prior_logits, schedule=schedule),
+            search.gumbel_root_select, gumbel_logits=root.prior_logits.T, schedule=schedule),
             interior_select=search.gumbel_interior_select)
         if kind == "gumbel_waves":  # every root here has 8 legal actions
             sel["plan"] = search.gumbel_waves(9, sims, 8)
@@ -307,7 +307,7 @@ def test_gumbel_waves_equal_one_at_a_time_with_noise():
     gumbel = jax.random.gumbel(jax.random.key(3), legal.shape) + root.prior_logits
     schedule = jnp.asarray(search.considered_visits_table(16, 32), jnp.int32)[
         jnp.minimum(16, jnp.sum(legal, -1))]
-    select = dict(root_select=functools.partial(search.gumbel_root_select, gumbel_logits=gumbel,
+    select = dict(root_select=functools.partial(search.gumbel_root_select, gumbel_logits=gumbel.T,
                                                 schedule=schedule),
                   interior_select=search.gumbel_interior_select)
 

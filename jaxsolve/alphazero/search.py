@@ -28,26 +28,31 @@ the loop gathers from small, and the loop carries few arrays:
   `nodes [B, N + 1, 8]` (visits, q, value, raw value, reward, discount, terminal,
   parent id); the extra last row is an all-zero stand-in for every unexpanded edge;
 * per edge there are only `children [B, N, A]` (child id, N if unexpanded) and the
-  prior, stored once at expansion as probabilities (`prior`, -1 where illegal) and
-  masked logits (`logits`, only if a selector reads them); selection gathers the
-  node's rows of these and the (visits, q) of its children, one [B, A] op each;
-* the embeddings are bit-packed into at most four int32 arrays [B, N, w], so fetching
-  the parent's state and storing the child's are four ops each, not one per leaf;
+  prior `logits [B, N, A]` as the model gave them (the dtype minimum where illegal),
+  one row each written per expansion; the prior's softmax is taken when a node is
+  selected from, where it is cheap (next point);
+* selection is actions-major: a node's rows, and the (visits, q) of its children, are
+  gathered straight into [A, B] arrays (`NodeView`), so every reduction over actions
+  (max, sums, argmax) runs along the major axis, vectorised across the batch.
+  XLA:CPU emits a reduction over a minor axis of 9 as a scalar loop per row, 1-3 us
+  for [256, 9]; along the major axis it is a few vector instructions. This cut the
+  Gumbel search from 5.69 to 5.05 ms per call (same process, same visit counts);
+* the embeddings are bit-packed into at most four int32 arrays, node-major
+  [N, B, w], so storing the new node's state is one contiguous block per array and
+  fetching the parent's one gather each;
 * the leaf and its parent are written by one scatter; the rest of the path below the
   root is walked up with one [B]-row scatter per level, carrying (q, reward,
-  discount) as one array, and the root is updated once at the end;
-* the model's outputs pass an optimisation barrier, so they are computed once into
-  buffers (otherwise XLA fuses the model's last elementwise ops, e.g. the
-  environment's legal mask, into each of a dozen consumers and recomputes them there).
+  discount) as one array, and the root is updated once at the end.
 
 Cost per simulation at batch 256, 32 simulations (XLA:CPU profile, 10th percentile
-per op): the model (network and environment step) ~105 us, the same work as in mctx;
-ours ~12 us for the root selection, ~19 us per interior level (~1.2 per simulation
-with Gumbel), ~21 us to store and link the new node, ~6 us for the rest of the
-backup: ~130 ops executed per simulation in all (mctx: ~220; before this layout: ~185).
-Parent pointers instead of a recorded path then cut ~113 to ~108 kernels per
-simulation (a profile count without loop thunks; mctx: ~221) and ~5% of the time
-(6.46 -> 6.19 ms per call, in one process).
+per op): the model (network and environment step) ~100 us, the same work as in
+mctx; ours ~8 us for the root selection, ~15 us per interior level (~1.2 per
+simulation with Gumbel), ~10 us to store the new node's state and prior, ~10 us to
+link it and back up: about 55 us of search per simulation. Tried and not kept: a
+copy of every child's (visits, q) in an edge array [B, N, A, 3] beside its id, so
+that selection reads one row per node (5.78 against 5.06 ms: the array is over the
+two-thread size above); an optimisation barrier on the model's outputs (XLA:CPU
+drops it before fusion: same program, same time).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
@@ -56,10 +61,7 @@ ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for t
 other thread to wake. Splitting the batch into two independent lanes was measured
 slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
 6.6 ms. The lanes' ops still ran on one thread, and the executor's graph even
-chained one lane's network calls to the other's. One more cost is outside the
-search's control: the first 128-wide layer takes ~50 us after a simulation's search
-ops against ~35 us back to back (mctx's: ~60 us). A warm-up dot placed earlier does
-not remove it.
+chained one lane's network calls to the other's.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
@@ -139,9 +141,8 @@ class Tree:
 
     nodes: jax.Array  # [B, N + 1, 8] float; row N is the all-zero unexpanded stand-in
     children: jax.Array  # [B, N, A] int32 child id, N where unexpanded
-    prior: jax.Array  # [B, N, A] softmax of the masked logits; -1 where illegal
-    logits: Optional[jax.Array]  # [B, N, A] masked logits; None if no selector reads them
-    embeddings: Any  # pytree of [B, N, ...]
+    logits: jax.Array  # [B, N, A] the model's prior logits; the dtype minimum where illegal
+    embeddings: Any  # pytree of [B, N, ...] (stored node-major while searching)
 
     @property
     def num_nodes(self):
@@ -177,14 +178,17 @@ class Tree:
 
     @property
     def children_prior_logits(self):
-        if self.logits is not None:
-            return self.logits
-        tiny, low = jnp.finfo(self.prior.dtype).tiny, jnp.finfo(self.prior.dtype).min
-        return jnp.where(self.legal, jnp.log(jnp.maximum(self.prior, tiny)), low)
+        """Masked: legal maximum 0, illegal at the dtype minimum."""
+        return _masked_logits(self.logits, self.legal, -1)
+
+    @property
+    def prior(self):
+        """softmax of the prior logits over legal actions (0 where illegal)."""
+        return _softmax_legal(self.children_prior_logits, self.legal, -1)
 
     @property
     def legal(self):
-        return self.prior >= 0
+        return self.logits > jnp.finfo(self.logits.dtype).min
 
     @property
     def terminal(self):
@@ -204,23 +208,49 @@ class Tree:
 
 
 class NodeView(NamedTuple):
-    """Statistics of one node per batch element, gathered for action selection."""
+    """Statistics of one node per batch element, gathered for action selection.
 
-    visits: jax.Array  # [B, A] children visit counts (float, integer-valued)
-    qvalues: jax.Array  # [B, A] reward + discount * child value (0 if unvisited)
-    prior_logits: jax.Array  # [B, A] masked (illegal at the dtype minimum, legal max 0)
-    prior: jax.Array  # [B, A] softmax(prior_logits); 0 where illegal
-    legal: jax.Array  # [B, A] bool
+    Actions-major: the per-action arrays are [A, B] (not mctx's [B, A]), so that a
+    selector's reductions over actions (axis 0) run vectorised across the batch; a
+    selector returns actions [B]. A legal logit of -inf counts as illegal."""
+
+    visits: jax.Array  # [A, B] children visit counts (float, integer-valued)
+    qvalues: jax.Array  # [A, B] reward + discount * child value (0 if unvisited)
+    prior_logits: jax.Array  # [A, B] masked (illegal at the dtype minimum, legal max 0)
+    prior: jax.Array  # [A, B] softmax(prior_logits); 0 where illegal
+    legal: jax.Array  # [A, B] bool
     node_visit: jax.Array  # [B] (float, integer-valued); sum(visits) == node_visit - 1
     node_value: jax.Array  # [B]
     raw_value: jax.Array  # [B]
 
 
-def _view(child_stats, prior, logits, own) -> NodeView:
-    """Children's (visits, q) [B, A, 2], [B, A] prior rows, the node's own row [B, 7]."""
-    return NodeView(child_stats[..., N_VISITS], child_stats[..., N_Q], logits,
-                    jnp.maximum(prior, 0.0), prior >= 0, own[:, N_VISITS], own[:, N_VALUE],
-                    own[:, N_RAW])
+def _view(child_stats, logits, own) -> NodeView:
+    """Children's (visits, q) [A, B, 2], stored logits [A, B] (the dtype minimum where
+    illegal), the node's own row [B, 8]."""
+    legal = logits > jnp.finfo(logits.dtype).min
+    masked = _masked_logits(logits, legal, 0)
+    return NodeView(child_stats[..., N_VISITS], child_stats[..., N_Q], masked,
+                    _softmax_legal(masked, legal, 0), legal, own[:, N_VISITS],
+                    own[:, N_VALUE], own[:, N_RAW])
+
+
+def _gather_actions(x, node):
+    """x [B, M, A] at node [B] or [B, k] -> [A, B] or [A, B, k]: the rows, actions-major."""
+    dnums = jax.lax.GatherDimensionNumbers(
+        offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,),
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    return jax.lax.gather(x, node[..., None], dnums, (1, 1, x.shape[2]),
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _gather_children(nodes, child_row, fields=2):
+    """The first `fields` columns of nodes [B, N + 1, F] at child ids [A, B, ...] (the
+    batch on axis 1) -> [A, B, ..., fields]."""
+    dnums = jax.lax.GatherDimensionNumbers(
+        offset_dims=(child_row.ndim,), collapsed_slice_dims=(1,), start_index_map=(1,),
+        operand_batching_dims=(0,), start_indices_batching_dims=(1,))
+    return jax.lax.gather(nodes, child_row[..., None], dnums, (1, 1, fields),
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def _gather_rows(x, node):
@@ -235,30 +265,37 @@ def _gather_rows(x, node):
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-def _gather_children(nodes, child_row, fields=2):
-    """The first `fields` columns of nodes [B, N + 1, F] at child ids [B, ..., A] ->
-    [B, ..., A, fields]."""
+def _gather_node_major(x, node):
+    """x [M, B, w] at node [B] or [B, k] -> [B, w] or [B, k, w]."""
+    nd = node.ndim
     dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=(child_row.ndim,), collapsed_slice_dims=(1,), start_index_map=(1,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(0,))
-    return jax.lax.gather(nodes, child_row[..., None], dnums, (1, 1, fields),
+        offset_dims=(nd,), collapsed_slice_dims=(0,), start_index_map=(0,),
+        operand_batching_dims=(1,), start_indices_batching_dims=(0,))
+    return jax.lax.gather(x, node[..., None], dnums, (1, 1, x.shape[2]),
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
+def _pick(row, act):
+    """row [A, B] at act [B] -> [B] (a one-hot reduction, vectorised over the batch)."""
+    hit = jnp.arange(row.shape[0], dtype=act.dtype)[:, None] == act[None]
+    return jnp.sum(jnp.where(hit, row, 0), 0, dtype=row.dtype)
+
+
 def node_view(tree: Tree, node: Optional[jax.Array] = None) -> NodeView:
-    """The statistics of `node` [B]; `node=None` is the root."""
+    """The statistics of `node` [B] (actions-major, see `NodeView`); `node=None` is the
+    root."""
     if node is None:  # static slices
-        child_row = tree.children[:, ROOT]
-        return _view(_gather_children(tree.nodes, child_row), tree.prior[:, ROOT],
-                     tree.children_prior_logits[:, ROOT], tree.nodes[:, ROOT])
-    child_row = _gather_rows(tree.children, node)
-    return _view(_gather_children(tree.nodes, child_row), _gather_rows(tree.prior, node),
-                 _gather_rows(tree.children_prior_logits, node), _gather_rows(tree.nodes, node))
+        child_row = tree.children[:, ROOT].T
+        return _view(_gather_children(tree.nodes, child_row), tree.logits[:, ROOT].T,
+                     tree.nodes[:, ROOT])
+    child_row = _gather_actions(tree.children, node)
+    return _view(_gather_children(tree.nodes, child_row), _gather_actions(tree.logits, node),
+                 _gather_rows(tree.nodes, node))
 
 
 def _min_max(x, y=None):
-    """(min x, max x[, max y]) over the last axis in one variadic reduction (exact in
-    any order, unlike a float sum)."""
+    """(min x, max x[, max y]) over axis 0 (actions), each [1, B], in one variadic
+    reduction (exact in any order, unlike a float sum)."""
     big = jnp.array(jnp.inf, x.dtype)
     ops, inits = (x, x), (big, -big)
     if y is not None:
@@ -268,17 +305,17 @@ def _min_max(x, y=None):
         out = (jnp.minimum(a[0], b[0]), jnp.maximum(a[1], b[1]))
         return out + ((jnp.maximum(a[2], b[2]),) if y is not None else ())
 
-    return jax.lax.reduce(ops, inits, combine, (x.ndim - 1,))
+    return tuple(r[None] for r in jax.lax.reduce(ops, inits, combine, (0,)))
 
 
 # --------------------------------------------------------------- q transformations
 def q_by_parent_and_siblings(v: NodeView, epsilon: float = 1e-8) -> jax.Array:
     """Q in [0, 1] by min-max over V(node) and visited siblings; unvisited -> min."""
     seen = v.visits > 0
-    safe = jnp.where(seen, v.qvalues, v.node_value[:, None])
-    lo, hi = _min_max(safe)
-    lo = jnp.minimum(v.node_value, lo)[:, None]
-    hi = jnp.maximum(v.node_value, hi)[:, None]
+    value = v.node_value[None]
+    lo, hi = _min_max(jnp.where(seen, v.qvalues, value))
+    lo = jnp.minimum(value, lo)
+    hi = jnp.maximum(value, hi)
     return (jnp.where(seen, v.qvalues, lo) - lo) / jnp.maximum(hi - lo, epsilon)
 
 
@@ -289,44 +326,41 @@ def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
     are completed too; they are masked afterwards."""
     seen = v.visits > 0
     probs = jnp.maximum(v.prior, jnp.finfo(v.qvalues.dtype).tiny)
-    n = v.node_visit - 1  # == sum(visits) wherever a selection is made
-    sum_probs = jnp.sum(jnp.where(seen, probs, 0.0), -1, keepdims=True)
+    n = v.node_visit[None] - 1  # == sum(visits) wherever a selection is made
+    sum_probs = jnp.sum(jnp.where(seen, probs, 0.0), 0, keepdims=True)
     share = probs * v.qvalues / jnp.where(seen, sum_probs, 1.0)
-    weighted = jnp.sum(jnp.where(seen, share, 0.0), -1)
-    mixed = (v.raw_value + n * weighted) / (n + 1)
-    q = jnp.where(seen, v.qvalues, mixed[:, None])
+    weighted = jnp.sum(jnp.where(seen, share, 0.0), 0, keepdims=True)
+    mixed = (v.raw_value[None] + n * weighted) / (n + 1)
+    q = jnp.where(seen, v.qvalues, mixed)
     lo, hi, maxvisit = _min_max(q, v.visits)
-    lo, hi = lo[:, None], hi[:, None]
     q = (q - lo) / jnp.maximum(hi - lo, epsilon)
-    return (maxvisit_init + maxvisit[:, None]) * value_scale * q
+    return (maxvisit_init + maxvisit) * value_scale * q
 
 
-def _masked_argmax(score, legal):
+def _masked_argmax(score, legal, axis=0):
     """First index of the maximum legal score (action 0 if none is legal). [B]"""
-    return jnp.argmax(jnp.where(legal, score, -jnp.inf), -1).astype(jnp.int32)
+    return jnp.argmax(jnp.where(legal, score, -jnp.inf), axis).astype(jnp.int32)
 
 
-def _masked_logits(logits, legal):
+def _masked_logits(logits, legal, axis=-1):
     """Logits minus their legal maximum, illegal ones at the dtype minimum."""
-    top = jnp.max(jnp.where(legal, logits, -jnp.inf), -1, keepdims=True)
+    top = jnp.max(jnp.where(legal, logits, -jnp.inf), axis, keepdims=True)
     top = jnp.where(jnp.isfinite(top), top, 0.0)
     return jnp.where(legal, logits - top, jnp.finfo(logits.dtype).min)
 
 
-def _prior(logits, legal):
-    """(masked logits, softmax probabilities with -1 at illegal actions). The masked
-    logits' legal maximum is 0, so the softmax needs no second max; a node with no
-    legal action gets no probability."""
-    logits = _masked_logits(logits, legal)
-    e = jnp.where(legal, jnp.exp(logits), 0.0)
-    total = jnp.sum(e, -1, keepdims=True)
-    return logits, jnp.where(legal, e / jnp.where(total > 0, total, 1.0), -1.0)
+def _softmax_legal(masked, legal, axis):
+    """Softmax of masked logits (legal maximum 0, so no second max); 0 where illegal
+    and everywhere at a node with no legal action."""
+    e = jnp.where(legal, jnp.exp(masked), 0.0)
+    total = jnp.sum(e, axis, keepdims=True)
+    return e / jnp.where(total > 0, total, 1.0)
 
 
 # ----------------------------------------------------------------- action selection
 def puct_select(v: NodeView, pb_c_init: float = 1.25, pb_c_base: float = 19652.0) -> jax.Array:
     """AlphaZero/MuZero PUCT: argmax of Q + c(N) * P * sqrt(N) / (1 + n). [B]"""
-    n = v.node_visit[:, None]
+    n = v.node_visit[None]
     pb_c = pb_c_init + jnp.log((n + pb_c_base + 1.0) / pb_c_base)
     score = jnp.sqrt(n) * pb_c * v.prior / (v.visits + 1) + q_by_parent_and_siblings(v)
     return _masked_argmax(score, v.legal)
@@ -334,20 +368,9 @@ def puct_select(v: NodeView, pb_c_init: float = 1.25, pb_c_base: float = 19652.0
 
 def gumbel_interior_select(v: NodeView) -> jax.Array:
     """Deterministic selection matching softmax(logits + completed Q). [B]"""
-    probs = jax.nn.softmax(v.prior_logits + q_completed_by_mix_value(v))
-    score = probs - v.visits / v.node_visit[:, None]  # node_visit == 1 + sum(visits)
+    probs = jax.nn.softmax(v.prior_logits + q_completed_by_mix_value(v), axis=0)
+    score = probs - v.visits / v.node_visit[None]  # node_visit == 1 + sum(visits)
     return _masked_argmax(score, v.legal)
-
-
-def _uses_logits(select) -> bool:
-    """Whether a selector reads `NodeView.prior_logits` (unknown ones are assumed to)."""
-    while isinstance(select, functools.partial):
-        select = select.func
-    return getattr(select, "uses_logits", True)
-
-
-puct_select.uses_logits = False
-gumbel_interior_select.uses_logits = True
 
 
 @functools.lru_cache(maxsize=None)
@@ -371,25 +394,23 @@ def considered_visits_table(max_considered: int, num_simulations: int):
 
 def _score_considered(considered, gumbel_logits, q, visits):
     """`gumbel_logits` = gumbel + masked logits (legal maximum 0), precomputed."""
-    penalty = jnp.where(visits == considered, 0.0, -jnp.inf)
+    penalty = jnp.where(visits == considered[None], 0.0, -jnp.inf)
     return jnp.maximum(-1e9, gumbel_logits + q) + penalty
 
 
 def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> jax.Array:
     """Sequential Halving with Gumbel over the root's legal actions. `gumbel_logits`
-    [B, A] = gumbel + masked root logits; `schedule` [B, num_simulations] the visit
-    count each simulation considers (`considered_visits_table` at the number of
-    considered actions). [B]; with `width` > 1, the `width` best-scoring actions
-    [B, width] for a wave (`gumbel_waves`)."""
+    [A, B] (actions-major, like the view) = gumbel + masked root logits; `schedule`
+    [B, num_simulations] the visit count each simulation considers
+    (`considered_visits_table` at the number of considered actions). [B]; with
+    `width` > 1, the `width` best-scoring actions [B, width] for a wave
+    (`gumbel_waves`)."""
     sim = jnp.minimum(v.node_visit.astype(jnp.int32) - 1, schedule.shape[-1] - 1)
-    considered = jnp.take_along_axis(schedule, sim[:, None], 1)
+    considered = jnp.take_along_axis(schedule, sim[:, None], 1)[:, 0]
     score = _score_considered(considered, gumbel_logits, q_completed_by_mix_value(v), v.visits)
     if width == 1:
         return _masked_argmax(score, v.legal)
-    return jax.lax.top_k(jnp.where(v.legal, score, -jnp.inf), width)[1].astype(jnp.int32)
-
-
-gumbel_root_select.uses_logits = False  # it reads the precomputed gumbel_logits
+    return jax.lax.top_k(jnp.where(v.legal, score, -jnp.inf).T, width)[1].astype(jnp.int32)
 
 
 Plan = Tuple[Tuple[int, int], ...]  # (width, count) segments of waves, see `search`
@@ -442,7 +463,7 @@ class _Packing(NamedTuple):
 
 def _packing(embedding, num_nodes: int) -> Optional[_Packing]:
     """How to bit-pack the embedding's leaves into int32 columns, split into arrays
-    [B, N, w] small enough for single-threaded gathers (at most 4), or None."""
+    [N, B, w] small enough for single-threaded gathers (at most 4), or None."""
     leaves, treedef = jax.tree.flatten(embedding)
     spec = []
     for x in leaves:
@@ -534,22 +555,22 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     n_nodes = num_simulations + 1
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
     packing = _packing(root.embedding, n_nodes)
-    # The masked logits are stored only if a selector reads them.
-    keep_logits = _uses_logits(root_select) or _uses_logits(interior_select)
+    low = jnp.finfo(dt).min
 
     # --- initial tree
-    logits, prior = _prior(root.prior_logits.astype(dt), root.legal_action_mask)
+    root_logits = jnp.where(root.legal_action_mask, root.prior_logits.astype(dt), low)
     root_terminal = ~jnp.any(root.legal_action_mask, -1)
     nodes = jnp.zeros((b, n_nodes + 1, _NODE_FIELDS), dt).at[:, ROOT].set(jnp.stack(
         [jnp.ones((b,), dt), jnp.zeros((b,), dt), root.value.astype(dt), root.value.astype(dt),
          jnp.zeros((b,), dt), jnp.zeros((b,), dt), root_terminal.astype(dt),
          jnp.full((b,), ROOT, dt)], -1))
     children = jnp.full((b, n_nodes, a), none, jnp.int32)
-    priors = jnp.full((b, n_nodes, a), -1.0, dt).at[:, ROOT].set(prior)
-    all_logits = (jnp.full((b, n_nodes, a), jnp.finfo(dt).min, dt).at[:, ROOT].set(logits)
-                  if keep_logits else None)
+    all_logits = jnp.full((b, n_nodes, a), low, dt).at[:, ROOT].set(root_logits)
+    # The root's prior never changes: its actions-major view parts are computed once.
+    root_logits_am = root_logits.T
     if packing is not None:
-        embeddings = tuple(jnp.zeros((b, n_nodes) + c.shape[1:], c.dtype).at[:, ROOT].set(c)
+        # Node-major [N, B, w]: storing a new node's state is one contiguous block.
+        embeddings = tuple(jnp.zeros((n_nodes, b) + c.shape[1:], c.dtype).at[ROOT].set(c)
                            for c in _pack(packing, root.embedding))
     else:
         embeddings = jax.tree.map(
@@ -560,31 +581,30 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     def choose(tree_arrays, node, own, k):
         """Interior selection at `node` [B, k] with own rows `own` [B, k, 8]:
         (action, child id, child row), [B, k] each ([B, k, 8] for the row)."""
-        nodes, children, priors, all_logits = tree_arrays
-        child_row = _gather_rows(children, node)  # [B, k, A]
-        prior_row = _gather_rows(priors, node)
-        logits_row = _gather_rows(all_logits, node) if all_logits is not None else prior_row
-        child_stats = _gather_children(nodes, child_row)  # [B, k, A, 2]
-        flat = lambda x: x.reshape((b * k,) + x.shape[2:])
-        act = interior_select(_view(flat(child_stats), flat(prior_row), flat(logits_row),
-                                    flat(own))).astype(jnp.int32)
-        child = _gather_rows(flat(child_row)[..., None], act)[:, 0].reshape(b, k)
+        nodes, children, all_logits = tree_arrays
+        child_row = _gather_actions(children, node).reshape(a, b * k)
+        logits_row = _gather_actions(all_logits, node).reshape(a, b * k)
+        child_stats = _gather_children(nodes, child_row.reshape(a, b, k)).reshape(a, b * k, 2)
+        act = interior_select(_view(child_stats, logits_row,
+                                    own.reshape(b * k, -1))).astype(jnp.int32)
+        child = _pick(child_row, act).reshape(b, k)
         return act.reshape(b, k), child, _gather_rows(nodes, child)
 
     def walk(tree_arrays, k):
         """The k walks of a wave from the root down to an unexpanded edge, a terminal
         node or the depth cap. Returns (parent, action, child id, child row [.., 8],
         length (edges)), each with leading [B, k]."""
-        nodes, children, priors, all_logits = tree_arrays
+        nodes, children, all_logits = tree_arrays
         with jax.named_scope("root_select"):
-            child_row = children[:, ROOT]
-            prior_row = priors[:, ROOT]
-            logits_row = all_logits[:, ROOT] if all_logits is not None else prior_row
-            view = _view(_gather_children(nodes, child_row), prior_row, logits_row,
-                         nodes[:, ROOT])
-            act = root_select(view)[:, None] if k == 1 else root_select(view, width=k)
-            act = act.astype(jnp.int32)
-            child = _gather_rows(child_row[..., None], act)[..., 0]  # [B, k]
+            child_row = children[:, ROOT].T  # [A, B]
+            view = _view(_gather_children(nodes, child_row), root_logits_am, nodes[:, ROOT])
+            if k == 1:
+                act = root_select(view).astype(jnp.int32)
+                child = _pick(child_row, act)[:, None]
+                act = act[:, None]
+            else:
+                act = root_select(view, width=k).astype(jnp.int32)  # [B, k]
+                child = _gather_rows(children[:, ROOT][..., None], act)[..., 0]  # [B, k]
             stats = _gather_rows(nodes, child)
         node = jnp.zeros((b, k), jnp.int32)
         length = jnp.ones((b, k), jnp.int32)
@@ -647,7 +667,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     def expand_and_backup(sim, tree, walked, model_out, k):
         """Stores the new nodes of the wave starting at simulation `sim` (ids sim + 1
         ... sim + k), links them and backs their values up."""
-        nodes, children, priors, all_logits, embeddings = tree
+        nodes, children, all_logits, embeddings = tree
         parent, action, child, stats, length = walked
         out, new_emb = model_out
         unflat = lambda x: x.reshape((b, k) + x.shape[1:])
@@ -657,16 +677,13 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         legal = unflat(out.legal_action_mask)
         terminal = ~jnp.any(legal, -1)
         value = jnp.where(terminal, 0.0, unflat(out.value)).astype(dt)
-        with jax.named_scope("prior"):
-            logits, prior = _prior(unflat(out.prior_logits).astype(dt), legal)
         put = lambda x, v: jax.lax.dynamic_update_slice_in_dim(x, v.astype(x.dtype), sim + 1, 1)
-        priors = put(priors, prior)
-        if all_logits is not None:
-            all_logits = put(all_logits, logits)
+        all_logits = put(all_logits, jnp.where(legal, unflat(out.prior_logits).astype(dt), low))
         with jax.named_scope("store_embedding"):
             if packing is not None:
-                embeddings = tuple(put(x, unflat(v))
-                                   for x, v in zip(embeddings, _pack(packing, new_emb)))
+                embeddings = tuple(jax.lax.dynamic_update_slice_in_dim(
+                    x, jnp.swapaxes(unflat(v), 0, 1), sim + 1, 0)
+                    for x, v in zip(embeddings, _pack(packing, new_emb)))
             else:
                 embeddings = jax.tree.map(lambda x, v: put(x, unflat(v)), embeddings, new_emb)
         children = children.at[bidx[:, None], jnp.where(expand, parent, n_nodes + slot),
@@ -696,29 +713,27 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         with jax.named_scope("backup"):
             nodes = backup(nodes, above[..., N_PARENT].astype(jnp.int32), length,
                            jnp.stack([q, above[..., N_REWARD], above[..., N_DISCOUNT]], -1), k)
-        return nodes, children, priors, all_logits, embeddings
+        return nodes, children, all_logits, embeddings
 
     def wave(sim, tree, k):
         """The k simulations sim ... sim + k - 1: walks, one model call, backup."""
-        nodes, children, priors, all_logits, embeddings = tree
+        nodes, children, all_logits, embeddings = tree
         with jax.named_scope("walk"):
-            walked = walk((nodes, children, priors, all_logits), k)
+            walked = walk((nodes, children, all_logits), k)
         parent, action = walked[0], walked[1]
         flat = lambda x: x.reshape((b * k,) + x.shape[2:])
         # Expansion: every walk calls the model; only unvisited edges are linked.
         with jax.named_scope("fetch"):
             if packing is not None:
-                emb = _unpack(packing, tuple(flat(_gather_rows(x, parent)) for x in embeddings))
+                emb = _unpack(packing, tuple(flat(_gather_node_major(x, parent))
+                                             for x in embeddings))
             else:
                 emb = jax.tree.map(lambda x: flat(_gather_rows(x, parent)), embeddings)
         with jax.named_scope("model"):
             model_out = recurrent_fn(params, jax.random.fold_in(key, sim), flat(action), emb)
-        # Materialised once: otherwise XLA fuses the model's last elementwise ops (e.g.
-        # the environment's legal mask) into each of a dozen consumers.
-        model_out = jax.lax.optimization_barrier(model_out)
         return expand_and_backup(sim, tree, walked, model_out, k)
 
-    tree = (nodes, children, priors, all_logits, embeddings)
+    tree = (nodes, children, all_logits, embeddings)
     sim = 0
     for width, count in plan:
         if count == 1:
@@ -727,21 +742,20 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             tree = jax.lax.fori_loop(
                 0, count, lambda t, tr, s=sim, w=width: wave(s + t * w, tr, w), tree)
         sim += width * count
-    nodes, children, priors, all_logits, embeddings = tree
+    nodes, children, all_logits, embeddings = tree
     if packing is not None:
-        embeddings = _unpack(packing, embeddings)
+        embeddings = _unpack(packing, tuple(jnp.swapaxes(x, 0, 1) for x in embeddings))
     elif not num_simulations:
         embeddings = root.embedding
-    return Tree(nodes=nodes, children=children, prior=priors, logits=all_logits,
-                embeddings=embeddings)
+    return Tree(nodes=nodes, children=children, logits=all_logits, embeddings=embeddings)
 
 
 # ---------------------------------------------------------------------- the policies
 def _summary(tree: Tree, action, weights) -> PolicyOutput:
     v = node_view(tree, None)
     return PolicyOutput(action=action, action_weights=weights,
-                        visit_counts=v.visits.astype(jnp.int32),
-                        qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0), value=v.node_value)
+                        visit_counts=v.visits.T.astype(jnp.int32),
+                        qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0).T, value=v.node_value)
 
 
 def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
@@ -764,10 +778,10 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
     tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
                   root_select=select, interior_select=select, max_depth=max_depth)
-    visits = node_view(tree, None).visits
+    visits = node_view(tree, None).visits.T
     weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
     if temperature == 0:
-        action = _masked_argmax(visits, root.legal_action_mask)
+        action = _masked_argmax(visits, root.legal_action_mask, -1)
     else:
         logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / temperature
         action = jax.random.categorical(act_key, logits).astype(jnp.int32)
@@ -799,7 +813,7 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
                         jnp.int32)
     considered = jnp.minimum(max_num_considered_actions, jnp.sum(legal, -1))
     schedule = table[considered]
-    root_select = functools.partial(gumbel_root_select, gumbel_logits=gumbel_logits,
+    root_select = functools.partial(gumbel_root_select, gumbel_logits=gumbel_logits.T,
                                     schedule=schedule)
     run = functools.partial(search, params, search_key, root, recurrent_fn,
                             num_simulations=num_simulations, root_select=root_select,
@@ -823,9 +837,9 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
         tree = jax.lax.switch(branch, [run] + [functools.partial(run, plan=p) for _, p in plans])
     v = node_view(tree, None)
     q = q_completed_by_mix_value(v)
-    top = jnp.max(v.visits, -1, keepdims=True)
-    action = _masked_argmax(_score_considered(top, gumbel_logits, q, v.visits), legal)
-    weights = jax.nn.softmax(_masked_logits(root.prior_logits + q, legal))
+    top = jnp.max(v.visits, 0)
+    action = _masked_argmax(_score_considered(top, gumbel_logits.T, q, v.visits), v.legal)
+    weights = jax.nn.softmax(_masked_logits(root.prior_logits + q.T, legal))
     return _summary(tree, action, weights)
 
 
