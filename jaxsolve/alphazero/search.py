@@ -597,15 +597,11 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         length (edges)), each with leading [B, k]."""
         nodes, children, all_logits = tree_arrays
         with jax.named_scope("root_select"):
-            child_row = children[:, ROOT].T  # [A, B]
-            view = _view(_gather_children(nodes, child_row), root_logits_am, nodes[:, ROOT])
-            if k == 1:
-                act = root_select(view).astype(jnp.int32)
-                child = _pick(child_row, act)[:, None]
-                act = act[:, None]
-            else:
-                act = root_select(view, width=k).astype(jnp.int32)  # [B, k]
-                child = _gather_rows(children[:, ROOT][..., None], act)[..., 0]  # [B, k]
+            view = _view(_gather_children(nodes, children[:, ROOT].T), root_logits_am,
+                         nodes[:, ROOT])
+            act = root_select(view)[:, None] if k == 1 else root_select(view, width=k)
+            act = act.astype(jnp.int32)
+            child = _gather_rows(children[:, ROOT][..., None], act)[..., 0]  # [B, k]
             stats = _gather_rows(nodes, child)
         node = jnp.zeros((b, k), jnp.int32)
         length = jnp.ones((b, k), jnp.int32)
@@ -752,8 +748,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
 
 
 # ---------------------------------------------------------------------- the policies
-def _summary(tree: Tree, action, weights) -> PolicyOutput:
-    v = node_view(tree, None)
+def _summary(v: NodeView, action, weights) -> PolicyOutput:
+    """The policy output from the root's view `v`."""
     return PolicyOutput(action=action, action_weights=weights,
                         visit_counts=v.visits.T.astype(jnp.int32),
                         qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0).T, value=v.node_value)
@@ -779,14 +775,15 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
     tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
                   root_select=select, interior_select=select, max_depth=max_depth)
-    visits = node_view(tree, None).visits.T
+    v = node_view(tree, None)
+    visits = v.visits.T
     weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
     if temperature == 0:
         action = _masked_argmax(visits, root.legal_action_mask, -1)
     else:
         logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / temperature
         action = jax.random.categorical(act_key, logits).astype(jnp.int32)
-    return _summary(tree, action, weights)
+    return _summary(v, action, weights)
 
 
 def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
@@ -841,7 +838,7 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     top = jnp.max(v.visits, 0)
     action = _masked_argmax(_score_considered(top, gumbel_logits.T, q, v.visits), v.legal)
     weights = jax.nn.softmax(_masked_logits(root.prior_logits + q.T, legal))
-    return _summary(tree, action, weights)
+    return _summary(v, action, weights)
 
 
 __all__ = ["NodeView", "PolicyOutput", "RecurrentFnOutput", "RootFnOutput", "Tree",
