@@ -207,21 +207,25 @@ def step(params: Params, state: State, action: jax.Array) -> State:
     rewards."""
     next_cell, _, seen, _, goal_ok = (jnp.asarray(a) for a in tables(params))
     action = jnp.asarray(action, jnp.int32)
+    done = state.terminated
     is_evader = state.current_player == EVADER
     cell = jnp.where(is_evader, next_cell[state.cell, jnp.clip(action, 0, 8)], state.cell)
     sensor = jnp.where(is_evader, state.sensor, jnp.clip(action, 0, NUM_DIRS - 1))
     hit = ~is_evader & seen[state.cell, sensor]
     detections = state.detections + hit.astype(jnp.int32)
     turn = state.turn + (~is_evader).astype(jnp.int32)
-    terminated = turn >= params.max_turns
     evader_wins = (detections <= params.max_detections) & goal_ok[cell]
     r = jnp.where(evader_wins, 1.0, -1.0).astype(jnp.float32)
-    rewards = jnp.where(terminated, jnp.stack([r, -r]), jnp.zeros(2, jnp.float32))
-    player = 1 - state.current_player
-    new = _make(params, player, cell, sensor, turn, detections, terminated, rewards)
-    # A terminated state is absorbing.
-    return jax.tree.map(lambda old, nw: jnp.where(state.terminated, old, nw),
-                        dataclasses.replace(state, rewards=jnp.zeros(2, jnp.float32)), new)
+    ends = turn >= params.max_turns
+    rewards = jnp.where(ends & ~done, jnp.stack([r, -r]), jnp.zeros(2, jnp.float32))
+    # A terminated state is absorbing. It is rebuilt from its own fields rather than
+    # passed through, so that step reads only the fields below: a search that stores
+    # the states it expands (ours, mctx) can then drop the observation, the mask and
+    # the rewards from its tree (the compiler removes what nothing reads).
+    keep = lambda old, nw: jnp.where(done, old, nw)
+    return _make(params, keep(state.current_player, 1 - state.current_player),
+                 keep(state.cell, cell), keep(state.sensor, sensor), keep(state.turn, turn),
+                 keep(state.detections, detections), done | ends, rewards)
 
 
 # ------------------------------------------------------------------- exploring starts

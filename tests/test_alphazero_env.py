@@ -84,6 +84,8 @@ def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
     after = step_fn(p, s2, jnp.int32(0))
     assert after.rewards.tolist() == [0.0, 0.0] and bool(after.terminated)
     assert int(after.detections) == 11 and int(after.turn) == 20
+    for field in ("current_player", "observation", "legal_action_mask", "cell", "sensor"):
+        np.testing.assert_array_equal(getattr(after, field), getattr(s2, field), err_msg=field)
 
 
 def test_goal_row(step_fn):

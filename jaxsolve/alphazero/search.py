@@ -93,6 +93,7 @@ import math
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
 
 import jax
+import jax.extend.core as jex
 import jax.numpy as jnp
 import numpy as np
 
@@ -267,12 +268,12 @@ def _gather_rows(x, node):
 
 
 def _gather_node_major(x, node):
-    """x [M, B, w] at node [B] or [B, k] -> [B, w] or [B, k, w]."""
+    """x [M, B, ...] at node [B] or [B, k] -> [B, ...] or [B, k, ...]."""
     nd = node.ndim
     dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=(nd,), collapsed_slice_dims=(0,), start_index_map=(0,),
-        operand_batching_dims=(1,), start_indices_batching_dims=(0,))
-    return jax.lax.gather(x, node[..., None], dnums, (1, 1, x.shape[2]),
+        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(0,),
+        start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(0,))
+    return jax.lax.gather(x, node[..., None], dnums, (1, 1) + x.shape[2:],
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
@@ -458,35 +459,47 @@ def gumbel_waves(max_considered: int, num_simulations: int, num_considered: int)
 # ------------------------------------------------------------- packed embeddings
 class _Packing(NamedTuple):
     treedef: Any
-    leaves: tuple  # (shape[1:], dtype, width) per leaf
+    leaves: tuple  # (shape[1:], dtype, width) per packed leaf
     chunks: tuple  # (start, stop) columns of each stored int32 array
+    packed: tuple  # per leaf of the embedding: bit-packed (True) or stored apart
 
 
-def _packing(embedding, num_nodes: int) -> Optional[_Packing]:
-    """How to bit-pack the embedding's leaves into int32 columns, split into arrays
-    [N, B, w] small enough for single-threaded gathers (at most 4), or None."""
+def _packing(embedding, num_nodes: int, read: Optional[Sequence[bool]] = None
+             ) -> Optional[_Packing]:
+    """How to store the embedding's leaves: those the model reads (`read`, default all)
+    bit-packed into int32 columns, split into arrays [N, B, w] small enough for
+    single-threaded gathers (at most 4), the others apart, one array each, so that the
+    compiler drops them from the loop when the caller does not use the tree's
+    embeddings either. None if a leaf cannot be bit-cast (PRNG keys, complex)."""
     leaves, treedef = jax.tree.flatten(embedding)
+    read = (True,) * len(leaves) if read is None else tuple(bool(r) for r in read)
     spec = []
-    for x in leaves:
+    for x, r in zip(leaves, read):
         if jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended):  # e.g. PRNG keys
             return None
         dt = jnp.dtype(x.dtype)
         if dt.itemsize not in (1, 2, 4, 8) or dt.kind == "c":
             return None
-        width = int(np.prod(x.shape[1:], dtype=int)) * (2 if dt.itemsize == 8 else 1)
-        spec.append((tuple(x.shape[1:]), dt, width))
+        if r:
+            width = int(np.prod(x.shape[1:], dtype=int)) * (2 if dt.itemsize == 8 else 1)
+            spec.append((tuple(x.shape[1:]), dt, width))
     total = sum(w for *_, w in spec)
-    if total == 0:
-        return None
     batch = leaves[0].shape[0] if leaves else 1
     per = max(1, _MAX_OPERAND_BYTES // (4 * batch * num_nodes), -(-total // 4))
     chunks = tuple((i, min(i + per, total)) for i in range(0, total, per))
-    return _Packing(treedef, tuple(spec), chunks)
+    if not chunks and all(read):
+        return None
+    return _Packing(treedef, tuple(spec), chunks, read)
 
 
 def _pack(p: _Packing, embedding):
-    cols = []
-    for x, (_, dt, _) in zip(jax.tree.leaves(embedding), p.leaves):
+    """The stored arrays: the int32 chunks [B, w], then the leaves stored apart."""
+    cols, apart = [], []
+    for x, packed in zip(jax.tree.leaves(embedding), p.packed):
+        if not packed:
+            apart.append(x)
+            continue
+        dt = jnp.dtype(x.dtype)
         x = x.reshape(x.shape[0], -1)
         if dt == jnp.bool_:
             x = x.astype(jnp.int32)
@@ -498,14 +511,25 @@ def _pack(p: _Packing, embedding):
             x = jax.lax.bitcast_convert_type(x, jnp.int8 if dt.itemsize == 1 else jnp.int16)
             x = x.astype(jnp.int32)
         cols.append(x)
-    packed = jnp.concatenate(cols, -1)
-    return tuple(packed[:, a:b] for a, b in p.chunks)
+    chunks = ()
+    if p.chunks:
+        packed = jnp.concatenate(cols, -1)
+        chunks = tuple(packed[:, a:b] for a, b in p.chunks)
+    return chunks + tuple(apart)
 
 
-def _unpack(p: _Packing, chunks):
-    packed = jnp.concatenate(chunks, -1)
-    lead, out, at = packed.shape[:-1], [], 0
-    for shape, dt, width in p.leaves:
+def _unpack(p: _Packing, arrays):
+    """Inverse of `_pack`, with any leading dimensions."""
+    chunks, apart = arrays[:len(p.chunks)], iter(arrays[len(p.chunks):])
+    spec = iter(p.leaves)
+    packed = jnp.concatenate(chunks, -1) if chunks else None
+    lead = arrays[0].shape[:-1] if chunks else None
+    out, at = [], 0
+    for is_packed in p.packed:
+        if not is_packed:
+            out.append(next(apart))
+            continue
+        shape, dt, width = next(spec)
         x = packed[..., at:at + width]
         at += width
         if dt == jnp.bool_:
@@ -519,6 +543,45 @@ def _unpack(p: _Packing, chunks):
             x = jax.lax.bitcast_convert_type(x, dt)
         out.append(x.reshape(lead + shape))
     return jax.tree.unflatten(p.treedef, out)
+
+
+def _used_inputs(jaxpr, used_outputs):
+    """Which of `jaxpr`'s inputs its used outputs depend on (a backward pass over the
+    equations; into call-like sub-jaxprs, everything else conservatively)."""
+    live = {v for v, u in zip(jaxpr.outvars, used_outputs) if u and isinstance(v, jex.Var)}
+    for eqn in reversed(jaxpr.eqns):
+        outs = [o in live for o in eqn.outvars]
+        if not any(outs) and not eqn.effects:
+            continue
+        subs = [j for j in jex.jaxprs_in_params(eqn.params)]
+        if (len(subs) == 1 and len(subs[0].invars) == len(eqn.invars)
+                and len(subs[0].outvars) == len(eqn.outvars) and not eqn.effects):
+            ins = _used_inputs(subs[0], outs)
+        else:
+            ins = [True] * len(eqn.invars)
+        live.update(v for v, u in zip(eqn.invars, ins) if u and isinstance(v, jex.Var))
+    return [v in live for v in jaxpr.invars]
+
+
+def _leaves_read(recurrent_fn, params, key, action, embedding) -> Tuple[bool, ...]:
+    """Per leaf of the embedding: does the model read it, directly or through a leaf it
+    stores that is read later? Only decides how the tree stores the leaves, never
+    what the search computes. A fixed point over the jaxpr's dependencies."""
+    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                          (params, key, action, embedding))
+    closed, out = jax.make_jaxpr(recurrent_fn, return_shape=True)(*shapes)
+    jaxpr = closed.jaxpr
+    n_emb = len(jax.tree.leaves(embedding))
+    n_model = len(jax.tree.leaves(out[0]))
+    if len(jax.tree.leaves(out[1])) != n_emb or len(jaxpr.outvars) != n_model + n_emb:
+        return (True,) * n_emb
+    read = [False] * n_emb
+    while True:
+        used = _used_inputs(jaxpr, [True] * n_model + read)[len(jaxpr.invars) - n_emb:]
+        now = [a or b for a, b in zip(read, used)]
+        if now == read:
+            return tuple(read)
+        read = now
 
 
 # ----------------------------------------------------------------------- the search
@@ -555,7 +618,9 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     cap = num_simulations if max_depth is None else max(1, min(max_depth, num_simulations))
     n_nodes = num_simulations + 1
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
-    packing = _packing(root.embedding, n_nodes)
+    packing = _packing(root.embedding, n_nodes, _leaves_read(
+        recurrent_fn, params, jax.random.fold_in(key, 0), jnp.zeros((b,), jnp.int32),
+        root.embedding))
     low = jnp.finfo(dt).min
 
     # --- initial tree
