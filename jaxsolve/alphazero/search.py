@@ -56,11 +56,20 @@ the loop gathers from small, and the loop carries few arrays:
 Cost per simulation at batch 256, 32 simulations (XLA:CPU profile, 10th percentile
 per op): the model (network and environment step) ~100 us, the same work as in
 mctx; ours ~8 us for the root selection, ~15 us per interior level (~1.2 per
-simulation with Gumbel), ~10 us to store the new node's state and prior, ~10 us to
-link it and back up: about 55 us of search per simulation. Tried and not kept: a
+simulation with Gumbel), ~3 us to store the new node's state and prior, ~10 us to
+link it and back up. The network itself runs ~10-15% slower inside the search than
+in a loop alone: its first two layers (11 -> 17 us and 42 -> 53 us medians), more so
+once walks pass two levels, whatever the data (the same layers on the same
+observations alone take the same time for every depth) and with no other thread
+running. Tried and not kept: a
 copy of every child's (visits, q) in an edge array [B, N, A, 3] beside its id, so
 that selection reads one row per node (5.78 against 5.06 ms: the array is over the
-two-thread size above); an optimisation barrier on the model's outputs (XLA:CPU
+two-thread size above); a compact (visits, q) mirror [B, N + 1, 2] for the gathers
+(5.43 against 5.50 ms, noise); the root's children statistics carried apart instead
+of gathered (4.91 against 5.04, then 4.75 against 4.73 ms); unrolling the
+simulation loop (slower: 6.5 ms at 2, 8.0 ms fully, against 5.3); XLA:CPU flags
+(YNNPACK off, oneDNN, single-threaded Eigen, the concurrency-optimised scheduler:
+none faster for this search); an optimisation barrier on the model's outputs (XLA:CPU
 drops it before fusion: same program, same time).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
