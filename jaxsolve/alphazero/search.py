@@ -276,24 +276,15 @@ def _gather_children(nodes, child_row, fields=2):
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-def _gather_rows(x, node):
-    """x [B, M, ...] at node [B] or [B, k] (in range) -> [B, ...] or [B, k, ...]: a plain
-    batched gather, without the index normalisation and bounds masking of
-    `take_along_axis`."""
+def _gather_rows(x, node, node_axis: int = 1):
+    """x [B, M, ...] (or [M, B, ...] with `node_axis=0`) at node [B] or [B, k] (in range)
+    -> [B, ...] or [B, k, ...]: a plain batched gather, without the index
+    normalisation and bounds masking of `take_along_axis`."""
     nd = node.ndim
     dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(1,),
-        start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,))
-    return jax.lax.gather(x, node[..., None], dnums, (1, 1) + x.shape[2:],
-                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
-
-
-def _gather_node_major(x, node):
-    """x [M, B, ...] at node [B] or [B, k] -> [B, ...] or [B, k, ...]."""
-    nd = node.ndim
-    dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(0,),
-        start_index_map=(0,), operand_batching_dims=(1,), start_indices_batching_dims=(0,))
+        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(node_axis,),
+        start_index_map=(node_axis,), operand_batching_dims=(1 - node_axis,),
+        start_indices_batching_dims=(0,))
     return jax.lax.gather(x, node[..., None], dnums, (1, 1) + x.shape[2:],
                           mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
@@ -809,7 +800,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         # Expansion: every walk calls the model; only unvisited edges are linked.
         with jax.named_scope("fetch"):
             if packing is not None:
-                emb = _unpack(packing, tuple(flat(_gather_node_major(x, parent))
+                emb = _unpack(packing, tuple(flat(_gather_rows(x, parent, node_axis=0))
                                              for x in embeddings))
             else:
                 emb = jax.tree.map(lambda x: flat(_gather_rows(x, parent)), embeddings)
