@@ -57,11 +57,13 @@ Cost per simulation at batch 256, 32 simulations (XLA:CPU profile, 10th percenti
 per op): the model (network and environment step) ~100 us, the same work as in
 mctx; ours ~8 us for the root selection, ~15 us per interior level (~1.2 per
 simulation with Gumbel), ~3 us to store the new node's state and prior, ~10 us to
-link it and back up. The network itself runs ~10-15% slower inside the search than
-in a loop alone: its first two layers (11 -> 17 us and 42 -> 53 us medians), more so
-once walks pass two levels, whatever the data (the same layers on the same
-observations alone take the same time for every depth) and with no other thread
-running. Tried and not kept: a
+link it and back up. In such profiles the network's first two layers look slower
+inside the search than in a loop alone (11 -> 17 us and 42 -> 53 us medians). That
+is the profiler's doing, not the search's: a synthetic loop with ~100 small kernels
+between model calls shows the same in a profile, whatever the size of the array
+those kernels touch (9 KB or 300 KB), but timed without the profiler it costs no more
+than the model alone plus the kernels alone (0.4-0.7 ms less, in three runs).
+Per-op profile times are therefore upper bounds. Tried and not kept: a
 copy of every child's (visits, q) in an edge array [B, N, A, 3] beside its id, so
 that selection reads one row per node (5.78 against 5.06 ms: the array is over the
 two-thread size above); a compact (visits, q) mirror [B, N + 1, 2] for the gathers
