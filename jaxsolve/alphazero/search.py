@@ -62,7 +62,8 @@ inside the search than in a loop alone (11 -> 17 us and 42 -> 53 us medians). Th
 is the profiler's doing, not the search's: a synthetic loop with ~100 small kernels
 between model calls shows the same in a profile, whatever the size of the array
 those kernels touch (9 KB or 300 KB), but timed without the profiler it costs no more
-than the model alone plus the kernels alone (0.4-0.7 ms less, in three runs).
+than the model alone plus the kernels alone (0.23-0.48 ms less, in four runs of
+experiments/profile_artifact.py).
 Per-op profile times are therefore upper bounds. Tried and not kept: a
 copy of every child's (visits, q) in an edge array [B, N, A, 3] beside its id, so
 that selection reads one row per node (5.78 against 5.06 ms: the array is over the
