@@ -64,15 +64,16 @@ between model calls shows the same in a profile, whatever the size of the array
 those kernels touch (9 KB or 300 KB), but timed without the profiler it costs no more
 than the model alone plus the kernels alone (0.23-0.48 ms less, in four runs of
 experiments/profile_artifact.py). Per-op profile times are therefore upper bounds.
-Tried and not kept: a copy of every child's (visits, q) in an edge array [B, N, A,
-3] beside its id, so that selection reads one row per node (5.78 against 5.06 ms:
-the array is over the two-thread size above); a compact (visits, q) mirror [B, N +
-1, 2] for the gathers (5.43 against 5.50 ms, noise); the root's children statistics
-carried apart instead of gathered (4.91 against 5.04, then 4.75 against 4.73 ms);
-unrolling the simulation loop (slower: 6.5 ms at 2, 8.0 ms fully, against 5.3);
-XLA:CPU flags (YNNPACK off, oneDNN, single-threaded Eigen, the concurrency-optimised
-scheduler: none faster for this search); an optimisation barrier on the model's
-outputs (XLA:CPU drops it before fusion: same program, same time).
+Tried and not kept: a copy of every child's (visits, q) in an edge array
+[B, N, A, 3] beside its id, so that selection reads one row per node (5.78 against
+5.06 ms: the array is over the two-thread size above); a compact (visits, q) mirror
+[B, N + 1, 2] for the gathers (5.43 against 5.50 ms, noise); the root's children
+statistics carried apart instead of gathered (4.91 against 5.04, then 4.75 against
+4.73 ms); unrolling the simulation loop (slower: 6.5 ms at 2, 8.0 ms fully, against
+5.3); XLA:CPU flags (YNNPACK off, oneDNN, single-threaded Eigen, the
+concurrency-optimised scheduler: none faster for this search); an optimisation
+barrier on the model's outputs (XLA:CPU drops it before fusion: same program, same
+time).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
