@@ -1,4 +1,5 @@
-"""jaxsolve.distributed on 4 simulated CPU devices equals the one-device solve.
+"""jaxsolve.distributed on 4 simulated CPU devices equals the one-device solve, and the
+AlphaZero search runs per device under shard_map.
 
 XLA's device count is fixed when JAX initialises, and this test session's JAX is
 already up with one device, so the checks run in one subprocess started with
@@ -109,6 +110,39 @@ SCRIPT = textwrap.dedent("""
     batch, axes = jaxsolve.sweep(leduc, utilities=scaled)
     batch_check("leduc_batch", leduc, batch, axes, jaxsolve.cfr_plus(), 10)
     tree_check("leduc_tree", leduc, jaxsolve.cfr_plus(), 50, one_device=True)
+
+    # AlphaZero search per device: 4 shards of 2 root states, each shard with its own
+    # key, under shard_map's replication check, against each shard searched alone.
+    import functools
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    from games import pursuit_evasion as pe
+    from jaxsolve.alphazero import network, search, selfplay
+    env = pe.Params()
+    graphdef, params = network.init_params(env.obs_size)
+    states = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.PRNGKey(0), 8))
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, env)
+    mesh = jax.make_mesh((4,), ("batch",))
+    key = jax.random.PRNGKey(3)
+    for name, policy in {"gumbel": search.gumbel_policy,
+                         "puct": search.alphazero_policy}.items():
+        def visits(p, k, s, policy=policy):
+            return policy(p, k, selfplay.root_fn(graphdef, env, p, s), rec, 6).visit_counts
+        per_shard = lambda p, k, s, visits=visits: visits(
+            p, jax.random.fold_in(k, jax.lax.axis_index("batch")), s)
+        sharded = jax.jit(distributed._shard_map(per_shard, mesh, (P(), P(), P("batch")),
+                                                 P("batch")))
+        try:  # a failure here fails only the search tests below
+            got = sharded(params, key, jax.device_put(states, NamedSharding(mesh, P("batch"))))
+        except Exception as e:
+            out["search_" + name] = {"error": repr(e)[:2000]}
+            continue
+        alone = jax.jit(visits)
+        want = np.concatenate([alone(params, jax.random.fold_in(key, i),
+                                     jax.tree.map(lambda x: x[2 * i:2 * i + 2], states))
+                               for i in range(4)])
+        out["search_" + name] = {"equal": bool((np.asarray(got) == want).all()),
+                                 "distinct_shards": len({w.tobytes() for w in want[::2]}),
+                                 "visits": want.sum(-1).tolist(), "split": split_over(got)}
     print("RESULT", json.dumps(out))
 """)
 
@@ -171,3 +205,15 @@ def test_tree_terminals_are_split_and_padded(results):
 
 def test_one_device_mesh_is_bitwise_the_unsharded_solve(results):
     assert results["leduc_tree_one_device"] == 0.0
+
+
+@pytest.mark.parametrize("name", ["gumbel", "puct"])
+def test_search_runs_per_device_under_shard_map(results, name):
+    """The MCTS inside shard_map (replication check on): each device's search equals
+    that shard searched alone, with its own key (so the shards differ)."""
+    r = results["search_" + name]
+    assert "error" not in r, r.get("error")
+    assert r["equal"]
+    assert r["distinct_shards"] > 1
+    assert r["visits"] == [6] * 8  # every root got its 6 simulations
+    assert r["split"] == [4, [[2, 9]] * 4]

@@ -646,7 +646,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         [jnp.ones((b,), dt), jnp.zeros((b,), dt), root.value.astype(dt), root.value.astype(dt),
          jnp.zeros((b,), dt), jnp.zeros((b,), dt), root_terminal.astype(dt),
          jnp.full((b,), ROOT, dt)], -1))
-    children = jnp.full((b, n_nodes, a), none, jnp.int32)
+    # Broadcast from a root array (not jnp.full) so that inside shard_map it varies
+    # over the mesh axes the root does, as the loop's updates of it will.
+    children = jnp.broadcast_to(jnp.full_like(root_terminal, none, jnp.int32)[:, None, None],
+                                (b, n_nodes, a))
     all_logits = jnp.full((b, n_nodes, a), low, dt).at[:, ROOT].set(root_logits)
     # The root's prior never changes: its actions-major view parts are computed once.
     root_logits_am = root_logits.T
@@ -684,8 +687,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             act = act.astype(jnp.int32)
             child = _gather_rows(children[:, ROOT][..., None], act)[..., 0]  # [B, k]
             stats = _gather_rows(nodes, child)
-        node = jnp.zeros((b, k), jnp.int32)
-        length = jnp.ones((b, k), jnp.int32)
+        # Made from `act`, not by jnp.zeros: inside shard_map the carry must vary over
+        # the same mesh axes as the body's outputs do.
+        node = jnp.zeros_like(act)
+        length = node + 1
         go = lambda child, stats, length: ((child != none) & (stats[..., N_TERMINAL] == 0)
                                            & (length < cap))
 
