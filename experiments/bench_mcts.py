@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import mctx
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import network, search, selfplay
+from jaxsolve.alphazero import network, policies, selfplay
 
 
 def _seconds(fns, params, repeats, rounds):
@@ -85,10 +85,10 @@ def main(argv=None):
         return r, mctx.RootFnOutput(prior_logits=r.prior_logits, value=r.value, embedding=state)
 
     def ours_gumbel(p, k):
-        return search.gumbel_policy(p, k, roots(p)[0], rec, args.sims).action
+        return policies.gumbel_policy(p, k, roots(p)[0], rec, args.sims).action
 
     def ours_gumbel_waves(p, k):
-        return search.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
+        return policies.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
 
     def mctx_gumbel(p, k):
         r = roots(p)[1]
@@ -106,7 +106,7 @@ def main(argv=None):
         return jax.lax.fori_loop(0, args.sims, body, (state, root.value))[1]
 
     def ours_puct(p, k):
-        return search.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
+        return policies.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
 
     def mctx_puct(p, k):
         r = roots(p)[1]

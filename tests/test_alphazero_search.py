@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import exact, network, search, selfplay
+from jaxsolve.alphazero import exact, network, packing, policies, search, selection, selfplay
 
 ENV = pe.Params()
 SIMS = 24
@@ -48,13 +48,13 @@ def _ours_and_mctx(graphdef, params, states, kind, sims, key):
     mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=states)
     invalid = ~root.legal_action_mask
     if kind == "puct":
-        ours = jax.jit(lambda p, k: search.alphazero_policy(
+        ours = jax.jit(lambda p, k: policies.alphazero_policy(
             p, k, root, ours_rec, sims, dirichlet_fraction=0.0, temperature=0.0))(params, key)
         theirs = jax.jit(lambda p, k: mctx.muzero_policy(
             p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
             dirichlet_fraction=0.0))(params, key)
     else:
-        ours = jax.jit(lambda p, k: search.gumbel_policy(
+        ours = jax.jit(lambda p, k: policies.gumbel_policy(
             p, k, root, ours_rec, sims, gumbel_scale=0.0))(params, key)
         theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
             p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
@@ -98,11 +98,11 @@ def test_masks_every_node_and_stops_at_terminals(kind):
     root = search.RootFnOutput(jnp.zeros((2, 9)), jnp.zeros(2), state, state.legal_action_mask)
     rec = _uniform_recurrent(env)
     if kind == "puct":
-        policy = functools.partial(search.alphazero_policy, dirichlet_fraction=0.0, temperature=0.0)
+        policy = functools.partial(policies.alphazero_policy, dirichlet_fraction=0.0, temperature=0.0)
     else:
-        policy = functools.partial(search.gumbel_policy, gumbel_scale=0.0)
+        policy = functools.partial(policies.gumbel_policy, gumbel_scale=0.0)
     tree_fn = jax.jit(lambda k: search.search(
-        None, k, root._replace(prior_logits=search._masked_logits(root.prior_logits, root.legal_action_mask)),
+        None, k, root._replace(prior_logits=selection.masked_logits(root.prior_logits, root.legal_action_mask)),
         rec, num_simulations=200, root_select=search.puct_select, interior_select=search.puct_select))
     tree = tree_fn(jax.random.key(0))
     idx, legal = np.asarray(tree.children_index), np.asarray(tree.legal)
@@ -145,16 +145,16 @@ def test_embedding_packing_round_trip(read):
          "bf16": jnp.full((b, 1, 2), 3.25, jnp.bfloat16), "i32": jnp.arange(b, dtype=jnp.int32),
          "u32": jnp.full((b,), 2**32 - 1, jnp.uint32),
          "f32": jnp.linspace(-1, 1, b * 6, dtype=jnp.float32).reshape(b, 2, 3)}
-    packing = search._packing(x, num_nodes=7, read=read)
-    arrays = search._pack(packing, x)
-    chunks = arrays[:len(packing.chunks)]
+    plan = packing.plan_packing(x, num_nodes=7, read=read)
+    arrays = packing.pack(plan, x)
+    chunks = arrays[:len(plan.chunks)]
     assert 1 <= len(chunks) <= 4 and all(c.dtype == jnp.int32 for c in chunks)
     assert len(arrays) - len(chunks) == (0 if read is None else read.count(False))
-    y = search._unpack(packing, arrays)
+    y = packing.unpack(plan, arrays)
     for k in x:
         assert y[k].dtype == x[k].dtype and y[k].shape == x[k].shape, k
         np.testing.assert_array_equal(np.asarray(y[k]), np.asarray(x[k]), err_msg=k)
-    assert search._packing({"key": jax.random.split(jax.random.key(0), b)}, 7) is None
+    assert packing.plan_packing({"key": jax.random.split(jax.random.key(0), b)}, 7) is None
 
 
 def test_leaves_read():
@@ -166,14 +166,14 @@ def test_leaves_read():
         out = (emb["a"] * params + jnp.where(action > 0, emb["d"], 0.0), key)
         return out, {"a": emb["b"], "b": emb["b"] + 1, "c": emb["c"] * 2, "d": emb["d"]}
     emb = {k: jnp.zeros((3,)) for k in "abcd"}
-    got = search._leaves_read(rec, jnp.ones(()), jax.random.key(0), jnp.zeros(3, jnp.int32), emb)
+    got = packing.leaves_read(rec, jnp.ones(()), jax.random.key(0), jnp.zeros(3, jnp.int32), emb)
     assert got == (True, True, False, True)
     # The game's step reads the position (player, cell, sensor, turn, detections,
     # terminated) and recomputes the observation, the legal mask and the rewards.
     graphdef, params = network.init_params(ENV.obs_size)
     state = jax.vmap(lambda k: pe.init(ENV, k))(jax.random.split(jax.random.key(0), 2))
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
-    got = search._leaves_read(rec, params, jax.random.key(0), jnp.zeros(2, jnp.int32), state)
+    got = packing.leaves_read(rec, params, jax.random.key(0), jnp.zeros(2, jnp.int32), state)
     names = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(state)[0]]
     assert sorted(n for n, r in zip(names, got) if not r) == [
         ".legal_action_mask", ".observation", ".rewards"]
@@ -187,7 +187,7 @@ def test_tree_is_consistent(net, roots, kind):
     sims = 40
     root = selfplay.root_fn(graphdef, ENV, params, roots)
     legal = root.legal_action_mask
-    root = root._replace(prior_logits=search._masked_logits(root.prior_logits, legal))
+    root = root._replace(prior_logits=selection.masked_logits(root.prior_logits, legal))
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
     if kind == "puct":
         sel = dict(root_select=search.puct_select, interior_select=search.puct_select)
@@ -238,7 +238,7 @@ def test_max_depth_caps_the_walk(net, roots):
     graphdef, params = net
     root = selfplay.root_fn(graphdef, ENV, params, roots)
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
-    out = jax.jit(lambda p, k: search.alphazero_policy(
+    out = jax.jit(lambda p, k: policies.alphazero_policy(
         p, k, root, rec, 30, dirichlet_fraction=0.0, temperature=0.0, max_depth=1))(
         params, jax.random.key(0))
     tree = jax.jit(lambda p, k: search.search(
@@ -289,7 +289,7 @@ def test_gumbel_waves_equal_mctx(net, roots):
     plan = search.gumbel_waves(16, SIMS, 8)
     calls = []
     rec = _counting(functools.partial(selfplay.recurrent_fn, graphdef, ENV), calls)
-    policy = jax.jit(lambda p, k, s: search.gumbel_policy(
+    policy = jax.jit(lambda p, k, s: policies.gumbel_policy(
         p, k, selfplay.root_fn(graphdef, ENV, p, s), rec, SIMS, gumbel_scale=0.0,
         wave_sizes=(8,)))
     key = jax.random.key(42)
@@ -329,7 +329,7 @@ def test_gumbel_waves_equal_one_at_a_time_with_noise():
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
     root = selfplay.root_fn(graphdef, ENV, params, state)
     legal = root.legal_action_mask
-    root = root._replace(prior_logits=search._masked_logits(root.prior_logits, legal))
+    root = root._replace(prior_logits=selection.masked_logits(root.prior_logits, legal))
     gumbel = jax.random.gumbel(jax.random.key(3), legal.shape) + root.prior_logits
     schedule = jnp.asarray(search.considered_visits_table(16, 32), jnp.int32)[
         jnp.minimum(16, jnp.sum(legal, -1))]
@@ -356,7 +356,7 @@ def test_gumbel_waves_through_terminals():
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.key(0), 2))
     root = search.RootFnOutput(jnp.zeros((2, 9)), jnp.zeros(2), state, state.legal_action_mask)
     rec = _uniform_recurrent(env)
-    run = lambda sizes: jax.jit(lambda k: search.gumbel_policy(
+    run = lambda sizes: jax.jit(lambda k: policies.gumbel_policy(
         None, k, root, rec, 60, wave_sizes=sizes))(jax.random.key(1))
     waves, single = run("auto"), run(())
     np.testing.assert_array_equal(waves.visit_counts, single.visit_counts)
@@ -379,4 +379,4 @@ def test_wave_arguments_are_checked(net, roots):
         search.search(params, jax.random.key(0), root, rec, num_simulations=10,
                       plan=((10, 1),), **select)
     with pytest.raises(ValueError, match="wave_sizes"):
-        search.gumbel_policy(params, jax.random.key(0), root, rec, 8, wave_sizes=(12,))
+        policies.gumbel_policy(params, jax.random.key(0), root, rec, 8, wave_sizes=(12,))

@@ -116,15 +116,15 @@ SCRIPT = textwrap.dedent("""
     import functools
     from jax.sharding import NamedSharding, PartitionSpec as P
     from games import pursuit_evasion as pe
-    from jaxsolve.alphazero import network, search, selfplay
+    from jaxsolve.alphazero import network, policies, selfplay
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
     states = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.PRNGKey(0), 8))
     rec = functools.partial(selfplay.recurrent_fn, graphdef, env)
     mesh = jax.make_mesh((4,), ("batch",))
     key = jax.random.PRNGKey(3)
-    for name, policy in {"gumbel": search.gumbel_policy,
-                         "puct": search.alphazero_policy}.items():
+    for name, policy in {"gumbel": policies.gumbel_policy,
+                         "puct": policies.alphazero_policy}.items():
         def visits(p, k, s, policy=policy):
             return policy(p, k, selfplay.root_fn(graphdef, env, p, s), rec, 6).visit_counts
         per_shard = lambda p, k, s, visits=visits: visits(

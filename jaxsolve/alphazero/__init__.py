@@ -18,11 +18,14 @@ Design, one concept per module:
 * `network` - a Flax NNX policy/value MLP (3x128 by default) used functionally:
   `(graphdef, params) = init_params(...)`, `apply(graphdef, params, obs)`.
 * `search` - our batched MCTS with the mctx callback interface
-  (`recurrent_fn(params, key, action, embedding)`): AlphaZero PUCT with Dirichlet root
-  noise and Gumbel (Sequential Halving) root selection; legal moves masked at every
-  node, terminal nodes never expanded, two-player values by `discount = -1`. The batch
-  walks the tree in lockstep; the backup touches one node per element per level.
-  Visit counts equal mctx's on positions where its root-only masking cannot matter.
+  (`recurrent_fn(params, key, action, embedding)`): legal moves masked at every node,
+  terminal nodes never expanded, two-player values by `discount = -1`. The batch walks
+  the tree in lockstep; the backup touches one node per element per level. Visit
+  counts equal mctx's on positions where its root-only masking cannot matter.
+  `selection` holds the rules it calls (PUCT, Gumbel's interior rule and Sequential
+  Halving at the root, the q transformations), `packing` how it stores the nodes'
+  embeddings, and `policies` the two searches users call: `alphazero_policy` (PUCT,
+  Dirichlet root noise) and `gumbel_policy`.
 * `selfplay` - the env/network callbacks, B games in lockstep under `lax.scan` with a
   temperature on the first moves, and a replay buffer of device arrays. Optional
   exploring starts (`TrainConfig.explore_fraction`): part of the self-play games begin
@@ -41,10 +44,12 @@ and "A general reinforcement learning algorithm..." (2018); Danihelka et al., "P
 improvement by planning with Gumbel" (ICLR 2022); mctx (DeepMind) for the interface.
 """
 
-from jaxsolve.alphazero import evaluate, exact, network, search, selfplay, train
+from jaxsolve.alphazero import (evaluate, exact, network, packing, policies, search, selection,
+                               selfplay, train)
 from jaxsolve.alphazero.exact import ExactSolution, best_vs_random, solve
-from jaxsolve.alphazero.search import alphazero_policy, gumbel_policy
+from jaxsolve.alphazero.policies import alphazero_policy, gumbel_policy
 from jaxsolve.alphazero.train import TrainConfig, TrainState
 
 __all__ = ["ExactSolution", "TrainConfig", "TrainState", "alphazero_policy", "best_vs_random",
-           "evaluate", "exact", "gumbel_policy", "network", "search", "selfplay", "solve", "train"]
+           "evaluate", "exact", "gumbel_policy", "network", "packing", "policies", "search",
+           "selection", "selfplay", "solve", "train"]

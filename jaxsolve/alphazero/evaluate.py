@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import exact, search, selfplay
+from jaxsolve.alphazero import exact, policies, search, selfplay
 
 
 def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
@@ -53,7 +53,7 @@ def pure_mcts_action(env: pe.Params, num_simulations: int, key, state: pe.State)
     b = state.cell.shape[0]
     root = search.RootFnOutput(jnp.zeros((b, pe.NUM_ACTIONS), jnp.float32),
                                jnp.zeros(b, jnp.float32), state, state.legal_action_mask)
-    out = search.alphazero_policy(None, key, root, functools.partial(rollout_recurrent_fn, env),
+    out = policies.alphazero_policy(None, key, root, functools.partial(rollout_recurrent_fn, env),
                                   num_simulations, dirichlet_fraction=0.0, temperature=0.0,
                                   max_depth=2 * env.max_turns)
     return out.action

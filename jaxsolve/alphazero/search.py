@@ -1,4 +1,8 @@
-"""Batched, jittable Monte-Carlo tree search: AlphaZero PUCT and Gumbel root selection.
+"""Batched, jittable Monte-Carlo tree search: the tree, and `search`, which grows it.
+
+The rules it calls to pick actions are in `selection` (PUCT, Gumbel), the storage of
+the nodes' embeddings in `packing`, and the policies users call (`alphazero_policy`,
+`gumbel_policy`) in `policies`.
 
 The interface follows mctx: the model is a callback `recurrent_fn(params, key, action,
 embedding) -> (RecurrentFnOutput, embedding)` with explicit `params`; values are
@@ -41,8 +45,8 @@ the loop gathers from small, and the loop carries few arrays:
 * the embedding leaves the model reads are bit-packed into at most four int32
   arrays, node-major [N, B, w], so storing the new node's state is one contiguous
   block per array and fetching the parent's one gather each. Which leaves it reads is
-  found once, at trace time, from the jaxpr of `recurrent_fn` (`_leaves_read`: a leaf
-  is read if the outputs, or a stored leaf that is read, depend on it). The others
+  found once, at trace time, from the jaxpr of `recurrent_fn` (`packing.leaves_read`:
+  a leaf is read if the outputs, or a stored leaf that is read, depend on it). The others
   (for the pursuit-evasion game the observation, the legal mask and the rewards, 46
   of 52 words, which its step recomputes) are stored apart, one array each; when the
   caller does not use the tree's embeddings, as the policies do not, XLA removes
@@ -108,18 +112,16 @@ Danihelka et al., "Policy improvement by planning with Gumbel" (ICLR 2022).
 from __future__ import annotations
 
 import dataclasses
-import functools
-import math
-from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-try:  # jaxpr types for `_leaves_read`; without them every leaf is stored packed
-    from jax.extend.core import Var as _Var, jaxprs_in_params as _jaxprs_in_params
-except ImportError:  # pragma: no cover (older JAX)
-    _Var = _jaxprs_in_params = None
+from jaxsolve.alphazero import packing
+from jaxsolve.alphazero.selection import (  # noqa: F401  (re-exported: the rules live there)
+    NodeView, Plan, considered_visits_table, gumbel_interior_select, gumbel_root_select,
+    gumbel_waves, masked_logits, puct_select, q_by_parent_and_siblings,
+    q_completed_by_mix_value, softmax_legal)
 
 UNVISITED = -1
 ROOT = 0
@@ -130,8 +132,6 @@ ROOT = 0
 # is itself), so the backup climbs from the leaf without a recorded path.
 N_VISITS, N_Q, N_VALUE, N_RAW, N_REWARD, N_DISCOUNT, N_TERMINAL, N_PARENT = range(8)
 _NODE_FIELDS = 8
-# Bytes above which XLA:CPU gives a fusion two threads: 2 * 256 KiB, with a margin.
-_MAX_OPERAND_BYTES = 448 * 1024
 
 
 class RootFnOutput(NamedTuple):
@@ -148,13 +148,6 @@ class RecurrentFnOutput(NamedTuple):
     value: jax.Array  # [B], for the player to move at the new state
     legal_action_mask: jax.Array  # [B, A] bool; all False at a terminal state
 
-
-class PolicyOutput(NamedTuple):
-    action: jax.Array  # [B] int32
-    action_weights: jax.Array  # [B, A] policy target
-    visit_counts: jax.Array  # [B, A] int32 at the root
-    qvalues: jax.Array  # [B, A] root q-values (0 where unvisited)
-    value: jax.Array  # [B] root value after search
 
 
 @jax.tree_util.register_dataclass
@@ -205,12 +198,12 @@ class Tree:
     @property
     def children_prior_logits(self):
         """Masked: legal maximum 0, illegal at the dtype minimum."""
-        return _masked_logits(self.logits, self.legal, -1)
+        return masked_logits(self.logits, self.legal, -1)
 
     @property
     def prior(self):
         """softmax of the prior logits over legal actions (0 where illegal)."""
-        return _softmax_legal(self.children_prior_logits, self.legal, -1)
+        return softmax_legal(self.children_prior_logits, self.legal, -1)
 
     @property
     def legal(self):
@@ -233,31 +226,16 @@ class Tree:
         return self.nodes[:, :-1, N_RAW]
 
 
-class NodeView(NamedTuple):
-    """Statistics of one node per batch element, gathered for action selection.
-
-    Actions-major: the per-action arrays are [A, B] (not mctx's [B, A]), so that a
-    selector's reductions over actions (axis 0) run vectorised across the batch; a
-    selector returns actions [B]. A legal logit of -inf counts as illegal."""
-
-    visits: jax.Array  # [A, B] children visit counts (float, integer-valued)
-    qvalues: jax.Array  # [A, B] reward + discount * child value (0 if unvisited)
-    prior_logits: jax.Array  # [A, B] masked (illegal at the dtype minimum, legal max 0)
-    prior: jax.Array  # [A, B] softmax(prior_logits); 0 where illegal
-    legal: jax.Array  # [A, B] bool
-    node_visit: jax.Array  # [B] (float, integer-valued); sum(visits) == node_visit - 1
-    node_value: jax.Array  # [B]
-    raw_value: jax.Array  # [B]
-
 
 def _view(child_stats, logits, own) -> NodeView:
     """Children's (visits, q) [A, B, 2], stored logits [A, B] (the dtype minimum where
     illegal), the node's own row [B, 8]."""
     legal = logits > jnp.finfo(logits.dtype).min
-    masked = _masked_logits(logits, legal, 0)
+    masked = masked_logits(logits, legal, 0)
     return NodeView(child_stats[..., N_VISITS], child_stats[..., N_Q], masked,
-                    _softmax_legal(masked, legal, 0), legal, own[:, N_VISITS],
+                    softmax_legal(masked, legal, 0), legal, own[:, N_VISITS],
                     own[:, N_VALUE], own[:, N_RAW])
+
 
 
 def _gather_actions(x, node):
@@ -310,296 +288,6 @@ def node_view(tree: Tree, node: Optional[jax.Array] = None) -> NodeView:
                  _gather_rows(tree.nodes, node))
 
 
-def _min_max(x, y=None):
-    """(min x, max x[, max y]) over axis 0 (actions), each [1, B], in one variadic
-    reduction (exact in any order, unlike a float sum)."""
-    big = jnp.array(jnp.inf, x.dtype)
-    ops, inits = (x, x), (big, -big)
-    if y is not None:
-        ops, inits = (x, x, y), (big, -big, -big)
-
-    def combine(a, b):
-        out = (jnp.minimum(a[0], b[0]), jnp.maximum(a[1], b[1]))
-        return out + ((jnp.maximum(a[2], b[2]),) if y is not None else ())
-
-    return tuple(r[None] for r in jax.lax.reduce(ops, inits, combine, (0,)))
-
-
-# --------------------------------------------------------------- q transformations
-def q_by_parent_and_siblings(v: NodeView, epsilon: float = 1e-8) -> jax.Array:
-    """Q in [0, 1] by min-max over V(node) and visited siblings; unvisited -> min."""
-    seen = v.visits > 0
-    value = v.node_value[None]
-    lo, hi = _min_max(jnp.where(seen, v.qvalues, value))
-    lo = jnp.minimum(value, lo)
-    hi = jnp.maximum(value, hi)
-    return (jnp.where(seen, v.qvalues, lo) - lo) / jnp.maximum(hi - lo, epsilon)
-
-
-def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
-                             maxvisit_init: float = 50.0, epsilon: float = 1e-8) -> jax.Array:
-    """Gumbel MuZero's completed Q (unvisited -> mixed value), rescaled to [0, 1] and
-    scaled by (maxvisit_init + max visits) * value_scale. As in mctx, illegal actions
-    are completed too; they are masked afterwards."""
-    seen = v.visits > 0
-    probs = jnp.maximum(v.prior, jnp.finfo(v.qvalues.dtype).tiny)
-    n = v.node_visit[None] - 1  # == sum(visits) wherever a selection is made
-    sum_probs = jnp.sum(jnp.where(seen, probs, 0.0), 0, keepdims=True)
-    share = probs * v.qvalues / jnp.where(seen, sum_probs, 1.0)
-    weighted = jnp.sum(jnp.where(seen, share, 0.0), 0, keepdims=True)
-    mixed = (v.raw_value[None] + n * weighted) / (n + 1)
-    q = jnp.where(seen, v.qvalues, mixed)
-    lo, hi, maxvisit = _min_max(q, v.visits)
-    q = (q - lo) / jnp.maximum(hi - lo, epsilon)
-    return (maxvisit_init + maxvisit) * value_scale * q
-
-
-def _masked_argmax(score, legal, axis=0):
-    """First index of the maximum legal score (action 0 if none is legal). [B]"""
-    return jnp.argmax(jnp.where(legal, score, -jnp.inf), axis).astype(jnp.int32)
-
-
-def _masked_logits(logits, legal, axis=-1):
-    """Logits minus their legal maximum, illegal ones at the dtype minimum."""
-    top = jnp.max(jnp.where(legal, logits, -jnp.inf), axis, keepdims=True)
-    top = jnp.where(jnp.isfinite(top), top, 0.0)
-    return jnp.where(legal, logits - top, jnp.finfo(logits.dtype).min)
-
-
-def _softmax_legal(masked, legal, axis):
-    """Softmax of masked logits (legal maximum 0, so no second max); 0 where illegal
-    and everywhere at a node with no legal action."""
-    e = jnp.where(legal, jnp.exp(masked), 0.0)
-    total = jnp.sum(e, axis, keepdims=True)
-    return e / jnp.where(total > 0, total, 1.0)
-
-
-# ----------------------------------------------------------------- action selection
-def puct_select(v: NodeView, pb_c_init: float = 1.25, pb_c_base: float = 19652.0) -> jax.Array:
-    """AlphaZero/MuZero PUCT: argmax of Q + c(N) * P * sqrt(N) / (1 + n). [B]"""
-    n = v.node_visit[None]
-    pb_c = pb_c_init + jnp.log((n + pb_c_base + 1.0) / pb_c_base)
-    score = jnp.sqrt(n) * pb_c * v.prior / (v.visits + 1) + q_by_parent_and_siblings(v)
-    return _masked_argmax(score, v.legal)
-
-
-def gumbel_interior_select(v: NodeView) -> jax.Array:
-    """Deterministic selection matching softmax(logits + completed Q). [B]"""
-    probs = jax.nn.softmax(v.prior_logits + q_completed_by_mix_value(v), axis=0)
-    score = probs - v.visits / v.node_visit[None]  # node_visit == 1 + sum(visits)
-    return _masked_argmax(score, v.legal)
-
-
-@functools.lru_cache(maxsize=None)
-def considered_visits_table(max_considered: int, num_simulations: int):
-    """[max_considered + 1, num_simulations] visit counts scheduled by Sequential
-    Halving (Karnin et al. 2013) when m actions are considered."""
-    rows = []
-    for m in range(max_considered + 1):
-        if m <= 1:
-            rows.append(tuple(range(num_simulations)))
-            continue
-        log2m, seq, visits, k = int(math.ceil(math.log2(m))), [], [0] * m, m
-        while len(seq) < num_simulations:
-            for _ in range(max(1, int(num_simulations / (log2m * k)))):
-                seq.extend(visits[:k])
-                visits[:k] = [x + 1 for x in visits[:k]]
-            k = max(2, k // 2)
-        rows.append(tuple(seq[:num_simulations]))
-    return tuple(rows)
-
-
-def _score_considered(considered, gumbel_logits, q, visits):
-    """`gumbel_logits` = gumbel + masked logits (legal maximum 0), precomputed."""
-    penalty = jnp.where(visits == considered[None], 0.0, -jnp.inf)
-    return jnp.maximum(-1e9, gumbel_logits + q) + penalty
-
-
-def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> jax.Array:
-    """Sequential Halving with Gumbel over the root's legal actions. `gumbel_logits`
-    [A, B] (actions-major, like the view) = gumbel + masked root logits; `schedule`
-    [B, num_simulations] the visit count each simulation considers
-    (`considered_visits_table` at the number of considered actions). [B]; with
-    `width` > 1, the `width` best-scoring actions [B, width] for a wave
-    (`gumbel_waves`)."""
-    sim = jnp.minimum(v.node_visit.astype(jnp.int32) - 1, schedule.shape[-1] - 1)
-    considered = jnp.take_along_axis(schedule, sim[:, None], 1)[:, 0]
-    score = _score_considered(considered, gumbel_logits, q_completed_by_mix_value(v), v.visits)
-    if width == 1:
-        return _masked_argmax(score, v.legal)
-    return jax.lax.top_k(jnp.where(v.legal, score, -jnp.inf).T, width)[1].astype(jnp.int32)
-
-
-Plan = Tuple[Tuple[int, int], ...]  # (width, count) segments of waves, see `search`
-
-
-@functools.lru_cache(maxsize=None)
-def gumbel_waves(max_considered: int, num_simulations: int, num_considered: int) -> Plan:
-    """The waves (`search`'s plan) in which Gumbel's Sequential Halving can run its
-    simulations, when every root considers `num_considered` actions.
-
-    The schedule is a run of simulations considering visit count c, then one with
-    c + 1, ... The root picks, among the actions visited exactly c times, the best by
-    gumbel + logit + sigma(completed q). Where as many actions have c visits as the
-    run has simulations, the run visits each of them once whatever their order, and
-    the walks go down different subtrees, so they cannot change each other's choices:
-    one wave. That is the first run (all m considered actions unvisited: the m best
-    by gumbel + logit, since every unvisited action has the same completed q) and
-    every later round in which all surviving actions are visited. Where fewer
-    simulations than candidates remain (the first round of each halving), each pick
-    depends on the values the previous one backed up: one simulation per wave."""
-    row = considered_visits_table(max_considered, num_simulations)[num_considered]
-    visits = [0] * max(num_considered, 1)  # of the considered actions
-    widths, i = [], 0
-    while i < len(row):
-        c, run = row[i], 1
-        while i + run < len(row) and row[i + run] == c:
-            run += 1
-        have = [j for j, n in enumerate(visits) if n == c]
-        if len(have) < run:
-            raise AssertionError(f"schedule {row} visits more actions than have {c} visits")
-        widths += [run] if len(have) == run else [1] * run
-        for j in have[:run]:
-            visits[j] += 1
-        i += run
-    plan = []
-    for w in widths:
-        if plan and plan[-1][0] == w:
-            plan[-1] = (w, plan[-1][1] + 1)
-        else:
-            plan.append((w, 1))
-    return tuple(plan)
-
-
-# ------------------------------------------------------------- packed embeddings
-class _Packing(NamedTuple):
-    treedef: Any
-    leaves: tuple  # (shape[1:], dtype, width) per packed leaf
-    chunks: tuple  # (start, stop) columns of each stored int32 array
-    packed: tuple  # per leaf of the embedding: bit-packed (True) or stored apart
-
-
-def _packing(embedding, num_nodes: int, read: Optional[Sequence[bool]] = None
-             ) -> Optional[_Packing]:
-    """How to store the embedding's leaves: those the model reads (`read`, default all)
-    bit-packed into int32 columns, split into arrays [N, B, w] small enough for
-    single-threaded gathers (at most 4), the others apart, one array each, so that the
-    compiler drops them from the loop when the caller does not use the tree's
-    embeddings either. None if a leaf cannot be bit-cast (PRNG keys, complex)."""
-    leaves, treedef = jax.tree.flatten(embedding)
-    read = (True,) * len(leaves) if read is None else tuple(bool(r) for r in read)
-    spec = []
-    for x, r in zip(leaves, read):
-        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended):  # e.g. PRNG keys
-            return None
-        dt = jnp.dtype(x.dtype)
-        if dt.itemsize not in (1, 2, 4, 8) or dt.kind == "c":
-            return None
-        if r:
-            width = int(np.prod(x.shape[1:], dtype=int)) * (2 if dt.itemsize == 8 else 1)
-            spec.append((tuple(x.shape[1:]), dt, width))
-    total = sum(w for *_, w in spec)
-    batch = leaves[0].shape[0] if leaves else 1
-    per = max(1, _MAX_OPERAND_BYTES // (4 * batch * num_nodes), -(-total // 4))
-    chunks = tuple((i, min(i + per, total)) for i in range(0, total, per))
-    if not chunks and all(read):
-        return None
-    return _Packing(treedef, tuple(spec), chunks, read)
-
-
-def _pack(p: _Packing, embedding):
-    """The stored arrays: the int32 chunks [B, w], then the leaves stored apart."""
-    cols, apart = [], []
-    for x, packed in zip(jax.tree.leaves(embedding), p.packed):
-        if not packed:
-            apart.append(x)
-            continue
-        dt = jnp.dtype(x.dtype)
-        x = x.reshape(x.shape[0], -1)
-        if dt == jnp.bool_:
-            x = x.astype(jnp.int32)
-        elif dt.itemsize == 4:
-            x = jax.lax.bitcast_convert_type(x, jnp.int32)
-        elif dt.itemsize == 8:
-            x = jax.lax.bitcast_convert_type(x, jnp.int32).reshape(x.shape[0], -1)
-        else:
-            x = jax.lax.bitcast_convert_type(x, jnp.int8 if dt.itemsize == 1 else jnp.int16)
-            x = x.astype(jnp.int32)
-        cols.append(x)
-    chunks = ()
-    if p.chunks:
-        packed = jnp.concatenate(cols, -1)
-        chunks = tuple(packed[:, a:b] for a, b in p.chunks)
-    return chunks + tuple(apart)
-
-
-def _unpack(p: _Packing, arrays):
-    """Inverse of `_pack`, with any leading dimensions."""
-    chunks, apart = arrays[:len(p.chunks)], iter(arrays[len(p.chunks):])
-    spec = iter(p.leaves)
-    packed = jnp.concatenate(chunks, -1) if chunks else None
-    lead = arrays[0].shape[:-1] if chunks else None
-    out, at = [], 0
-    for is_packed in p.packed:
-        if not is_packed:
-            out.append(next(apart))
-            continue
-        shape, dt, width = next(spec)
-        x = packed[..., at:at + width]
-        at += width
-        if dt == jnp.bool_:
-            x = x != 0
-        elif dt.itemsize == 4:
-            x = jax.lax.bitcast_convert_type(x, dt)
-        elif dt.itemsize == 8:
-            x = jax.lax.bitcast_convert_type(x.reshape(lead + (width // 2, 2)), dt)
-        else:
-            x = x.astype(jnp.int8 if dt.itemsize == 1 else jnp.int16)
-            x = jax.lax.bitcast_convert_type(x, dt)
-        out.append(x.reshape(lead + shape))
-    return jax.tree.unflatten(p.treedef, out)
-
-
-def _used_inputs(jaxpr, used_outputs):
-    """Which of `jaxpr`'s inputs its used outputs depend on (a backward pass over the
-    equations; into call-like sub-jaxprs, everything else conservatively)."""
-    live = {v for v, u in zip(jaxpr.outvars, used_outputs) if u and isinstance(v, _Var)}
-    for eqn in reversed(jaxpr.eqns):
-        outs = [o in live for o in eqn.outvars]
-        if not any(outs) and not eqn.effects:
-            continue
-        subs = list(_jaxprs_in_params(eqn.params))
-        if (len(subs) == 1 and len(subs[0].invars) == len(eqn.invars)
-                and len(subs[0].outvars) == len(eqn.outvars) and not eqn.effects):
-            ins = _used_inputs(subs[0], outs)
-        else:
-            ins = [True] * len(eqn.invars)
-        live.update(v for v, u in zip(eqn.invars, ins) if u and isinstance(v, _Var))
-    return [v in live for v in jaxpr.invars]
-
-
-def _leaves_read(recurrent_fn, params, key, action, embedding) -> Tuple[bool, ...]:
-    """Per leaf of the embedding: does the model read it, directly or through a leaf it
-    stores that is read later? Only decides how the tree stores the leaves, never
-    what the search computes. A fixed point over the jaxpr's dependencies."""
-    n_emb = len(jax.tree.leaves(embedding))
-    if _Var is None:
-        return (True,) * n_emb
-    shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jax.dtypes.result_type(x)),
-                          (params, key, action, embedding))
-    closed, out = jax.make_jaxpr(recurrent_fn, return_shape=True)(*shapes)
-    jaxpr = closed.jaxpr
-    n_model = len(jax.tree.leaves(out[0]))
-    if len(jax.tree.leaves(out[1])) != n_emb or len(jaxpr.outvars) != n_model + n_emb:
-        return (True,) * n_emb
-    read = [False] * n_emb
-    while True:
-        used = _used_inputs(jaxpr, [True] * n_model + read)[len(jaxpr.invars) - n_emb:]
-        now = [a or b for a, b in zip(read, used)]
-        if now == read:
-            return tuple(read)
-        read = now
-
 
 # ----------------------------------------------------------------------- the search
 def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *,
@@ -635,7 +323,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     cap = num_simulations if max_depth is None else max(1, min(max_depth, num_simulations))
     n_nodes = num_simulations + 1
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
-    packing = _packing(root.embedding, n_nodes, _leaves_read(
+    layout = packing.plan_packing(root.embedding, n_nodes, packing.leaves_read(
         recurrent_fn, params, key, jnp.zeros((b,), jnp.int32), root.embedding))
     low = jnp.finfo(dt).min
 
@@ -653,10 +341,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     all_logits = jnp.full((b, n_nodes, a), low, dt).at[:, ROOT].set(root_logits)
     # The root's prior never changes: its actions-major view parts are computed once.
     root_logits_am = root_logits.T
-    if packing is not None:
+    if layout is not None:
         # Node-major [N, B, w]: storing a new node's state is one contiguous block.
         embeddings = tuple(jnp.zeros((n_nodes, b) + c.shape[1:], c.dtype).at[ROOT].set(c)
-                           for c in _pack(packing, root.embedding))
+                           for c in packing.pack(layout, root.embedding))
     else:
         embeddings = jax.tree.map(
             lambda x: jnp.zeros((b, n_nodes) + x.shape[1:], x.dtype).at[:, ROOT].set(x),
@@ -763,10 +451,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         put = lambda x, v: jax.lax.dynamic_update_slice_in_dim(x, v.astype(x.dtype), sim + 1, 1)
         all_logits = put(all_logits, jnp.where(legal, unflat(out.prior_logits).astype(dt), low))
         with jax.named_scope("store_embedding"):
-            if packing is not None:
+            if layout is not None:
                 embeddings = tuple(jax.lax.dynamic_update_slice_in_dim(
                     x, jnp.swapaxes(unflat(v), 0, 1), sim + 1, 0)
-                    for x, v in zip(embeddings, _pack(packing, new_emb)))
+                    for x, v in zip(embeddings, packing.pack(layout, new_emb)))
             else:
                 embeddings = jax.tree.map(lambda x, v: put(x, unflat(v)), embeddings, new_emb)
         children = children.at[bidx[:, None], jnp.where(expand, parent, n_nodes + slot),
@@ -807,8 +495,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         flat = lambda x: x.reshape((b * k,) + x.shape[2:])
         # Expansion: every walk calls the model; only unvisited edges are linked.
         with jax.named_scope("fetch"):
-            if packing is not None:
-                emb = _unpack(packing, tuple(flat(_gather_rows(x, parent, node_axis=0))
+            if layout is not None:
+                emb = packing.unpack(layout, tuple(flat(_gather_rows(x, parent, node_axis=0))
                                              for x in embeddings))
             else:
                 emb = jax.tree.map(lambda x: flat(_gather_rows(x, parent)), embeddings)
@@ -826,108 +514,14 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
                 0, count, lambda t, tr, s=sim, w=width: wave(s + t * w, tr, w), tree)
         sim += width * count
     nodes, children, all_logits, embeddings = tree
-    if packing is not None:
-        embeddings = _unpack(packing, tuple(jnp.swapaxes(x, 0, 1) for x in embeddings))
+    if layout is not None:
+        embeddings = packing.unpack(layout, tuple(jnp.swapaxes(x, 0, 1) for x in embeddings))
     elif not num_simulations:
         embeddings = root.embedding
     return Tree(nodes=nodes, children=children, logits=all_logits, embeddings=embeddings)
 
 
-# ---------------------------------------------------------------------- the policies
-def _summary(v: NodeView, action, weights) -> PolicyOutput:
-    """The policy output from the root's view `v`."""
-    return PolicyOutput(action=action, action_weights=weights,
-                        visit_counts=v.visits.T.astype(jnp.int32),
-                        qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0).T, value=v.node_value)
 
-
-def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
-                     num_simulations: int, *, dirichlet_fraction: float = 0.25,
-                     dirichlet_alpha: float = 0.3, pb_c_init: float = 1.25,
-                     pb_c_base: float = 19652.0, temperature: float = 1.0,
-                     max_depth: Optional[int] = None) -> PolicyOutput:
-    """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
-    The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
-    policy target is the visit distribution. Shapes as in `RootFnOutput`."""
-    noise_key, search_key, act_key = jax.random.split(key, 3)
-    b, a = root.prior_logits.shape
-    probs = jax.nn.softmax(root.prior_logits)
-    if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
-        # (Skipped when statically off: the gamma sampler is slow to compile.)
-        noise = jax.random.dirichlet(noise_key, jnp.full((a,), dirichlet_alpha), (b,))
-        probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise.astype(probs.dtype)
-    logits = jnp.log(jnp.maximum(probs, jnp.finfo(probs.dtype).tiny))
-    root = root._replace(prior_logits=_masked_logits(logits, root.legal_action_mask))
-    select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
-    tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
-                  root_select=select, interior_select=select, max_depth=max_depth)
-    v = node_view(tree, None)
-    visits = v.visits.T
-    weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
-    if temperature == 0:
-        action = _masked_argmax(visits, root.legal_action_mask, -1)
-    else:
-        logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / temperature
-        action = jax.random.categorical(act_key, logits).astype(jnp.int32)
-    return _summary(v, action, weights)
-
-
-def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
-                  num_simulations: int, *, max_num_considered_actions: int = 16,
-                  gumbel_scale: float = 1.0, max_depth: Optional[int] = None,
-                  wave_sizes: Union[str, Sequence[int]] = ()) -> PolicyOutput:
-    """Gumbel AlphaZero: Sequential Halving with Gumbel at the root, deterministic
-    improved-policy selection inside. The policy target is
-    softmax(logits + completed Q); the action is the best surviving root action.
-
-    `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
-    when every non-terminal root considers the same number m of actions and m is one
-    of these, else one simulation at a time; `"auto"` means the most there can be,
-    min(max_num_considered_actions, A). Both give the same visit counts; each wave
-    size compiles one more search (see the module docstring for when it pays). A
-    terminal root's output (no legal action) is meaningless either way."""
-    legal = root.legal_action_mask
-    a = legal.shape[-1]
-    root = root._replace(prior_logits=_masked_logits(root.prior_logits, legal))
-    gumbel_key, search_key = jax.random.split(key)
-    gumbel = gumbel_scale * jax.random.gumbel(gumbel_key, root.prior_logits.shape,
-                                              root.prior_logits.dtype)
-    gumbel_logits = gumbel + root.prior_logits
-    table = jnp.asarray(considered_visits_table(max_num_considered_actions, num_simulations),
-                        jnp.int32)
-    considered = jnp.minimum(max_num_considered_actions, jnp.sum(legal, -1))
-    schedule = table[considered]
-    root_select = functools.partial(gumbel_root_select, gumbel_logits=gumbel_logits.T,
-                                    schedule=schedule)
-    run = functools.partial(search, params, search_key, root, recurrent_fn,
-                            num_simulations=num_simulations, root_select=root_select,
-                            interior_select=gumbel_interior_select, max_depth=max_depth)
-    most = min(max_num_considered_actions, a)
-    sizes = (most,) if isinstance(wave_sizes, str) and wave_sizes == "auto" else wave_sizes
-    if isinstance(sizes, str) or any(not 1 <= int(m) <= most for m in sizes):
-        raise ValueError(f"wave_sizes {wave_sizes!r} must be 'auto' or numbers of "
-                         f"considered actions in 1..{most}")
-    sizes = tuple(sorted({int(m) for m in sizes}))
-    one_at_a_time = ((1, num_simulations),)
-    plans = [(m, gumbel_waves(max_num_considered_actions, num_simulations, m)) for m in sizes]
-    plans = [(m, p) for m, p in plans if num_simulations and p != one_at_a_time]
-    if not plans:
-        tree = run()
-    else:
-        live = jnp.any(legal, -1)
-        branch = jnp.int32(0)
-        for i, (m, _) in enumerate(plans):
-            branch = jnp.where(jnp.all((considered == m) | ~live), i + 1, branch)
-        tree = jax.lax.switch(branch, [run] + [functools.partial(run, plan=p) for _, p in plans])
-    v = node_view(tree, None)
-    q = q_completed_by_mix_value(v)
-    top = jnp.max(v.visits, 0)
-    action = _masked_argmax(_score_considered(top, gumbel_logits.T, q, v.visits), v.legal)
-    weights = jax.nn.softmax(_masked_logits(root.prior_logits + q.T, legal))
-    return _summary(v, action, weights)
-
-
-__all__ = ["NodeView", "PolicyOutput", "RecurrentFnOutput", "RootFnOutput", "Tree",
-           "alphazero_policy", "considered_visits_table", "gumbel_interior_select",
-           "gumbel_policy", "gumbel_root_select", "gumbel_waves", "node_view", "puct_select",
-           "q_by_parent_and_siblings", "q_completed_by_mix_value", "search"]
+__all__ = ["NodeView", "RecurrentFnOutput", "RootFnOutput", "Tree", "considered_visits_table",
+           "gumbel_interior_select", "gumbel_root_select", "gumbel_waves", "node_view",
+           "puct_select", "q_by_parent_and_siblings", "q_completed_by_mix_value", "search"]

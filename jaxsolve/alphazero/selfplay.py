@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import network, search
+from jaxsolve.alphazero import network, policies, search
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,18 +67,18 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
 
 
 def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, state: pe.State,
-               *, noise: bool = True, temperature: float = 1.0) -> search.PolicyOutput:
+               *, noise: bool = True, temperature: float = 1.0) -> policies.PolicyOutput:
     """Searches from a batch of states [B]. `noise=False` turns off the Dirichlet /
     Gumbel noise (evaluation); PUCT then plays the most visited move."""
     root = root_fn(graphdef, env, net_params, state)
     rec = functools.partial(recurrent_fn, graphdef, env)
     depth = 2 * env.max_turns
     if cfg.kind == "puct":
-        return search.alphazero_policy(
+        return policies.alphazero_policy(
             net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
             dirichlet_fraction=cfg.dirichlet_fraction if noise else 0.0,
             dirichlet_alpha=cfg.dirichlet_alpha, temperature=temperature if noise else 0.0)
-    return search.gumbel_policy(
+    return policies.gumbel_policy(
         net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
         gumbel_scale=cfg.gumbel_scale if noise else 0.0,
         max_num_considered_actions=cfg.max_num_considered_actions)

@@ -1,0 +1,124 @@
+"""The search policies: AlphaZero (PUCT, Dirichlet root noise) and Gumbel AlphaZero
+(Sequential Halving at the root), each one `search` plus the root's summary.
+
+Shapes as in `search.RootFnOutput`: B roots, A actions.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, NamedTuple, Optional, Sequence, Union
+
+import jax
+import jax.numpy as jnp
+
+from jaxsolve.alphazero.search import RootFnOutput, node_view, search
+from jaxsolve.alphazero.selection import (
+    NodeView, considered_visits_table, gumbel_interior_select, gumbel_root_select,
+    gumbel_waves, masked_argmax, masked_logits, puct_select, q_completed_by_mix_value,
+    score_considered)
+
+
+class PolicyOutput(NamedTuple):
+    action: jax.Array  # [B] int32
+    action_weights: jax.Array  # [B, A] policy target
+    visit_counts: jax.Array  # [B, A] int32 at the root
+    qvalues: jax.Array  # [B, A] root q-values (0 where unvisited)
+    value: jax.Array  # [B] root value after search
+
+
+def _summary(v: NodeView, action, weights) -> PolicyOutput:
+    """The policy output from the root's view `v`."""
+    return PolicyOutput(action=action, action_weights=weights,
+                        visit_counts=v.visits.T.astype(jnp.int32),
+                        qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0).T, value=v.node_value)
+
+
+def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
+                     num_simulations: int, *, dirichlet_fraction: float = 0.25,
+                     dirichlet_alpha: float = 0.3, pb_c_init: float = 1.25,
+                     pb_c_base: float = 19652.0, temperature: float = 1.0,
+                     max_depth: Optional[int] = None) -> PolicyOutput:
+    """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
+    The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
+    policy target is the visit distribution. Shapes as in `RootFnOutput`."""
+    noise_key, search_key, act_key = jax.random.split(key, 3)
+    b, a = root.prior_logits.shape
+    probs = jax.nn.softmax(root.prior_logits)
+    if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
+        # (Skipped when statically off: the gamma sampler is slow to compile.)
+        noise = jax.random.dirichlet(noise_key, jnp.full((a,), dirichlet_alpha), (b,))
+        probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise.astype(probs.dtype)
+    logits = jnp.log(jnp.maximum(probs, jnp.finfo(probs.dtype).tiny))
+    root = root._replace(prior_logits=masked_logits(logits, root.legal_action_mask))
+    select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
+    tree = search(params, search_key, root, recurrent_fn, num_simulations=num_simulations,
+                  root_select=select, interior_select=select, max_depth=max_depth)
+    v = node_view(tree, None)
+    visits = v.visits.T
+    weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
+    if temperature == 0:
+        action = masked_argmax(visits, root.legal_action_mask, -1)
+    else:
+        logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / temperature
+        action = jax.random.categorical(act_key, logits).astype(jnp.int32)
+    return _summary(v, action, weights)
+
+
+def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
+                  num_simulations: int, *, max_num_considered_actions: int = 16,
+                  gumbel_scale: float = 1.0, max_depth: Optional[int] = None,
+                  wave_sizes: Union[str, Sequence[int]] = ()) -> PolicyOutput:
+    """Gumbel AlphaZero: Sequential Halving with Gumbel at the root, deterministic
+    improved-policy selection inside. The policy target is
+    softmax(logits + completed Q); the action is the best surviving root action.
+
+    `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
+    when every non-terminal root considers the same number m of actions and m is one
+    of these, else one simulation at a time; `"auto"` means the most there can be,
+    min(max_num_considered_actions, A). Both give the same visit counts; each wave
+    size compiles one more search (see the module docstring for when it pays). A
+    terminal root's output (no legal action) is meaningless either way."""
+    legal = root.legal_action_mask
+    a = legal.shape[-1]
+    root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
+    gumbel_key, search_key = jax.random.split(key)
+    gumbel = gumbel_scale * jax.random.gumbel(gumbel_key, root.prior_logits.shape,
+                                              root.prior_logits.dtype)
+    gumbel_logits = gumbel + root.prior_logits
+    table = jnp.asarray(considered_visits_table(max_num_considered_actions, num_simulations),
+                        jnp.int32)
+    considered = jnp.minimum(max_num_considered_actions, jnp.sum(legal, -1))
+    schedule = table[considered]
+    root_select = functools.partial(gumbel_root_select, gumbel_logits=gumbel_logits.T,
+                                    schedule=schedule)
+    run = functools.partial(search, params, search_key, root, recurrent_fn,
+                            num_simulations=num_simulations, root_select=root_select,
+                            interior_select=gumbel_interior_select, max_depth=max_depth)
+    most = min(max_num_considered_actions, a)
+    sizes = (most,) if isinstance(wave_sizes, str) and wave_sizes == "auto" else wave_sizes
+    if isinstance(sizes, str) or any(not 1 <= int(m) <= most for m in sizes):
+        raise ValueError(f"wave_sizes {wave_sizes!r} must be 'auto' or numbers of "
+                         f"considered actions in 1..{most}")
+    sizes = tuple(sorted({int(m) for m in sizes}))
+    one_at_a_time = ((1, num_simulations),)
+    plans = [(m, gumbel_waves(max_num_considered_actions, num_simulations, m)) for m in sizes]
+    plans = [(m, p) for m, p in plans if num_simulations and p != one_at_a_time]
+    if not plans:
+        tree = run()
+    else:
+        live = jnp.any(legal, -1)
+        branch = jnp.int32(0)
+        for i, (m, _) in enumerate(plans):
+            branch = jnp.where(jnp.all((considered == m) | ~live), i + 1, branch)
+        tree = jax.lax.switch(branch, [run] + [functools.partial(run, plan=p) for _, p in plans])
+    v = node_view(tree, None)
+    q = q_completed_by_mix_value(v)
+    top = jnp.max(v.visits, 0)
+    action = masked_argmax(score_considered(top, gumbel_logits.T, q, v.visits), v.legal)
+    weights = jax.nn.softmax(masked_logits(root.prior_logits + q.T, legal))
+    return _summary(v, action, weights)
+
+
+
+__all__ = ["PolicyOutput", "alphazero_policy", "gumbel_policy"]
