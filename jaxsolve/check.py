@@ -20,7 +20,6 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Sequence
 
 import numpy as np
 

@@ -5,7 +5,6 @@ is 11/12 in Kuhn and 4.747222222 in Leduc; Leduc's value is -0.0856064 (Lanctot
 et al.; OpenSpiel's tests). These are computed by nobody here.
 """
 
-import numpy as np
 import pytest
 
 import jaxsolve

@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import EXPLOITABILITY, RUN, builtin_tree
 from jaxsolve import sampling
