@@ -113,6 +113,8 @@ SCRIPT = textwrap.dedent("""
 
     # AlphaZero search per device: 4 shards of 2 root states, each shard with its own
     # key, under shard_map's replication check, against each shard searched alone.
+    # Gumbel only (each policy costs two compiles here): PUCT runs the same tree code,
+    # which is where shard_map's carry types matter.
     import functools
     from jax.sharding import NamedSharding, PartitionSpec as P
     from games import pursuit_evasion as pe
@@ -123,8 +125,7 @@ SCRIPT = textwrap.dedent("""
     rec = functools.partial(selfplay.recurrent_fn, graphdef, env)
     mesh = jax.make_mesh((4,), ("batch",))
     key = jax.random.PRNGKey(3)
-    for name, policy in {"gumbel": policies.gumbel_policy,
-                         "puct": policies.alphazero_policy}.items():
+    for name, policy in {"gumbel": policies.gumbel_policy}.items():
         def visits(p, k, s, policy=policy):
             return policy(p, k, selfplay.root_fn(graphdef, env, p, s), rec, 6).visit_counts
         per_shard = lambda p, k, s, visits=visits: visits(
@@ -207,7 +208,7 @@ def test_one_device_mesh_is_bitwise_the_unsharded_solve(results):
     assert results["leduc_tree_one_device"] == 0.0
 
 
-@pytest.mark.parametrize("name", ["gumbel", "puct"])
+@pytest.mark.parametrize("name", ["gumbel"])
 def test_search_runs_per_device_under_shard_map(results, name):
     """The MCTS inside shard_map (replication check on): each device's search equals
     that shard searched alone, with its own key (so the shards differ)."""
