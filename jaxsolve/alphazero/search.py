@@ -68,6 +68,10 @@ between model calls shows the same in a profile, whatever the size of the array
 those kernels touch (9 KB or 300 KB), but timed without the profiler it costs no more
 than the model alone plus the kernels alone (0.23-0.48 ms less, in four runs of
 experiments/profile_artifact.py). Per-op profile times are therefore upper bounds.
+Without the profiler, running a part twice per simulation measures it: the whole walk
+adds ~0.65 ms of the ~1.3 ms the search costs beyond the model, the interior rule's
+arithmetic 0.07-0.23 ms and the root rule's nothing measurable. The walk's cost is its
+gathers and per-level bookkeeping, not the rules.
 Tried and not kept: a copy of every child's (visits, q) in an edge array
 [B, N, A, 3] beside its id, so that selection reads one row per node (5.78 against
 5.06 ms: the array is over the two-thread size above); a compact (visits, q) mirror
@@ -77,7 +81,11 @@ statistics carried apart instead of gathered (4.91 against 5.04, then 4.75 again
 5.3); XLA:CPU flags (YNNPACK off, oneDNN, single-threaded Eigen, the
 concurrency-optimised scheduler: none faster for this search); an optimisation
 barrier on the model's outputs (XLA:CPU drops it before fusion: same program, same
-time).
+time); `nodes` stored node-major, [N + 1, B, 8] (its children gather alone takes 1.8
+against 3.1 us, but the search only 1.2% less, within the +-2% spread of paired runs;
+all three arrays node-major: 0.4% more); the reductions over actions written as
+chains of [B] vectors, hoping for one fusion per rule (XLA made 59 kernels of it:
+32 against 12 us per level).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
