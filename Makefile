@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/jaxsolve solve kuhn_poker --algo cfr+ --iters 1000
 
-# The whole test suite (what CI runs).
+# The whole test suite (what CI runs), one worker per core. Each test file stays on
+# one worker (--dist loadfile), so the compiled functions a file shares are
+# compiled once.
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not slow"
+	$(VENV)/bin/python -m pytest -m "not slow" -n auto --dist loadfile
 
 # Speed against OpenSpiel (C++ CFR+ and JaxCFR), written to results/bench_cfr.json.
 bench: $(STAMP)
