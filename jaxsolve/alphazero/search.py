@@ -85,7 +85,11 @@ time); `nodes` stored node-major, [N + 1, B, 8] (its children gather alone takes
 against 3.1 us, but the search only 1.2% less, within the +-2% spread of paired runs;
 all three arrays node-major: 0.4% more); the reductions over actions written as
 chains of [B] vectors, hoping for one fusion per rule (XLA made 59 kernels of it:
-32 against 12 us per level).
+32 against 12 us per level); making the new node's stores wait on the model's output,
+so that fewer kernels are ready at once for the thunk executor to hand to the other
+thread (5.35 against 5.33 ms, same visit counts); per-edge (visits, q) rows instead
+of the children gather (in isolation 4.9 against 6.0 us per level before the extra
+backup scatter per level: ~2% at most, not built).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
@@ -105,7 +109,12 @@ the 2-core CPU (experiments/bench_mcts.py --waves) this is *slower* at every bat
 size from 1 to 256 (by 8-28%): there the cost of a step grows with its rows (the
 search overhead is ~1.0, 1.4, 2.8 and 8.3 ms for 32 simulations at B = 64, 128,
 256, 512, and the network costs more per row at 512 rows than at 256), so fewer,
-wider steps save nothing, and each extra loop segment costs a few tens of us. It is
+wider steps save nothing, and each extra loop segment costs a few tens of us. A
+segment of count 1 runs outside any loop, where a simulation costs ~70-110 us more
+than inside one: nine single simulations inline, then 23 in a loop, took 5.51 and
+5.90 ms against 4.85 ms for one loop of 32 (session 10). The network alone is cheaper
+per row only from ~2048 rows on (8192 rows: 3.2-3.3 ms in calls of 256, 2.1 ms in
+calls of 2048 or more), which only the first wave reaches. It is
 therefore off by default; it is meant for accelerators, where a step's latency, not
 its rows, is the cost.
 
