@@ -35,16 +35,18 @@ from jaxsolve.alphazero import network, policies, selfplay
 
 
 def _seconds(fns, params, repeats, rounds):
-    """{name: fn(params, key)} -> {name: [[seconds per call] per round]}, interleaved."""
+    """{name: fn(params, key)} -> {name: [[seconds per call] per round]}, interleaved.
+    The keys are made before timing: making one is a host-side call of ~40 us."""
+    keys = [jax.block_until_ready(jax.random.PRNGKey(i)) for i in range(repeats)]
     for fn in fns.values():
-        jax.block_until_ready(fn(params, jax.random.PRNGKey(0)))  # compile
+        jax.block_until_ready(fn(params, keys[0]))  # compile
     times = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
             times[name].append([])
-            for i in range(repeats):
+            for key in keys:
                 t = time.perf_counter()
-                jax.block_until_ready(fn(params, jax.random.PRNGKey(i)))
+                jax.block_until_ready(fn(params, key))
                 times[name][-1].append(time.perf_counter() - t)
     return times
 

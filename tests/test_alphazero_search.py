@@ -380,3 +380,18 @@ def test_wave_arguments_are_checked(net, roots):
                       plan=((10, 1),), **select)
     with pytest.raises(ValueError, match="wave_sizes"):
         policies.gumbel_policy(params, jax.random.key(0), root, rec, 8, wave_sizes=(12,))
+
+
+def test_too_large_a_tree_is_refused_before_tracing(net):
+    """The flat int32 row ids would overflow: a clear error, found from shapes alone."""
+    graphdef, params = net
+    b, sims = 2 ** 20, 256
+    root = search.RootFnOutput(
+        prior_logits=jax.ShapeDtypeStruct((b, 9), jnp.float32),
+        value=jax.ShapeDtypeStruct((b,), jnp.float32),
+        embedding=jax.ShapeDtypeStruct((b, 4), jnp.float32),
+        legal_action_mask=jax.ShapeDtypeStruct((b, 9), jnp.bool_))
+    select = dict(root_select=search.puct_select, interior_select=search.puct_select)
+    with pytest.raises(ValueError, match="int32 indices"):
+        jax.eval_shape(lambda r: search.search(params, jax.random.key(0), r, lambda *a: None,
+                                               num_simulations=sims, **select), root)

@@ -89,7 +89,18 @@ chains of [B] vectors, hoping for one fusion per rule (XLA made 59 kernels of it
 so that fewer kernels are ready at once for the thunk executor to hand to the other
 thread (5.35 against 5.33 ms, same visit counts); per-edge (visits, q) rows instead
 of the children gather (in isolation 4.9 against 6.0 us per level before the extra
-backup scatter per level: ~2% at most, not built).
+backup scatter per level: ~2% at most, not built); carrying the walk's depth instead
+of reducing `length` for the backup's level count (no change); XLA's small-while-loop
+hoisting, which compiles a whole loop as one native function without per-kernel
+dispatch (`--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`):
+scatters keep the simulation loop out, at 3e6 it takes the walk with no gain beyond
+the noise, at 1e8 also the model and the network slows down (4.86 against 3.9 ms);
+it cannot be set per jit anyway; Gumbel noise: on CPU `jax.random.gumbel` runs
+Threefry as a rolled 5-step loop, ~85 us for [256, 9] against ~60 us for an unrolled,
+bit-identical Threefry: 0.5% of the call, not worth a copy of JAX's sampler.
+A stand-in network does not measure the search's overhead: with a one-dot model our
+search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
+priors grow deeper trees (session 11).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
@@ -98,7 +109,13 @@ ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for t
 other thread to wake. Splitting the batch into two independent lanes was measured
 slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
 6.6 ms. The lanes' ops still ran on one thread, and the executor's graph even
-chained one lane's network calls to the other's.
+chained one lane's network calls to the other's. Measured again in session 11 with
+the profile's per-thread busy time: one lane runs every kernel on one thread (6.6 ms
+busy, 4.0 ms of it in the network's dots); two lanes do use both threads, but busy
+time doubles to 14.1 ms (dots 7.2 ms), so the call is slower (7.0 against 5.9 ms;
+four lanes 8.0 ms; XLA:CPU's concurrency-optimised scheduler, set per jit, no
+better). Two processes doing dots on the two cores each keep their full speed, so the
+cores are independent; the loss is in the runtime's hand-offs.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
@@ -255,36 +272,56 @@ def _view(child_stats, logits, own) -> NodeView:
 
 
 
+# Every gather and scatter below indexes the batch and node axes as one flattened axis,
+# with row id b * M + node, rather than as a batched gather (operand_batching_dims):
+# XLA expands a batched gather's indices into a separate concatenation kernel, while
+# the flat id is elementwise and fuses into the gather. ~2% of the Gumbel search at
+# batch 256 (paired runs, 0.965, 0.984 and 0.994 of the time, same visit counts).
+# The ids are int32: `search` checks that every flat array stays below 2**31 cells.
+def _batch_offsets(b, m, like, batch_axis=0):
+    """b * m offsets [.., b, ..], shaped to broadcast against `like` whose batch axis is
+    `batch_axis`: added to a node id it gives the row id in the flattened [B * M] axis."""
+    shape = [1] * like.ndim
+    shape[batch_axis] = b
+    return (jnp.arange(b, dtype=like.dtype) * m).reshape(shape)
+
+
+def _flat_gather(flat, idx, offset_first):
+    """Rows of flat [R, ...] at row ids idx [...] (in range) -> idx.shape + the row's
+    shape, or the row's shape + idx.shape with `offset_first`."""
+    rest = flat.ndim - 1
+    nd = idx.ndim
+    offset_dims = tuple(range(rest)) if offset_first else tuple(range(nd, nd + rest))
+    dnums = jax.lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(0,),
+                                           start_index_map=(0,))
+    return jax.lax.gather(flat, idx[..., None], dnums, (1,) + flat.shape[1:],
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
 def _gather_actions(x, node):
     """x [B, M, A] at node [B] or [B, k] -> [A, B] or [A, B, k]: the rows, actions-major."""
-    dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(0,))
-    return jax.lax.gather(x, node[..., None], dnums, (1, 1, x.shape[2]),
-                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    b, m, a = x.shape
+    return _flat_gather(x.reshape(b * m, a), node + _batch_offsets(b, m, node), True)
 
 
 def _gather_children(nodes, child_row, fields=2):
     """The first `fields` columns of nodes [B, N + 1, F] at child ids [A, B, ...] (the
     batch on axis 1) -> [A, B, ..., fields]."""
-    dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=(child_row.ndim,), collapsed_slice_dims=(1,), start_index_map=(1,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(1,))
-    return jax.lax.gather(nodes, child_row[..., None], dnums, (1, 1, fields),
-                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    b, m, f = nodes.shape
+    flat = nodes.reshape(b * m, f)[:, :fields]
+    return _flat_gather(flat, child_row + _batch_offsets(b, m, child_row, 1), False)
 
 
 def _gather_rows(x, node, node_axis: int = 1):
     """x [B, M, ...] (or [M, B, ...] with `node_axis=0`) at node [B] or [B, k] (in range)
-    -> [B, ...] or [B, k, ...]: a plain batched gather, without the index
-    normalisation and bounds masking of `take_along_axis`."""
-    nd = node.ndim
-    dnums = jax.lax.GatherDimensionNumbers(
-        offset_dims=tuple(range(nd, nd + x.ndim - 2)), collapsed_slice_dims=(node_axis,),
-        start_index_map=(node_axis,), operand_batching_dims=(1 - node_axis,),
-        start_indices_batching_dims=(0,))
-    return jax.lax.gather(x, node[..., None], dnums, (1, 1) + x.shape[2:],
-                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    -> [B, ...] or [B, k, ...]."""
+    if node_axis == 1:
+        b, m = x.shape[:2]
+        idx = node + _batch_offsets(b, m, node)
+    else:
+        m, b = x.shape[:2]
+        idx = node * b + _batch_offsets(b, 1, node)
+    return _flat_gather(x.reshape((b * m,) + x.shape[2:]), idx, False)
 
 
 def _pick(row, act):
@@ -339,6 +376,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         raise ValueError(f"plan {plan}: a wave is wider than the {a} root actions")
     cap = num_simulations if max_depth is None else max(1, min(max_depth, num_simulations))
     n_nodes = num_simulations + 1
+    if b * (n_nodes + 1) * max(a, _NODE_FIELDS) >= 2 ** 31:
+        raise ValueError(f"batch {b} x {num_simulations} simulations x {a} actions is too large "
+                         f"for the tree's int32 indices (at most 2**31 cells per array); "
+                         f"split the batch")
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
     layout = packing.plan_packing(root.embedding, n_nodes, packing.leaves_read(
         recurrent_fn, params, key, jnp.zeros((b,), jnp.int32), root.embedding))
@@ -434,8 +475,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             mean = (value * count + q) / (count + 1.0)
             q_in = row[..., N_REWARD] + row[..., N_DISCOUNT] * mean
             update = jnp.stack([count + 1.0, q_in, mean], -1)
-            nodes = nodes.at[bidx[:, None], jnp.where(live, node, none + 1 + slot),
-                             N_VISITS:N_VALUE + 1].set(update, mode="drop", unique_indices=True)
+            flat = nodes.reshape(b * (n_nodes + 1), _NODE_FIELDS)
+            rows = jnp.where(live, node + bidx[:, None] * (n_nodes + 1), b * (n_nodes + 1) + slot)
+            nodes = flat.at[rows, N_VISITS:N_VALUE + 1].set(
+                update, mode="drop", unique_indices=True).reshape(nodes.shape)
             new = jnp.stack([q, row[..., N_REWARD], row[..., N_DISCOUNT]], -1)
             up = jnp.where(live, row[..., N_PARENT].astype(jnp.int32), node)
             return j + 1, up, jnp.where(live[..., None], new, qrg), nodes
@@ -474,9 +517,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
                     for x, v in zip(embeddings, packing.pack(layout, new_emb)))
             else:
                 embeddings = jax.tree.map(lambda x, v: put(x, unflat(v)), embeddings, new_emb)
-        children = children.at[bidx[:, None], jnp.where(expand, parent, n_nodes + slot),
-                               action].set(jnp.broadcast_to(new, (b, k)), mode="drop",
-                                           unique_indices=True)
+        cells = jnp.where(expand, (parent + bidx[:, None] * n_nodes) * a + action,
+                          b * n_nodes * a + slot)
+        children = children.reshape(-1).at[cells].set(
+            jnp.broadcast_to(new, (b, k)), mode="drop", unique_indices=True).reshape(children.shape)
         # The leaf: a new node (visits 1, its value), or an existing one (visits + 1).
         reward = jnp.where(expand, unflat(out.reward).astype(dt), stats[..., N_REWARD])
         discount = jnp.where(expand, unflat(out.discount).astype(dt), stats[..., N_DISCOUNT])
@@ -494,10 +538,11 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         mean = (mean_value * count + q) / (count + 1.0)
         q_in = above[..., N_REWARD] + above[..., N_DISCOUNT] * mean
         above = jnp.concatenate([jnp.stack([count + 1.0, q_in, mean], -1), above[..., N_RAW:]], -1)
-        index = jnp.stack([jnp.where(expand, new, child),
-                           jnp.where(parent == ROOT, none + 1 + slot, parent)], -1)
-        nodes = nodes.at[bidx[:, None, None], index].set(jnp.stack([leaf_row, above], 2),
-                                                         mode="drop", unique_indices=True)
+        base = bidx[:, None] * (n_nodes + 1)
+        index = jnp.stack([jnp.where(expand, new, child) + base,
+                           jnp.where(parent == ROOT, b * (n_nodes + 1) + slot, parent + base)], -1)
+        nodes = nodes.reshape(b * (n_nodes + 1), _NODE_FIELDS).at[index].set(
+            jnp.stack([leaf_row, above], 2), mode="drop", unique_indices=True).reshape(nodes.shape)
         with jax.named_scope("backup"):
             nodes = backup(nodes, above[..., N_PARENT].astype(jnp.int32), length,
                            jnp.stack([q, above[..., N_REWARD], above[..., N_DISCOUNT]], -1), k)
