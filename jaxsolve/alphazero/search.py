@@ -108,14 +108,15 @@ executor hands work to the other thread only when a YNN thunk finds other thunks
 ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for the
 other thread to wake. Splitting the batch into two independent lanes was measured
 slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
-6.6 ms. The lanes' ops still ran on one thread, and the executor's graph even
-chained one lane's network calls to the other's. Measured again in session 11 with
-the profile's per-thread busy time: one lane runs every kernel on one thread (6.6 ms
-busy, 4.0 ms of it in the network's dots); two lanes do use both threads, but busy
-time doubles to 14.1 ms (dots 7.2 ms), so the call is slower (7.0 against 5.9 ms;
-four lanes 8.0 ms; XLA:CPU's concurrency-optimised scheduler, set per jit, no
-better). Two processes doing dots on the two cores each keep their full speed, so the
-cores are independent; the loss is in the runtime's hand-offs.
+6.6 ms; the executor's graph chained one lane's network calls to the other's.
+Measured again in session 11 with the profile's per-thread busy time: one lane runs
+every kernel on one thread (6.6 ms busy, 4.0 ms of it in the network's dots); two
+lanes do use both threads, but busy time doubles to 14.1 ms (dots 7.2 ms), so the
+call is slower (7.0 against 5.9 ms; four lanes 8.0 ms; XLA:CPU's
+concurrency-optimised scheduler, set per jit, no better). Two processes doing dots
+on the two cores each keep their full speed (111 GFLOP/s alone and side by side), so
+the loss is in the runtime, not in the cores (a kernel waiting for the other thread
+counts as busy).
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
