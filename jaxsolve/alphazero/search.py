@@ -408,7 +408,10 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         embeddings = jax.tree.map(
             lambda x: jnp.zeros((b, n_nodes) + x.shape[1:], x.dtype).at[:, ROOT].set(x),
             root.embedding)
-    bidx = jnp.arange(b)
+    # Flat row ids of `nodes` (see `_batch_offsets`); a write to a row id from
+    # `dropped(slot)`, past the last row, is discarded by the scatter (mode="drop").
+    node_row = lambda node: node + _batch_offsets(b, n_nodes + 1, node)
+    dropped = lambda slot: b * (n_nodes + 1) + slot
 
     def choose(tree_arrays, node, own, k):
         """Interior selection at `node` [B, k] with own rows `own` [B, k, 8]:
@@ -477,7 +480,7 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
             q_in = row[..., N_REWARD] + row[..., N_DISCOUNT] * mean
             update = jnp.stack([count + 1.0, q_in, mean], -1)
             flat = nodes.reshape(b * (n_nodes + 1), _NODE_FIELDS)
-            rows = jnp.where(live, node + bidx[:, None] * (n_nodes + 1), b * (n_nodes + 1) + slot)
+            rows = jnp.where(live, node_row(node), dropped(slot))
             nodes = flat.at[rows, N_VISITS:N_VALUE + 1].set(
                 update, mode="drop", unique_indices=True).reshape(nodes.shape)
             new = jnp.stack([q, row[..., N_REWARD], row[..., N_DISCOUNT]], -1)
@@ -518,8 +521,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
                     for x, v in zip(embeddings, packing.pack(layout, new_emb)))
             else:
                 embeddings = jax.tree.map(lambda x, v: put(x, unflat(v)), embeddings, new_emb)
-        cells = jnp.where(expand, (parent + bidx[:, None] * n_nodes) * a + action,
-                          b * n_nodes * a + slot)
+        cells = jnp.where(expand, (parent + _batch_offsets(b, n_nodes, parent)) * a + action,
+                          children.size + slot)
         children = children.reshape(-1).at[cells].set(
             jnp.broadcast_to(new, (b, k)), mode="drop", unique_indices=True).reshape(children.shape)
         # The leaf: a new node (visits 1, its value), or an existing one (visits + 1).
@@ -539,9 +542,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         mean = (mean_value * count + q) / (count + 1.0)
         q_in = above[..., N_REWARD] + above[..., N_DISCOUNT] * mean
         above = jnp.concatenate([jnp.stack([count + 1.0, q_in, mean], -1), above[..., N_RAW:]], -1)
-        base = bidx[:, None] * (n_nodes + 1)
-        index = jnp.stack([jnp.where(expand, new, child) + base,
-                           jnp.where(parent == ROOT, b * (n_nodes + 1) + slot, parent + base)], -1)
+        index = jnp.stack([node_row(jnp.where(expand, new, child)),
+                           jnp.where(parent == ROOT, dropped(slot), node_row(parent))], -1)
         nodes = nodes.reshape(b * (n_nodes + 1), _NODE_FIELDS).at[index].set(
             jnp.stack([leaf_row, above], 2), mode="drop", unique_indices=True).reshape(nodes.shape)
         with jax.named_scope("backup"):
