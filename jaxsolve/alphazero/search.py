@@ -95,9 +95,13 @@ hoisting, which compiles a whole loop as one native function without per-kernel
 dispatch (`--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`):
 scatters keep the simulation loop out, at 3e6 it takes the walk with no gain beyond
 the noise, at 1e8 also the model and the network slows down (4.86 against 3.9 ms);
-it cannot be set per jit anyway; Gumbel noise: on CPU `jax.random.gumbel` runs
-Threefry as a rolled 5-step loop, ~85 us for [256, 9] against ~60 us for an unrolled,
-bit-identical Threefry: 0.5% of the call, not worth a copy of JAX's sampler.
+it cannot be set per jit anyway.
+Kept (session 12): the Gumbel policy's root noise comes from `noise.gumbel`, the same
+numbers as `jax.random.gumbel` in straight-line code. On CPU JAX runs Threefry as a
+rolled 5-step loop, and at [256, 9] (not at [128, 9]) XLA:CPU splits each step's two
+kernels over both threads, so each waits ~25 us for the second thread to wake (the
+profile shows ~10 thread-pool regions per call, all of them there). 1.3% of the
+search in paired runs, same visit counts.
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).

@@ -1,0 +1,40 @@
+"""The Gumbel search's root noise (`jaxsolve.alphazero.noise`) against JAX's own sampler:
+the same numbers, bit for bit, from raw and typed keys, and JAX's draw itself wherever
+the straight-line path does not apply."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.extend.random import threefry_2x32
+
+from jaxsolve.alphazero import noise
+
+
+def test_threefry_matches_jax():
+    """Our 20-round Threefry-2x32 against JAX's primitive on arbitrary counters."""
+    rng = np.random.default_rng(0)
+    key = jnp.asarray(rng.integers(0, 2 ** 32, 2, dtype=np.uint32))
+    count = jnp.asarray(rng.integers(0, 2 ** 32, 64, dtype=np.uint32))
+    expected = threefry_2x32(key, count)
+    x0, x1 = noise.threefry2x32(key[0], key[1], count[:32], count[32:])
+    np.testing.assert_array_equal(np.concatenate([x0, x1]), expected)
+
+
+@pytest.mark.parametrize("shape", [(256, 9), (3, 7), (1,), (2, 3, 5)])
+def test_gumbel_is_jax_gumbel_bit_for_bit(shape):
+    for key in (jax.random.PRNGKey(11), jax.random.key(5)):
+        ours = jax.jit(noise.gumbel, static_argnums=1)(key, shape)
+        np.testing.assert_array_equal(ours, jax.random.gumbel(key, shape, jnp.float32))
+        assert ours.shape == shape and ours.dtype == jnp.float32
+
+
+def test_other_keys_and_dtypes_fall_back_to_jax():
+    rbg = jax.random.key(2, impl="rbg")
+    np.testing.assert_array_equal(noise.gumbel(rbg, (4, 3)),
+                                  jax.random.gumbel(rbg, (4, 3), jnp.float32))
+    key = jax.random.PRNGKey(1)
+    for dtype in (jnp.bfloat16, jnp.float64):  # (the tests run with x64 on)
+        drawn = noise.gumbel(key, (4, 3), dtype)
+        assert drawn.dtype == dtype
+        np.testing.assert_array_equal(drawn, jax.random.gumbel(key, (4, 3), dtype))
