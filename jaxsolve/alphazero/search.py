@@ -102,6 +102,22 @@ rolled 5-step loop, and at [256, 9] (not at [128, 9]) XLA:CPU splits each step's
 kernels over both threads, so each waits ~25 us for the second thread to wake (the
 profile shows ~10 thread-pool regions per call, all of them there). 1.3% of the
 search in paired runs, same visit counts.
+Tried in session 12 and not kept: skipping completed Q in the root rule for the
+simulations whose choice cannot depend on values (the full runs of `gumbel_waves`),
+chosen per simulation by `lax.cond`: same visit counts, but 6.6% slower (the rule
+without Q alone would save ~3%; a conditional inside the loop costs more); the walk's
+integer state as one [B, k, 5] array (one update kernel per level instead of four:
+1.007, noise); children ids as int16 (half the array: 1.005); the initial arrays
+built flat (1.000); the noise drawn in a loop of two 1152-number halves, to avoid the
+one remaining two-thread split (0.999); per-jit compiler options: region analysis in
+copy insertion (1.001), `xla_cpu_prefer_vector_width=512` (0.988, but a user's jit,
+not ours, compiles the search); YNNPACK fusion types `dot`, `dot,eltwise` for the
+network (no faster). Two host devices: `shard_map` and `pmap` over
+`--xla_force_host_platform_device_count=2` do not speed our search (5.36 and 4.54
+against 5.59 and 4.64 ms), while two separate half-batch calls dispatched to the two
+devices do (3.31 against 5.59 ms; another run 3.15 against 4.75 ms). mctx gains more
+from that (4.79 against 8.96 ms), so in that harness the ratio falls to 1.52x: the
+two-device split is a way for a user to use both cores, not a way past mctx.
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
