@@ -105,7 +105,8 @@ search in paired runs, same visit counts.
 Tried in session 12 and not kept: skipping completed Q in the root rule for the
 simulations whose choice cannot depend on values (the full runs of `gumbel_waves`),
 chosen per simulation by `lax.cond`: same visit counts, but 6.6% slower (the rule
-without Q alone would save ~3%; a conditional inside the loop costs more); the walk's
+without Q alone would save ~3%; a conditional inside the loop costs more), and by a
+while loop of at most one iteration instead: 21.7% slower; the walk's
 integer state as one [B, k, 5] array (one update kernel per level instead of four:
 1.007, noise); children ids as int16 (half the array: 1.005); the initial arrays
 built flat (1.000); the noise drawn in a loop of two 1152-number halves, to avoid the
