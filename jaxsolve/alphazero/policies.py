@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve.alphazero import noise
-
 from jaxsolve.alphazero.search import RootFnOutput, node_view, search
 from jaxsolve.alphazero.selection import (
     NodeView, considered_visits_table, gumbel_interior_select, gumbel_root_select,
@@ -85,8 +84,11 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     a = legal.shape[-1]
     root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
     gumbel_key, search_key = jax.random.split(key)
-    gumbel = gumbel_scale * noise.gumbel(gumbel_key, root.prior_logits.shape,
-                                         root.prior_logits.dtype)
+    if isinstance(gumbel_scale, (int, float)) and gumbel_scale == 0:
+        gumbel = jnp.zeros_like(root.prior_logits)  # statically off: nothing to draw
+    else:
+        gumbel = gumbel_scale * noise.gumbel(gumbel_key, root.prior_logits.shape,
+                                             root.prior_logits.dtype)
     gumbel_logits = gumbel + root.prior_logits
     table = jnp.asarray(considered_visits_table(max_num_considered_actions, num_simulations),
                         jnp.int32)
