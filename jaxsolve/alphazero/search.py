@@ -119,6 +119,28 @@ against 5.59 and 4.64 ms), while two separate half-batch calls dispatched to the
 devices do (3.31 against 5.59 ms; another run 3.15 against 4.75 ms). mctx gains more
 from that (4.79 against 8.96 ms), so in that harness the ratio falls to 1.52x: the
 two-device split is a way for a user to use both cores, not a way past mctx.
+Tried in session 13 and not kept (paired runs, same visit counts): storing each
+node's normalised log-prior at expansion, so that selection skips the prior's max and
+softmax: 1.186 of the time, because the log-sum-exp fusion over [256, 9] crosses
+XLA:CPU's parallel-task cost threshold (flops + 2 * transcendentals + 10 * bytes >=
+200000, with more flops than bytes) and waits ~22 us per simulation for the second
+thread; storing prior probabilities instead (the interior rule as prior * exp(cq -
+max cq)): 1.055, 1.019 computed actions-major (the expansion's softmax costs what the
+levels save); the final softmax without its max pass (cq - max cq bounds the
+exponent): 1.002; the first Gumbel wave as one model call of B * m rows, then one
+simulation at a time: 1.012 (the network costs as much per row at 2304 rows as at
+256: 312-338 us per hidden layer against 9 x 37-42); the children's (visits, q) kept
+per edge beside `children`, so that selection reads a node's row instead of gathering
+its children (every update then writes the edge too): as one [B, N, A, 2] array
+1.147 (its row gather, 608 KB of operand, is split over two threads), as two [B, N, A]
+arrays 1.156 (22 more kernels per simulation for the extra scatters). The model
+costs the same inside the search as alone: a second model call per simulation adds
+100 us, the model alone 102 us per call. Sampled with `perf` (cpu-clock), ~60% of
+the search's overhead is in XLA's kernels and the rest in the runtime (thunk executor,
+malloc, ~4 more context switches per call than the model alone). A chained [9, 256] reduction kernel costs
+0.16 us, with 2 or 4 independent branches as well, so the executor's dependency graph
+costs nothing per kernel; ours cost 0.4-3 us, the children's (visits, q) gather being
+a scalar loop of 2304 iterations (LLVM does not vectorise it).
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
