@@ -137,10 +137,11 @@ arrays 1.156 (22 more kernels per simulation for the extra scatters). The model
 costs the same inside the search as alone: a second model call per simulation adds
 100 us, the model alone 102 us per call. Sampled with `perf` (cpu-clock), ~60% of
 the search's overhead is in XLA's kernels and the rest in the runtime (thunk executor,
-malloc, ~4 more context switches per call than the model alone). A chained [9, 256] reduction kernel costs
-0.16 us, with 2 or 4 independent branches as well, so the executor's dependency graph
-costs nothing per kernel; ours cost 0.4-3 us, the children's (visits, q) gather being
-a scalar loop of 2304 iterations (LLVM does not vectorise it).
+malloc, ~4 more context switches per call than the model alone). A chained
+[9, 256] reduction kernel costs 0.16 us, with 2 or 4 independent branches as well, so
+the executor's dependency graph costs nothing per kernel; ours cost 0.4-3 us, the
+children's (visits, q) gather being a scalar loop of 2304 iterations (LLVM does not
+vectorise it).
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
