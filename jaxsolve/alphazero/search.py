@@ -142,6 +142,26 @@ malloc, ~4 more context switches per call than the model alone). A chained
 the executor's dependency graph costs nothing per kernel; ours cost 0.4-3 us, the
 children's (visits, q) gather being a scalar loop of 2304 iterations (LLVM does not
 vectorise it).
+Measured in session 14 (no profiler). Capping the walk at depth 1 (`max_depth=1`: no
+interior level, the same model calls) takes 3.95 against 4.63 ms, model alone 3.45:
+the 39 interior levels of a call, with their backup levels, cost 0.67 ms (~17 us
+each), and root selection, storing, linking and the root's update ~0.5 ms (~16 us per
+simulation). One interior level alone, in a loop over a real tree, takes 10.7 us: the
+gathers 8.2 (children's ids 2.7, logits 2.4, children's (visits, q) 5.8), the rule
+2.5. Gathering the children's (visits, q) twice adds 0.48 ms to the search (~6.7 us
+per gather), so that gather is on the critical path; but forms that are cheaper alone
+do not help inside the search, where XLA fuses them with their consumers: gathering
+rows [B, A] and then transposing (1 us cheaper alone; 1.006 of the time), or
+(visits, q) as two one-element gathers from the flat array (3.5 us cheaper alone;
+1.015). The per-edge statistics of session 13 measured again: 1.165. XLA:CPU gives
+the [B * (N + 1), 8] scatters two tasks, which costs nothing measurable (a loop of
+the same scatter at 6, 7, 8 and 9 fields: 2.2-2.6 us each). The model is the network
+(106 of 111 us per step; the game's step ~10 us); its 128 x 128 layer runs at
+~117 GFLOP/s on one core whatever the dot's form, and splitting its batch into 2 or
+4 calls is slower (107 and 116 against 102 us per step). A shortcut for nodes none
+of whose children was visited (the rule's choice there depends only on what is known
+at expansion) would skip 8 of the 39 levels, but computing that choice at every
+expansion costs about what it saves.
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
