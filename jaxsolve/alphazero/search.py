@@ -153,8 +153,9 @@ per gather), so that gather is on the critical path; but forms that are cheaper 
 do not help inside the search: gathering rows [B, A] and then transposing (1 us
 cheaper alone; 1.006 of the time), or (visits, q) as two one-element gathers from the
 flat array (3.5 us cheaper alone; 1.015: fused with their consumers there, the root's
-two gathers profile at 3.3 + 2.4 us against 4.6 us for the one they replace). The per-edge statistics of session 13 measured again: 1.165. XLA:CPU gives
-the [B * (N + 1), 8] scatters two tasks, which costs nothing measurable (a loop of
+two gathers profile at 3.3 + 2.4 us against 4.6 us for the one they replace). The
+per-edge statistics of session 13 measured again: 1.165. XLA:CPU gives the
+[B * (N + 1), 8] scatters two tasks, which costs nothing measurable (a loop of
 the same scatter at 6, 7, 8 and 9 fields: 2.2-2.6 us each). The model is the network
 (106 of 111 us per step; the game's step ~10 us); its 128 x 128 layer runs at
 ~117 GFLOP/s on one core whatever the dot's form, and splitting its batch into 2 or
