@@ -163,6 +163,14 @@ the same scatter at 6, 7, 8 and 9 fields: 2.2-2.6 us each). The model is the net
 of whose children was visited (the rule's choice there depends only on what is known
 at expansion) would skip 8 of the 39 levels, but computing that choice at every
 expansion costs about what it saves.
+Session 15: the Gumbel rules' mixed value weighs by exp(logits), without the prior's
+normaliser (`selection.q_completed_by_mix_value`): 0.986 and 0.984 of the time. Not
+kept: the root's children (visits, q) carried through the loop as [A, B, 2] (or
+[2, A, B]) and refreshed from the root child's row after each backup, instead of
+gathered (1.088 and 1.159: the profile puts 12.6 us per simulation on that refreshing
+gather, against 3.1 us for the gather it replaces); `logits` stored node-major, so
+that storing a node's row is one contiguous block (0.999); one-hot reductions over
+the node axis in place of the children's gathers (2-9x slower per level alone).
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
