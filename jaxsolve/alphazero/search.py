@@ -170,7 +170,9 @@ kept: the root's children (visits, q) carried through the loop as [A, B, 2] (or
 gathered (1.088 and 1.159: the profile puts 12.6 us per simulation on that refreshing
 gather, against 3.1 us for the gather it replaces); `logits` stored node-major, so
 that storing a node's row is one contiguous block (0.999); one-hot reductions over
-the node axis in place of the children's gathers (2-9x slower per level alone).
+the node axis in place of the children's gathers (2-9x slower per level alone);
+gathering all 8 fields of each child's row and slicing (1.001); the mixed value's two
+sums stacked into one array and reduced once (1.014-1.021).
 Measured in place: one extra interior level per simulation, every walk already
 stopped, adds 10.4 us (1.068 of the time), so the 39 levels of a call are ~0.4 ms of
 the ~1.05 ms overhead; one extra backup level adds ~1.1 us (1.008).
