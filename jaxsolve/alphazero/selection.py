@@ -81,8 +81,8 @@ def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
     # Gumbel search in paired runs, same visit counts. (mctx floors probabilities at
     # the dtype's tiny, this floors exp(logits): they differ only for a visited
     # action whose prior is below ~1e-38.)
-    e = jnp.maximum(jnp.where(v.legal, jnp.exp(v.prior_logits), 0.0),
-                    jnp.finfo(v.qvalues.dtype).tiny)
+    # Illegal logits sit at the dtype minimum (exp 0) and are never visited: no mask.
+    e = jnp.maximum(jnp.exp(v.prior_logits), jnp.finfo(v.qvalues.dtype).tiny)
     weight = jnp.sum(jnp.where(seen, e, 0.0), 0, keepdims=True)
     weighted = (jnp.sum(jnp.where(seen, e * v.qvalues, 0.0), 0, keepdims=True)
                 / jnp.where(weight > 0, weight, 1.0))
