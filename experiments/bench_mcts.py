@@ -17,6 +17,12 @@ that is the search's own work.
 
 `--waves` adds our Gumbel search run in waves (`gumbel_policy(wave_sizes="auto")`, the
 same visit counts in fewer, wider steps) and prints its ratio to mctx as well.
+
+`--sweep 1,9,16,32` instead times our Gumbel search and the model alone at each of
+those numbers of simulations and prints the overhead (search minus model) at each,
+and per simulation between consecutive counts: where in the search the overhead
+grows (the first Sequential Halving round, whose walks stop at the root, or the
+later ones, which walk down the tree).
 """
 
 from __future__ import annotations
@@ -63,6 +69,35 @@ def _ratio_report(label, ours, theirs):
     return ratio
 
 
+def _counts(text):
+    counts = [int(c) for c in text.split(",") if c.strip()]
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"--sweep wants positive counts like 1,9,16,32, "
+                                         f"got {text!r}")
+    return sorted(set(counts))
+
+
+def _sweep(args, ours_gumbel, model_only, params):
+    """Our Gumbel search's overhead beyond the model at each count of `args.sweep`."""
+    fns = {}
+    for n in args.sweep:
+        fns[("ours", n)] = jax.jit(functools.partial(ours_gumbel, sims=n))
+        fns[("model", n)] = jax.jit(functools.partial(model_only, sims=n))
+    times = _seconds(fns, params, args.repeats, args.rounds)
+    med = {name: statistics.median([t for r in ts for t in r]) for name, ts in times.items()}
+    results, prev = {}, None
+    for n in args.sweep:
+        over = med[("ours", n)] - med[("model", n)]
+        results[n] = over
+        step = "" if prev is None else (f"  {(over - prev[1]) / (n - prev[0]) * 1e6:6.1f} us "
+                                        f"per simulation {prev[0] + 1}-{n}")
+        print(f"{n:3d} simulations: ours {med[('ours', n)] * 1e3:6.3f} ms, model "
+              f"{med[('model', n)] * 1e3:6.3f} ms, overhead {over * 1e3:6.3f} ms{step}",
+              flush=True)
+        prev = (n, over)
+    return results
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=256)
@@ -71,6 +106,8 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", choices=("both", "gumbel", "puct"), default="both")
     ap.add_argument("--waves", action="store_true", help="also time Gumbel in waves")
+    ap.add_argument("--sweep", type=_counts, default=None,
+                    help="comma-separated simulation counts: overhead at each (ours only)")
     args = ap.parse_args(argv)
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
@@ -86,8 +123,8 @@ def main(argv=None):
         r = selfplay.root_fn(graphdef, env, p, state)
         return r, mctx.RootFnOutput(prior_logits=r.prior_logits, value=r.value, embedding=state)
 
-    def ours_gumbel(p, k):
-        return policies.gumbel_policy(p, k, roots(p)[0], rec, args.sims).action
+    def ours_gumbel(p, k, sims=args.sims):
+        return policies.gumbel_policy(p, k, roots(p)[0], rec, sims).action
 
     def ours_gumbel_waves(p, k):
         return policies.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
@@ -97,7 +134,7 @@ def main(argv=None):
         return mctx.gumbel_muzero_policy(p, k, r, mctx_rec, args.sims,
                                          invalid_actions=~state.legal_action_mask).action
 
-    def model_only(p, k):
+    def model_only(p, k, sims=args.sims):
         """The model work every search does: the root call and `sims` steps."""
         def body(i, carry):
             s, total = carry
@@ -105,7 +142,7 @@ def main(argv=None):
                            jnp.argmax(s.legal_action_mask, -1).astype(jnp.int32), s)
             return nxt, total + out.value + out.prior_logits[:, 0]
         root = roots(p)[0]
-        return jax.lax.fori_loop(0, args.sims, body, (state, root.value))[1]
+        return jax.lax.fori_loop(0, sims, body, (state, root.value))[1]
 
     def ours_puct(p, k):
         return policies.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
@@ -115,6 +152,8 @@ def main(argv=None):
         return mctx.muzero_policy(p, k, r, mctx_rec, args.sims,
                                   invalid_actions=~state.legal_action_mask).action
 
+    if args.sweep:
+        return _sweep(args, ours_gumbel, model_only, params)
     sims = args.batch * args.sims
     fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
            "ours_puct": ours_puct, "mctx_puct": mctx_puct, "model_only": model_only}

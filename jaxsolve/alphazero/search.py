@@ -176,6 +176,12 @@ sums stacked into one array and reduced once (1.014-1.021).
 Measured in place: one extra interior level per simulation, every walk already
 stopped, adds 10.4 us (1.068 of the time), so the 39 levels of a call are ~0.4 ms of
 the ~1.05 ms overhead; one extra backup level adds ~1.1 us (1.008).
+Session 16 (experiments/bench_mcts_history.md has the figures): the overhead grows
+with the depth of the walks, not per simulation: 6-16 us per simulation in Sequential
+Halving's first round (walks that stop at the root), 40-42 us in the last 16. Not
+kept: that first round as a loop of its own without root rule or walk (1.05-1.07),
+waves with one B-row model call per walk (1.15), the Gumbel noise in two
+half-size kernels that XLA does not split over two threads (0.994-0.998).
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
