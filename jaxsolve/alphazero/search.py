@@ -181,7 +181,9 @@ with the depth of the walks, not per simulation: 6-16 us per simulation in Seque
 Halving's first round (walks that stop at the root), 40-42 us in the last 16. Not
 kept: that first round as a loop of its own without root rule or walk (1.05-1.07),
 waves with one B-row model call per walk (1.15), the Gumbel noise in two
-half-size kernels that XLA does not split over two threads (0.994-0.998).
+half-size kernels that XLA does not split over two threads (0.994-0.998), and an
+edge-slot layout in which each node's children's (visits, q, value) are rows of its
+own block, indexed (parent, action), instead of gathered by child id (1.25-1.52).
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
