@@ -38,3 +38,25 @@ def test_other_keys_and_dtypes_fall_back_to_jax():
         drawn = noise.gumbel(key, (4, 3), dtype)
         assert drawn.dtype == dtype
         np.testing.assert_array_equal(drawn, jax.random.gumbel(key, (4, 3), dtype))
+
+
+@pytest.mark.parametrize("num", [1, 2, 3, 7])
+def test_split_is_jax_split_bit_for_bit(num):
+    """Straight-line key splits equal `jax.random.split`, for raw and typed keys,
+    eagerly and under jit."""
+    for seed in (0, 11, 2 ** 31 + 5):
+        raw = jax.random.PRNGKey(seed)
+        np.testing.assert_array_equal(noise.split(raw, num), jax.random.split(raw, num))
+        np.testing.assert_array_equal(jax.jit(noise.split, static_argnums=1)(raw, num),
+                                      jax.random.split(raw, num))
+        typed = jax.random.key(seed)
+        ours = noise.split(typed, num)
+        assert jnp.issubdtype(ours.dtype, jax.dtypes.prng_key) and ours.shape == (num,)
+        np.testing.assert_array_equal(jax.random.key_data(ours),
+                                      jax.random.key_data(jax.random.split(typed, num)))
+
+
+def test_split_falls_back_to_jax_for_other_keys():
+    rbg = jax.random.key(3, impl="rbg")
+    np.testing.assert_array_equal(jax.random.key_data(noise.split(rbg, 2)),
+                                  jax.random.key_data(jax.random.split(rbg, 2)))

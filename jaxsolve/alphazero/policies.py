@@ -43,13 +43,13 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
     The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
     policy target is the visit distribution. Shapes as in `RootFnOutput`."""
-    noise_key, search_key, act_key = jax.random.split(key, 3)
+    noise_key, search_key, act_key = noise.split(key, 3)
     b, a = root.prior_logits.shape
     probs = jax.nn.softmax(root.prior_logits)
     if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
         # (Skipped when statically off: the gamma sampler is slow to compile.)
-        noise = jax.random.dirichlet(noise_key, jnp.full((a,), dirichlet_alpha), (b,))
-        probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * noise.astype(probs.dtype)
+        dirichlet = jax.random.dirichlet(noise_key, jnp.full((a,), dirichlet_alpha), (b,))
+        probs = (1 - dirichlet_fraction) * probs + dirichlet_fraction * dirichlet.astype(probs.dtype)
     logits = jnp.log(jnp.maximum(probs, jnp.finfo(probs.dtype).tiny))
     root = root._replace(prior_logits=masked_logits(logits, root.legal_action_mask))
     select = functools.partial(puct_select, pb_c_init=pb_c_init, pb_c_base=pb_c_base)
@@ -83,7 +83,7 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     legal = root.legal_action_mask
     a = legal.shape[-1]
     root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
-    gumbel_key, search_key = jax.random.split(key)
+    gumbel_key, search_key = noise.split(key)
     if isinstance(gumbel_scale, (int, float)) and gumbel_scale == 0:
         gumbel = jnp.zeros_like(root.prior_logits)  # statically off: nothing to draw
     else:
