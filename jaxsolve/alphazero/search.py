@@ -187,6 +187,13 @@ own block, indexed (parent, action), instead of gathered by child id (1.25-1.52)
 A stand-in network does not measure the search's overhead: with a one-dot model our
 search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
 priors grow deeper trees (session 11).
+Session 17: XLA:CPU's thunk executor hands half of its ready queue to the other
+thread whenever more than 8 thunks are ready at once, and the loop then waits for it.
+The simulation body comes close to that right after the walk but never crosses it; a
+change that adds an independent kernel there can cost ~10% whatever its own work (the
+root's children's (visits, q) carried as [A, B, 2] instead of gathered: 1.102, handing
+off once per simulation; the same without the extra ready kernel: 1.003). Check a
+variant's hand-offs before judging it (experiments/bench_mcts_history.md says how).
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
