@@ -57,6 +57,11 @@ def _typed(key) -> bool:
     return jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
 
 
+def _words(key) -> jax.Array:
+    """The key's two uint32 Threefry words, from a raw or a typed key."""
+    return jax.random.key_data(key) if _typed(key) else key
+
+
 def _threefry_partitionable(key) -> bool:
     """Whether JAX derives bits from `key` with Threefry-2x32 and partitionable
     counters, the way this module reproduces."""
@@ -85,7 +90,7 @@ def split(key: jax.Array, num: int = 2) -> jax.Array:
     a 32-simulation Gumbel search at batch 256 (paired runs)."""
     if not _threefry_partitionable(key) or not 0 < num < 2 ** 32:
         return jax.random.split(key, num)
-    words = jax.random.key_data(key) if _typed(key) else key
+    words = _words(key)
     bits0, bits1 = threefry2x32(words[0], words[1], jnp.zeros((num,), _U32),
                                 jax.lax.iota(_U32, num))
     keys = jnp.stack([bits0, bits1], -1)
@@ -100,7 +105,7 @@ def gumbel(key: jax.Array, shape: Sequence[int], dtype=jnp.float32) -> jax.Array
     size = math.prod(shape)
     if not _fast_path(key, size, dtype):
         return jax.random.gumbel(key, shape, dtype)
-    words = jax.random.key_data(key) if _typed(key) else key
+    words = _words(key)
     # The partitionable counter of element i is the 64-bit flat index, as (high, low)
     # words; below 2**32 elements the high word is 0.
     index = jax.lax.iota(_U32, size)
