@@ -8,7 +8,12 @@ and its spread over the rounds (a shared machine's load shifts it: mctx's larger
 run on two threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
-                                     [--only both|gumbel|puct] [--waves]
+                                     [--only both|gumbel|puct] [--waves] [--out PATH]
+
+It prints what it ran on first (CPU, cores, load average, versions: the ratio moves
+with the machine's load, see experiments/bench_mcts_history.md) and writes the same
+with every median, round and ratio to `results/bench_mcts.json` on CPU,
+`results/bench_mcts_<backend>.json` on an accelerator, or `--out`.
 
 It also times the model alone (the root call and `sims` calls of the same
 recurrent_fn on the same rows, in one jitted loop) and prints each search's overhead,
@@ -29,8 +34,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
+import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +47,9 @@ import mctx
 
 from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, policies, selfplay
+from machine import machine_info, version  # noqa: E402  (experiments/machine.py)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _seconds(fns, params, repeats, rounds):
@@ -59,14 +71,38 @@ def _seconds(fns, params, repeats, rounds):
 
 def _ratio_report(label, ours, theirs):
     """Ratio of medians over all calls, and its spread over rounds (each round's own
-    ratio of medians: the machine's load changes between rounds, not within one)."""
+    ratio of medians: the machine's load changes between rounds, not within one).
+    Returns {"ratio", "per_round": sorted round ratios}."""
     flat = lambda ts: [t for r in ts for t in r]
     ratio = statistics.median(flat(theirs)) / statistics.median(flat(ours))
     rounds = sorted(statistics.median(t) / statistics.median(o) for o, t in zip(ours, theirs))
     print(f"ratio {label} ours/mctx: {ratio:.2f}x  (per round: min {rounds[0]:.2f}, "
           f"median {statistics.median(rounds):.2f}, max {rounds[-1]:.2f}; "
           f"{len(rounds)} rounds)")
-    return ratio
+    return {"ratio": ratio, "per_round": rounds}
+
+
+def _machine():
+    """What the run is on, printed first and written to the report."""
+    info = {**machine_info(), "mctx": version("mctx"), "flax": version("flax")}
+    print(f"machine: {info['cpu']}, {info['cores']} cores, load "
+          f"{', '.join(f'{x:.2f}' for x in info['load_average'])}; jax {info['jax']}, "
+          f"jaxlib {info['jaxlib']}, mctx {info['mctx']}, backend {info['backend']}",
+          flush=True)
+    return info
+
+
+def _out_path(args, backend):
+    if args.out:
+        return Path(args.out)
+    name = "bench_mcts" + ("_sweep" if args.sweep else "")
+    return ROOT / "results" / (f"{name}.json" if backend == "cpu" else f"{name}_{backend}.json")
+
+
+def _write(path, report):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {path}", flush=True)
 
 
 def _counts(text):
@@ -108,7 +144,19 @@ def main(argv=None):
     ap.add_argument("--waves", action="store_true", help="also time Gumbel in waves")
     ap.add_argument("--sweep", type=_counts, default=None,
                     help="comma-separated simulation counts: overhead at each (ours only)")
+    ap.add_argument("--out", default=None,
+                    help="JSON report (default results/bench_mcts.json on CPU, "
+                         "results/bench_mcts_<backend>.json on an accelerator; "
+                         "bench_mcts_sweep*.json with --sweep)")
     args = ap.parse_args(argv)
+    for name in ("batch", "sims", "repeats", "rounds"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    info = _machine()
+    report = {"machine": info, "argv": sys.argv[1:] if argv is None else list(argv),
+              "batch": args.batch, "sims": args.sims, "repeats": args.repeats,
+              "rounds": args.rounds}
+    out_path = _out_path(args, info["backend"])
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.PRNGKey(0), args.batch))
@@ -153,7 +201,10 @@ def main(argv=None):
                                   invalid_actions=~state.legal_action_mask).action
 
     if args.sweep:
-        return _sweep(args, ours_gumbel, model_only, params)
+        results = _sweep(args, ours_gumbel, model_only, params)
+        report["overhead_ms_by_sims"] = {str(n): v * 1e3 for n, v in results.items()}
+        _write(out_path, report)
+        return results
     sims = args.batch * args.sims
     fns = {"ours_gumbel": ours_gumbel, "mctx_gumbel": mctx_gumbel,
            "ours_puct": ours_puct, "mctx_puct": mctx_puct, "model_only": model_only}
@@ -164,23 +215,32 @@ def main(argv=None):
     times = _seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
                      args.repeats, args.rounds)
     results = {}
+    report["calls"] = {}
     for name, ts in times.items():
         sec = statistics.median([t for r in ts for t in r])
         results[name] = sims / sec
+        report["calls"][name] = {"ms": sec * 1e3, "sims_per_s": sims / sec,
+                                 "ms_per_round": [statistics.median(r) * 1e3 for r in ts]}
         print(f"{name:17s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
     model = statistics.median([t for r in times["model_only"] for t in r])
     for kind in ("gumbel", "gumbel_waves", "puct"):
         if f"ours_{kind}" in times:
             theirs = times[f"mctx_{kind.split('_')[0]}"]
-            results[f"ratio_{kind}"] = _ratio_report(f"{kind:12s}", times[f"ours_{kind}"], theirs)
+            ratio = _ratio_report(f"{kind:12s}", times[f"ours_{kind}"], theirs)
+            results[f"ratio_{kind}"] = ratio["ratio"]
+            report[f"ratio_{kind}"] = ratio
             if kind == "gumbel_waves":  # fewer, wider model calls: not the same model work
                 continue
             ours_extra = statistics.median([t for r in times[f"ours_{kind}"] for t in r]) - model
             mctx_extra = statistics.median([t for r in theirs for t in r]) - model
             results[f"overhead_ratio_{kind}"] = mctx_extra / ours_extra
+            report[f"overhead_ms_{kind}"] = {"ours": ours_extra * 1e3, "mctx": mctx_extra * 1e3,
+                                             "model_alone": model * 1e3}
             print(f"  search overhead beyond the model ({model * 1e3:.2f} ms): ours "
                   f"{ours_extra * 1e3:.2f} ms, mctx {mctx_extra * 1e3:.2f} ms, "
                   f"{mctx_extra / ours_extra:.2f}x")
+    report["load_average_after"] = list(os.getloadavg())
+    _write(out_path, report)
     return results
 
 

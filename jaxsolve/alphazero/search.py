@@ -194,6 +194,9 @@ change that adds an independent kernel there can cost ~10% whatever its own work
 root's children's (visits, q) carried as [A, B, 2] instead of gathered: 1.102, handing
 off once per simulation; the same without the extra ready kernel: 1.003). Check a
 variant's hand-offs before judging it (experiments/bench_mcts_history.md says how).
+Session 18: the network split into independent batch chunks, with enough ready
+thunks that the executor hands half of them to the other thread, does run on both
+threads, but a loop of 33 calls takes 4.0-5.0 against 3.4 ms whole.
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
