@@ -157,3 +157,25 @@ def test_self_play_and_training_compile_once(cfg):
         s, _ = counting(s)
     assert len(traced) == 1
     assert counting._cache_size() == 1
+
+
+def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
+    _, state = train.init(CFG)
+    path = tmp_path / "run1"  # no .npz: np.savez alone would write run1.npz
+    train.save(str(path), state)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run1"]
+    loaded = train.load(str(path), train.init(CFG)[1])
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(loaded)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # Another network size: refused with the leaf, its shapes and what must match.
+    other = train.init(dataclasses.replace(CFG, hidden=(16,)))[1]
+    with pytest.raises(ValueError, match=r"run1: written for another configuration: leaf \d+ "
+                                         r"has shape \(\d+(, \d+)*\), this configuration's"):
+        train.load(str(path), other)
+    # An .npz archive that is not a training state.
+    np.savez(tmp_path / "weights.npz", w=np.zeros(3))
+    with pytest.raises(ValueError, match="weights.npz: not a checkpoint of this training "
+                                         "state: it holds 1 arrays"):
+        train.load(str(tmp_path / "weights.npz"), state)
+    with pytest.raises(FileNotFoundError):
+        train.load(str(tmp_path / "missing.npz"), state)

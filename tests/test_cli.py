@@ -384,3 +384,26 @@ def test_old_cfr_checkpoints_load_and_resume(tmp_path, uninterrupted):
     write_format_1(ckpt, saved, meta)
     assert solve(tmp_path / "run", "--iters", "60", "--resume") == 0
     assert_same_state(final_state(tmp_path / "run"), final_state(uninterrupted))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "--grid", "4"], "argument --grid: must be odd and at least 3, got 4"),
+    (["train", "--minutes", "-1"], "argument --minutes: must be a positive number of minutes"),
+    (["train", "--explore", "1.5"], "argument --explore: must lie in [0, 1], got 1.5"),
+    (["train", "--simulations", "0"], "argument --simulations: must be at least 1, got 0"),
+    (["train", "--checkpoint", "/no/such/folder/az.npz"], "the folder /no/such/folder does not exist"),
+    (["eval", "--checkpoint", "/no/such/az.npz"], "--checkpoint /no/such/az.npz: no checkpoint there"),
+])
+def test_pursuit_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    # Checked before anything is solved, compiled or trained.
+    assert cli.main(["pursuit", *argv]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("jaxsolve: error: ") and message in err and err.count("\n") == 1
+
+
+def test_pursuit_eval_names_a_file_that_is_not_a_checkpoint(tmp_path, capsys):
+    bad = tmp_path / "notes.npz"
+    bad.write_text("not an archive")
+    assert cli.main(["pursuit", "eval", "--grid", "5", "--hidden", "8",
+                     "--checkpoint", str(bad)]) == cli.EXIT_USAGE
+    assert f"{bad}: not a checkpoint (not an .npz archive)" in capsys.readouterr().err

@@ -6,21 +6,65 @@
     jaxsolve pursuit eval  --variant goal --checkpoint az.npz [--mcts]
 
 Hook into the main parser with `add_subparser(subparsers)`; the subcommand calls `main`.
+Bad input (an even or too small grid, a negative budget, a missing or mismatched
+checkpoint) is reported as one line, `jaxsolve: error: ...`, with exit code 2: the
+numbers are checked as they are parsed, the rest raises the main CLI's `CLIError`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import sys
 
 from games import pursuit_evasion as pe
 
 
+def _number(kind, describe, ok):
+    """An argparse type: `kind(text)` for which `ok(value)` holds."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}"
+                                             f", got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{describe}, got {text}")
+        return value
+    return parse
+
+
+_at_least_one = _number(int, "must be at least 1", lambda v: v >= 1)
+_non_negative = _number(int, "must be at least 0", lambda v: v >= 0)
+_grid = _number(int, "must be odd and at least 3", lambda v: v >= 3 and v % 2 == 1)
+_minutes = _number(float, "must be a positive number of minutes",
+                   lambda v: math.isfinite(v) and v > 0)
+_fraction = _number(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+_seed = _number(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
+
+
+def _bad_input(message: str) -> Exception:
+    from jaxsolve.cli import CLIError  # noqa: PLC0415  (the main CLI imports this module)
+    return CLIError(message)
+
+
 def env_from_args(args) -> pe.Params:
-    if args.variant == "goal":
-        return pe.goal_variant(args.grid)
-    return pe.Params(grid_size=args.grid, sensor=args.sensor)
+    try:
+        if args.variant == "goal":
+            return pe.goal_variant(args.grid)
+        return pe.Params(grid_size=args.grid, sensor=args.sensor)
+    except ValueError as e:
+        raise _bad_input(f"pursuit: {e}") from None
+
+
+def _load_checkpoint(path, fresh):
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    try:
+        return train.load(path, fresh)
+    except (OSError, ValueError) as e:
+        raise _bad_input(f"--checkpoint {e}") from None
 
 
 def config_from_args(args):
@@ -37,25 +81,26 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("pursuit_command", choices=["solve", "train", "eval"], metavar="{solve,train,eval}")
     p.add_argument("--variant", choices=["seed", "goal"], default="goal",
                    help="seed: the seed's rules (a forced evader win); goal: cross the grid")
-    p.add_argument("--grid", type=int, default=5)
+    p.add_argument("--grid", type=_grid, default=5, help="board side, odd (default 5)")
     p.add_argument("--sensor", choices=["ray", "wedge"], default="ray")
-    p.add_argument("--iterations", type=int, default=None,
+    p.add_argument("--iterations", type=_at_least_one, default=None,
                    help="iterations (default 60, or unbounded with --minutes; whichever "
                         "limit comes first stops training)")
-    p.add_argument("--minutes", type=float, default=None,
+    p.add_argument("--minutes", type=_minutes, default=None,
                    help="training time budget (compilation included, evaluation excluded)")
-    p.add_argument("--explore", type=float, default=0.5,
+    p.add_argument("--explore", type=_fraction, default=0.5,
                    help="share of self-play games started from random reachable positions "
                         "(exploring starts; evaluation always starts from the initial one)")
-    p.add_argument("--games", type=int, default=64, help="self-play games per iteration")
-    p.add_argument("--simulations", type=int, default=16)
+    p.add_argument("--games", type=_at_least_one, default=64, help="self-play games per iteration")
+    p.add_argument("--simulations", type=_at_least_one, default=16)
     p.add_argument("--search", choices=["gumbel", "puct"], default="gumbel")
-    p.add_argument("--hidden", type=int, nargs="+", default=[128, 128, 128])
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hidden", type=_at_least_one, nargs="+", default=[128, 128, 128])
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--checkpoint", default="pursuit_az.npz")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--mcts", action="store_true", help="eval also against pure MCTS")
-    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--eval-every", type=_non_negative, default=10,
+                   help="evaluate every N iterations during training (0: never)")
     p.set_defaults(func=main)
     return p
 
@@ -74,6 +119,13 @@ def main(args) -> int:
                "random_vs_random_evader_wins": exact.random_vs_random(env)}
         print(json.dumps(out, indent=2))
         return 0
+    folder = os.path.dirname(os.path.abspath(args.checkpoint))
+    if args.pursuit_command == "train" and not os.path.isdir(folder):
+        # Checked before training, not when saving minutes later.
+        raise _bad_input(f"--checkpoint {args.checkpoint}: the folder {folder} does not exist")
+    if args.pursuit_command == "eval" and not os.path.exists(args.checkpoint):
+        raise _bad_input(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "
+                         f"`jaxsolve pursuit train --checkpoint {args.checkpoint}`)")
     cfg = config_from_args(args)
     sol = exact.solve(env)
     graphdef, fresh = train.init(cfg)
@@ -81,7 +133,12 @@ def main(args) -> int:
     eval_fn = lambda params: evaluate.evaluate(env, cfg.search, graphdef, params, sol,
                                                jax.random.PRNGKey(args.seed + 1), matches=matches)
     if args.pursuit_command == "train":
-        state = train.load(args.checkpoint, fresh) if args.resume and os.path.exists(args.checkpoint) else None
+        state = None
+        if args.resume and os.path.exists(args.checkpoint):
+            state = _load_checkpoint(args.checkpoint, fresh)
+        elif args.resume:
+            print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
+                  file=sys.stderr)
         budget = None if args.minutes is None else 60.0 * args.minutes
         iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
         _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
@@ -89,7 +146,7 @@ def main(args) -> int:
         train.save(args.checkpoint, state)
         print(json.dumps({**history[-1], **evaluate.best_rates_vs_random(env)}, indent=2))
         return 0
-    state = train.load(args.checkpoint, fresh)
+    state = _load_checkpoint(args.checkpoint, fresh)
     opponents = ("random", "mcts") if args.mcts else ("random",)
     res = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol,
                             jax.random.PRNGKey(args.seed + 1), opponents=opponents)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from typing import Any, NamedTuple, Tuple
 
 import jax
@@ -115,20 +116,40 @@ def make_iteration(cfg: TrainConfig, graphdef):
 
 # ------------------------------------------------------------------------ checkpoints
 def save(path: str, state: TrainState) -> None:
-    """Writes the state's leaves to `path` (.npz)."""
+    """Writes the state's leaves to `path` (an .npz archive, at exactly that path),
+    through a temporary file, so that an interrupted save leaves the old one intact."""
     leaves = jax.tree.leaves(state)
-    np.savez(path, **{f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(leaves)})
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        np.savez(f, **{f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(leaves)})
+    os.replace(tmp, path)
 
 
 def load(path: str, like: TrainState) -> TrainState:
-    """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`)."""
+    """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
+    FileNotFoundError if there is none, ValueError naming the problem if the file is
+    not a checkpoint or was written for another configuration (network sizes, batch)."""
     leaves, treedef = jax.tree.flatten(like)
-    with np.load(path) as data:
-        new = [jnp.asarray(data[f"leaf_{i:04d}"], dtype=x.dtype) for i, x in enumerate(leaves)]
-    for x, y in zip(leaves, new):
+    with open(path, "rb") as f:  # FileNotFoundError names the path
+        if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
+            raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a readable checkpoint ({e})") from None
+    with data:
+        names = sorted(data.files)
+        want = [f"leaf_{i:04d}" for i in range(len(leaves))]
+        if names != want:
+            raise ValueError(f"{path}: not a checkpoint of this training state: it holds {len(names)} "
+                             f"arrays, the state has {len(leaves)} leaves")
+        new = [data[name] for name in want]
+    for i, (x, y) in enumerate(zip(leaves, new)):
         if x.shape != y.shape:
-            raise ValueError(f"checkpoint {path} does not match the config: {y.shape} vs {x.shape}")
-    return jax.tree.unflatten(treedef, new)
+            raise ValueError(f"{path}: written for another configuration: leaf {i} has shape {y.shape}, "
+                             f"this configuration's {x.shape} (network sizes, games per "
+                             f"iteration and buffer size must match)")
+    return jax.tree.unflatten(treedef, [jnp.asarray(y, dtype=x.dtype) for x, y in zip(leaves, new)])
 
 
 def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
