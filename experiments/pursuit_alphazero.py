@@ -175,6 +175,18 @@ def main(argv=None):
     ap.add_argument("--skip-baseline", action="store_true",
                     help="scaling without the no-exploring-starts run")
     args = ap.parse_args(argv)
+    # Every setting is checked before minutes of training, by the objects that use it.
+    if args.iterations < 1:
+        ap.error(f"--iterations must be at least 1, got {args.iterations}")
+    if not args.scale_seconds > 0:
+        ap.error(f"--scale-seconds must be positive, got {args.scale_seconds}")
+    try:
+        for n in args.sizes:
+            pe.goal_variant(n)
+        train.TrainConfig(explore_fraction=args.explore,
+                          search=selfplay.SearchConfig(num_simulations=args.sims))
+    except ValueError as e:
+        ap.error(str(e))
     os.makedirs(OUT, exist_ok=True)
     summary = {"exact": {}}
     for name, env in (("seed_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),

@@ -2,6 +2,7 @@
 starts); evaluation runs from the initial position and is graded."""
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -179,3 +180,21 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
         train.load(str(tmp_path / "weights.npz"), state)
     with pytest.raises(FileNotFoundError):
         train.load(str(tmp_path / "missing.npz"), state)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: selfplay.SearchConfig(num_simulations=0),
+     "SearchConfig.num_simulations must be at least 1, got 0"),
+    (lambda: selfplay.SearchConfig(kind="alphago"), "SearchConfig.kind must be 'gumbel' or 'puct'"),
+    (lambda: selfplay.SearchConfig(dirichlet_fraction=1.5),
+     "SearchConfig.dirichlet_fraction must lie in [0, 1], got 1.5"),
+    (lambda: dataclasses.replace(CFG, explore_fraction=-0.1),
+     "TrainConfig.explore_fraction must lie in [0, 1], got -0.1"),
+    (lambda: dataclasses.replace(CFG, hidden=(8, 0)),
+     "TrainConfig.hidden must be one or more layer widths, each at least 1, got (8, 0)"),
+    (lambda: dataclasses.replace(CFG, batch_size=0), "TrainConfig.batch_size must be at least 1"),
+])
+def test_configs_refuse_bad_settings_when_built(make, message):
+    # At construction, not deep inside the jitted self-play or training step.
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()

@@ -43,6 +43,24 @@ class SearchConfig:
     gumbel_scale: float = 1.0
     max_num_considered_actions: int = 9
 
+    def __post_init__(self):
+        _check_config("SearchConfig", [
+            ("num_simulations", self.num_simulations >= 1, "must be at least 1"),
+            ("kind", self.kind in ("gumbel", "puct"), "must be 'gumbel' or 'puct'"),
+            ("dirichlet_fraction", 0.0 <= self.dirichlet_fraction <= 1.0, "must lie in [0, 1]"),
+            ("dirichlet_alpha", self.dirichlet_alpha > 0, "must be positive"),
+            ("gumbel_scale", self.gumbel_scale >= 0, "must be at least 0"),
+            ("max_num_considered_actions", self.max_num_considered_actions >= 1,
+             "must be at least 1")], self)
+
+
+def _check_config(name, checks, config):
+    """Raises ValueError naming the first field of `config` whose check fails, so that a
+    bad setting stops at construction instead of deep inside a jitted function."""
+    for field, ok, rule in checks:
+        if not ok:
+            raise ValueError(f"{name}.{field} {rule}, got {getattr(config, field)!r}")
+
 
 def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> search.RootFnOutput:
     """Root for a batch of states [B]."""

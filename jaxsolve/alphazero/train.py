@@ -49,6 +49,20 @@ class TrainConfig:
     explore_fraction: float = 0.0  # self-play games started from pe.exploring_start
     seed: int = 0
 
+    def __post_init__(self):
+        selfplay._check_config("TrainConfig", [
+            ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden),
+             "must be one or more layer widths, each at least 1"),
+            ("games_per_iter", self.games_per_iter >= 1, "must be at least 1"),
+            ("train_steps", self.train_steps >= 1, "must be at least 1"),
+            ("batch_size", self.batch_size >= 1, "must be at least 1"),
+            ("learning_rate", self.learning_rate > 0, "must be positive"),
+            ("weight_decay", self.weight_decay >= 0, "must be at least 0"),
+            ("buffer_size", self.buffer_size >= 1, "must be at least 1"),
+            ("temperature_moves", self.temperature_moves >= 0, "must be at least 0"),
+            ("explore_fraction", 0.0 <= self.explore_fraction <= 1.0, "must lie in [0, 1]"),
+            ("seed", 0 <= self.seed < 2 ** 31, "must lie in [0, 2^31)")], self)
+
 
 class TrainState(NamedTuple):
     params: Any  # network parameters (nnx.State pytree)
