@@ -1,6 +1,7 @@
 """Our MCTS against mctx (same game, same network, fixed keys, noise off), plus the
 behaviour mctx does not have: masking at every node and terminal handling."""
 
+import dataclasses
 import functools
 
 import jax
@@ -395,3 +396,56 @@ def test_too_large_a_tree_is_refused_before_tracing(net):
     with pytest.raises(ValueError, match="int32 indices"):
         jax.eval_shape(lambda r: search.search(params, jax.random.key(0), r, lambda *a: None,
                                                num_simulations=sims, **select), root)
+
+
+def _bad_model_output(rec, **fields):
+    def model(params, key, action, state):
+        out, nxt = rec(params, key, action, state)
+        return out._replace(**{k: f(getattr(out, k)) for k, f in fields.items()}), nxt
+    return model
+
+
+@pytest.mark.parametrize("policy", ["gumbel", "puct"])
+def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
+    """Shapes are checked when the policy is traced. Without that a [A] prior
+    broadcasts against the [B, A] legal mask and searches without complaint, and a
+    model's [B, 5] logits fail inside the loop with a broadcasting error."""
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    call = functools.partial(policies.gumbel_policy if policy == "gumbel"
+                             else policies.alphazero_policy, params, jax.random.key(0))
+    name = "gumbel_policy" if policy == "gumbel" else "alphazero_policy"
+    bad_roots = [
+        (root._replace(prior_logits=root.prior_logits[0]),
+         r"root.prior_logits must be \[B, A\], got shape \(9,\)"),
+        (root._replace(value=root.value[:3]), r"root.value must be \[B\] = \(8,\), got shape \(3,\)"),
+        (root._replace(legal_action_mask=root.legal_action_mask[:, :5]),
+         r"root.legal_action_mask must be \[B, A\] = \(8, 9\), got shape \(8, 5\)"),
+        (root._replace(legal_action_mask=root.legal_action_mask.astype(jnp.int32)),
+         "root.legal_action_mask must be boolean"),
+        (root._replace(embedding=dataclasses.replace(roots, cell=roots.cell[:4])),
+         r"root.embedding.cell has shape \(4,\)"),
+    ]
+    for bad, message in bad_roots:
+        with pytest.raises(ValueError, match=f"^{name}: .*{message}"):
+            call(bad, rec, 4)
+    with pytest.raises(ValueError, match=f"{name}: num_simulations must be at least 0, got -1"):
+        call(root, rec, -1)
+    with pytest.raises(ValueError, match="must be a Python int"):
+        call(root, rec, 4.0)
+    bad_models = [
+        (_bad_model_output(rec, prior_logits=lambda x: x[:, :5]),
+         r"recurrent_fn's prior_logits must be \(8, 9\), got shape \(8, 5\)"),
+        (_bad_model_output(rec, value=lambda x: x[:, None]),
+         r"recurrent_fn's value must be \(8,\), got shape \(8, 1\)"),
+        (lambda p, k, a, s: rec(p, k, a, s)[0], "must return a pair"),
+        (lambda p, k, a, s: (rec(p, k, a, s)[0], rec(p, k, a, s)[1].cell),
+         "must return an embedding of the structure it was given"),
+        (lambda p, k, a, s: (rec(p, k, a, s)[0], dataclasses.replace(
+            rec(p, k, a, s)[1], cell=s.cell.astype(jnp.float32))),
+         r"recurrent_fn's embedding.cell must keep shape \(8,\) and dtype int32"),
+    ]
+    for model, message in bad_models:
+        with pytest.raises(ValueError, match=f"^search: .*{message}"):
+            call(root, model, 4)

@@ -25,7 +25,10 @@ Design, one concept per module:
   `selection` holds the rules it calls (PUCT, Gumbel's interior rule and Sequential
   Halving at the root, the q transformations), `packing` how it stores the nodes'
   embeddings, and `policies` the two searches users call: `alphazero_policy` (PUCT,
-  Dirichlet root noise) and `gumbel_policy`.
+  Dirichlet root noise) and `gumbel_policy`. `checks` validates what they are given
+  when they are traced (the root's shapes, `num_simulations`, the shapes of the
+  model's outputs), so that bad input is named instead of broadcast or failing
+  inside the loop.
 * `selfplay` - the env/network callbacks, B games in lockstep under `lax.scan` with a
   temperature on the first moves, and a replay buffer of device arrays. Optional
   exploring starts (`TrainConfig.explore_fraction`): part of the self-play games begin
@@ -44,12 +47,12 @@ and "A general reinforcement learning algorithm..." (2018); Danihelka et al., "P
 improvement by planning with Gumbel" (ICLR 2022); mctx (DeepMind) for the interface.
 """
 
-from jaxsolve.alphazero import (evaluate, exact, network, packing, policies, search, selection,
-                               selfplay, train)
+from jaxsolve.alphazero import (checks, evaluate, exact, network, packing, policies, search,
+                               selection, selfplay, train)
 from jaxsolve.alphazero.exact import ExactSolution, best_vs_random, solve
 from jaxsolve.alphazero.policies import alphazero_policy, gumbel_policy
 from jaxsolve.alphazero.train import TrainConfig, TrainState
 
 __all__ = ["ExactSolution", "TrainConfig", "TrainState", "alphazero_policy", "best_vs_random",
-           "evaluate", "exact", "gumbel_policy", "network", "packing", "policies", "search",
+           "checks", "evaluate", "exact", "gumbel_policy", "network", "packing", "policies", "search",
            "selection", "selfplay", "solve", "train"]

@@ -7,12 +7,13 @@ Shapes as in `search.RootFnOutput`: B roots, A actions.
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Callable, NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.alphazero import noise
+from jaxsolve.alphazero import checks, noise
 from jaxsolve.alphazero.search import RootFnOutput, node_view, search
 from jaxsolve.alphazero.selection import (
     NodeView, considered_visits_table, gumbel_interior_select, gumbel_root_select,
@@ -43,8 +44,9 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
     The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
     policy target is the visit distribution. Shapes as in `RootFnOutput`."""
+    num_simulations = checks.num_simulations(num_simulations, "alphazero_policy")
+    b, a = checks.root(root, "alphazero_policy")
     noise_key, search_key, act_key = noise.split(key, 3)
-    b, a = root.prior_logits.shape
     probs = jax.nn.softmax(root.prior_logits)
     if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
         # (Skipped when statically off: the gamma sampler is slow to compile.)
@@ -80,8 +82,12 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     min(max_num_considered_actions, A). Both give the same visit counts; each wave
     size compiles one more search (see the module docstring for when it pays). A
     terminal root's output (no legal action) is meaningless either way."""
+    num_simulations = checks.num_simulations(num_simulations, "gumbel_policy")
+    _, a = checks.root(root, "gumbel_policy")
+    if operator.index(max_num_considered_actions) < 1:
+        raise ValueError(f"gumbel_policy: max_num_considered_actions must be at least 1, got "
+                         f"{max_num_considered_actions}")
     legal = root.legal_action_mask
-    a = legal.shape[-1]
     root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
     gumbel_key, search_key = noise.split(key)
     if isinstance(gumbel_scale, (int, float)) and gumbel_scale == 0:

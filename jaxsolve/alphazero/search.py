@@ -248,7 +248,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.alphazero import packing
+from jaxsolve.alphazero import checks, packing
 from jaxsolve.alphazero.selection import (  # noqa: F401  (re-exported: the rules live there)
     NodeView, Plan, considered_visits_table, gumbel_interior_select, gumbel_root_select,
     gumbel_waves, masked_logits, puct_select, q_by_parent_and_siblings,
@@ -461,7 +461,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     The root's value then averages the wave's returns in one sum (rounding may differ
     from one at a time in the last bit); visit counts and every other node are equal.
     """
-    b, a = root.prior_logits.shape
+    num_simulations = checks.num_simulations(num_simulations, "search")
+    b, a = checks.root(root, "search")
     dt = root.value.dtype
     if plan is None:
         plan = ((1, num_simulations),) if num_simulations else ()
@@ -477,6 +478,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
         raise ValueError(f"batch {b} x {num_simulations} simulations x {a} actions is too large "
                          f"for the tree's int32 indices (at most 2**31 cells per array); "
                          f"split the batch")
+    checks.model(recurrent_fn, params, key, jnp.zeros((b,), jnp.int32), root.embedding, b, a,
+                 "search")
     none = n_nodes  # the all-zero stand-in row of unexpanded edges
     layout = packing.plan_packing(root.embedding, n_nodes, packing.leaves_read(
         recurrent_fn, params, key, jnp.zeros((b,), jnp.int32), root.embedding))
