@@ -511,31 +511,24 @@ def cmd_games(args) -> int:
 
 
 # ---------------------------------------------------------------------- parser
-def _int_between(low: int, high: int | None, describe: str):
-    """An argparse type: an integer in [low, high) (no upper end when high is None)."""
-    def parse(text: str) -> int:
+def number_arg(kind, describe: str, ok):
+    """An argparse type: `kind(text)` (int or float) for which `ok(value)` holds, else
+    a one-line error `{describe}, got {text}`. Shared with the `pursuit` subcommands."""
+    def parse(text: str):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low or (high is not None and value >= high):
-            raise argparse.ArgumentTypeError(f"{describe}, got {value}")
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{describe}, got {text}")
         return value
     return parse
 
 
-_positive_int = _int_between(1, None, "must be at least 1")
-_seed = _int_between(0, 2**32, "must lie in [0, 2^32)")
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
-    return value
+_positive_int = number_arg(int, "must be at least 1", lambda v: v >= 1)
+_seed = number_arg(int, "must lie in [0, 2^32)", lambda v: 0 <= v < 2**32)
+_probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
 def build_parser() -> argparse.ArgumentParser:

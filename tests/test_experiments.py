@@ -1,5 +1,5 @@
-"""The benchmark that defines issue 5's speed target still runs end to end (tiny sizes:
-this checks the script and its report, not speed)."""
+"""The benchmark that defines issue 5's speed target: its ratio arithmetic against hand
+values, and an end-to-end run at tiny sizes (the script and its report, not speed)."""
 
 import json
 import sys
@@ -8,11 +8,27 @@ from pathlib import Path
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
-def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
+def _bench_mcts(monkeypatch):
     monkeypatch.syspath_prepend(str(EXPERIMENTS))  # as when run as a script
     sys.modules.pop("bench_mcts", None)
     import bench_mcts
+    return bench_mcts
 
+
+def test_ratio_is_the_ratio_of_medians_over_all_calls(monkeypatch, capsys):
+    # By hand: ours' calls are 1, 2, 3, 4 s (median 2.5), mctx's 2, 5, 9, 10 s (median
+    # 7); the ratio is 7 / 2.5 = 2.8. Per round: ours' medians 1.5 and 3.5, mctx's 3.5
+    # and 9.5, so 3.5 / 1.5 = 2.333... and 9.5 / 3.5 = 2.714..., sorted.
+    bench_mcts = _bench_mcts(monkeypatch)
+    out = bench_mcts._ratio_report("gumbel", [[1, 2], [3, 4]], [[2, 5], [9, 10]])
+    assert out["ratio"] == 2.8
+    assert out["per_round"] == [3.5 / 1.5, 9.5 / 3.5]
+    assert "ours/mctx: 2.80x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
+        capsys.readouterr().out
+
+
+def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
+    bench_mcts = _bench_mcts(monkeypatch)
     out = tmp_path / "bench.json"
     results = bench_mcts.main(["--batch", "4", "--sims", "3", "--rounds", "2", "--repeats", "1",
                                "--only", "gumbel", "--out", str(out)])

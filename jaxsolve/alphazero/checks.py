@@ -1,5 +1,7 @@
 """What the search accepts, checked when it is traced: the root's fields and the
-model's outputs must have the shapes `RootFnOutput` / `RecurrentFnOutput` document.
+model's outputs must have the shapes `RootFnOutput` / `RecurrentFnOutput` document;
+and `config_fields`, with which the search and training configs check their settings
+when built.
 
 Every check looks at static shapes only, so it costs nothing at run time. Without
 them a root with a [A] prior instead of [B, A] broadcasts against the [B, A] legal
@@ -98,4 +100,13 @@ def model(recurrent_fn: Callable, params, key, action, embedding, b: int, a: int
                          f"shape {old[0]} and dtype {old[1]}, got {got[0]} and {got[1]}")
 
 
-__all__ = ["model", "num_simulations", "root"]
+def config_fields(name: str, rules, config) -> None:
+    """Raises ValueError naming the first field of `config` whose rule fails; `rules`
+    is (field, ok, rule text) triples. A bad setting stops at construction instead of
+    deep inside a jitted function."""
+    for field, ok, rule in rules:
+        if not ok:
+            raise ValueError(f"{name}.{field} {rule}, got {getattr(config, field)!r}")
+
+
+__all__ = ["config_fields", "model", "num_simulations", "root"]

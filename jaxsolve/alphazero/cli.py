@@ -8,7 +8,8 @@
 Hook into the main parser with `add_subparser(subparsers)`; the subcommand calls `main`.
 Bad input (an even or too small grid, a negative budget, a missing or mismatched
 checkpoint) is reported as one line, `jaxsolve: error: ...`, with exit code 2: the
-numbers are checked as they are parsed, the rest raises the main CLI's `CLIError`.
+numbers are checked as they are parsed (the main CLI's `number_arg`), the rest
+raises its `CLIError`.
 """
 
 from __future__ import annotations
@@ -20,34 +21,16 @@ import os
 import sys
 
 from games import pursuit_evasion as pe
+from jaxsolve.cli import CLIError, number_arg
 
 
-def _number(kind, describe, ok):
-    """An argparse type: `kind(text)` for which `ok(value)` holds."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}"
-                                             f", got {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"{describe}, got {text}")
-        return value
-    return parse
-
-
-_at_least_one = _number(int, "must be at least 1", lambda v: v >= 1)
-_non_negative = _number(int, "must be at least 0", lambda v: v >= 0)
-_grid = _number(int, "must be odd and at least 3", lambda v: v >= 3 and v % 2 == 1)
-_minutes = _number(float, "must be a positive number of minutes",
-                   lambda v: math.isfinite(v) and v > 0)
-_fraction = _number(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
-_seed = _number(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
-
-
-def _bad_input(message: str) -> Exception:
-    from jaxsolve.cli import CLIError  # noqa: PLC0415  (the main CLI imports this module)
-    return CLIError(message)
+_at_least_one = number_arg(int, "must be at least 1", lambda v: v >= 1)
+_non_negative = number_arg(int, "must be at least 0", lambda v: v >= 0)
+_grid = number_arg(int, "must be odd and at least 3", lambda v: v >= 3 and v % 2 == 1)
+_minutes = number_arg(float, "must be a positive number of minutes",
+                      lambda v: math.isfinite(v) and v > 0)
+_fraction = number_arg(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+_seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
 
 
 def env_from_args(args) -> pe.Params:
@@ -56,7 +39,7 @@ def env_from_args(args) -> pe.Params:
             return pe.goal_variant(args.grid)
         return pe.Params(grid_size=args.grid, sensor=args.sensor)
     except ValueError as e:
-        raise _bad_input(f"pursuit: {e}") from None
+        raise CLIError(f"pursuit: {e}") from None
 
 
 def _load_checkpoint(path, fresh):
@@ -64,7 +47,7 @@ def _load_checkpoint(path, fresh):
     try:
         return train.load(path, fresh)
     except (OSError, ValueError) as e:
-        raise _bad_input(f"--checkpoint {e}") from None
+        raise CLIError(f"--checkpoint {e}") from None
 
 
 def config_from_args(args):
@@ -122,9 +105,9 @@ def main(args) -> int:
     folder = os.path.dirname(os.path.abspath(args.checkpoint))
     if args.pursuit_command == "train" and not os.path.isdir(folder):
         # Checked before training, not when saving minutes later.
-        raise _bad_input(f"--checkpoint {args.checkpoint}: the folder {folder} does not exist")
+        raise CLIError(f"--checkpoint {args.checkpoint}: the folder {folder} does not exist")
     if args.pursuit_command == "eval" and not os.path.exists(args.checkpoint):
-        raise _bad_input(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "
+        raise CLIError(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "
                          f"`jaxsolve pursuit train --checkpoint {args.checkpoint}`)")
     cfg = config_from_args(args)
     sol = exact.solve(env)

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import network, policies, search
+from jaxsolve.alphazero import checks, network, policies, search
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +44,7 @@ class SearchConfig:
     max_num_considered_actions: int = 9
 
     def __post_init__(self):
-        _check_config("SearchConfig", [
+        checks.config_fields("SearchConfig", [
             ("num_simulations", self.num_simulations >= 1, "must be at least 1"),
             ("kind", self.kind in ("gumbel", "puct"), "must be 'gumbel' or 'puct'"),
             ("dirichlet_fraction", 0.0 <= self.dirichlet_fraction <= 1.0, "must lie in [0, 1]"),
@@ -53,13 +53,6 @@ class SearchConfig:
             ("max_num_considered_actions", self.max_num_considered_actions >= 1,
              "must be at least 1")], self)
 
-
-def _check_config(name, checks, config):
-    """Raises ValueError naming the first field of `config` whose check fails, so that a
-    bad setting stops at construction instead of deep inside a jitted function."""
-    for field, ok, rule in checks:
-        if not ok:
-            raise ValueError(f"{name}.{field} {rule}, got {getattr(config, field)!r}")
 
 
 def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> search.RootFnOutput:

@@ -29,7 +29,7 @@ import numpy as np
 import optax
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import network, selfplay
+from jaxsolve.alphazero import checks, network, selfplay
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +50,7 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
-        selfplay._check_config("TrainConfig", [
+        checks.config_fields("TrainConfig", [
             ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden),
              "must be one or more layer widths, each at least 1"),
             ("games_per_iter", self.games_per_iter >= 1, "must be at least 1"),
