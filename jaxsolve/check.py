@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import _turn_based_if_simultaneous, _utility_sum
+from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _is_int, _is_number,
+                              _turn_based_if_simultaneous, _utility_sum, format_history)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 
-DEFAULT_MAX_NODES, DEFAULT_MAX_STEPS, _TOL = 200_000, 10_000, 1e-6
+DEFAULT_MAX_NODES, _TOL = 200_000, 1e-6
+DEFAULT_MAX_STEPS = DEFAULT_MAX_DEPTH  # a playout ends within compile_game's max_depth
 CHECKS = {  # name: what passing means
     "game_info": "num_players(), new_initial_state() and the declarations are sane",
     "current_player": "a player, CHANCE or TERMINAL, agreeing with is_terminal()",
@@ -64,8 +66,7 @@ class CheckResult:
     def __str__(self) -> str:
         line = f"{self.status} {self.name}: {self.message}"
         if self.status == "FAIL":
-            h = self.history or []
-            shown = str(h) if len(h) <= 40 else f"{str(h[:40])[:-1]}, ...] ({len(h)} actions)"
+            shown = format_history(self.history or [])
             more = f" (and {self.failures - 1} more)" if self.failures > 1 else ""
             line += f"\n     first at history {shown}{more}"
         return line
@@ -104,20 +105,8 @@ def _norm(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _is_int(a) -> bool:
-    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-
-
 def _is_real(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _child(state, action):
-    if hasattr(state, "child"):
-        return state.child(action)
-    new = state.clone()
-    new.apply_action(action)
-    return new
+    return _is_number(v) and math.isfinite(v)
 
 
 def _first_diff(fp1, fp2):

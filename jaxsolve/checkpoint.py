@@ -29,6 +29,7 @@ import jax
 import numpy as np
 
 from jaxsolve.solvers import CFRState
+from jaxsolve.tree import open_npz
 
 _FORMAT_VERSION = 2
 _READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record
@@ -38,6 +39,12 @@ _STATE_KEY = "__state__"  # JSON {"type": "module:qualname", "fields": [...]}
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, unreadable or not a jaxsolve checkpoint."""
+
+
+def is_checkpoint(files: list[str]) -> bool:
+    """Whether an .npz archive with these member names is a checkpoint: format 2 has a
+    state record, format 1 held CFRState's fields."""
+    return _STATE_KEY in files or set(CFRState._fields) <= set(files)
 
 
 def _type_name(cls: type) -> str:
@@ -121,13 +128,12 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no checkpoint there")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except Exception as e:  # zip/format errors from numpy
-        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
-    with data:
+    with open_npz(path, CheckpointError) as data:
         if _META_KEY not in data.files:
             raise CheckpointError(f"{path}: not a jaxsolve checkpoint (missing {_META_KEY})")
+        if not is_checkpoint(data.files) and "node_player" in data.files:  # a GameTree's
+            raise CheckpointError(f"{path}: this is a saved game tree (GameTree.save), not "
+                                  "a solver checkpoint")
         try:
             meta = json.loads(str(data[_META_KEY]))
             kind = (json.loads(str(data[_STATE_KEY])) if _STATE_KEY in data.files else

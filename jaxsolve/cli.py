@@ -116,8 +116,9 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-def load_game(spec: str, params: dict[str, Any]):
-    """The protocol game GAME names: a built-in name or `openspiel:NAME`."""
+def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
+    """The protocol game GAME names: a built-in name or `openspiel:NAME`. `trees_too`:
+    the command also takes a saved tree, so an unknown name mentions FILE.npz."""
     if spec.startswith(OPENSPIEL_PREFIX):
         name = spec[len(OPENSPIEL_PREFIX):]
         if not name:
@@ -137,21 +138,25 @@ def load_game(spec: str, params: dict[str, Any]):
         except (ValueError, KeyError, TypeError) as e:
             message = _one_line(e)
             raise CLIError(message if spec in message else f"{spec}: {message}") from None
+    also = ", or a saved tree FILE.npz" if trees_too else ""
     raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
-                   f"(or {OPENSPIEL_PREFIX}NAME, or a saved tree FILE.npz)")
+                   f"(or {OPENSPIEL_PREFIX}NAME{also})")
+
+
+def _is_tree_file(spec: str) -> bool:
+    return _is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
 
 
 def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
     """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree."""
-    if not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names() and (
-            spec.endswith(".npz") or Path(spec).is_file()):
+    if _is_tree_file(spec):
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
         try:
             return GameTree.load(spec)
         except GameError as e:
             raise CLIError(_one_line(e)) from None
-    game = load_game(spec, params)
+    game = load_game(spec, params, trees_too=True)
     try:
         return compile_game(game)
     except GameError as e:
@@ -165,6 +170,10 @@ def cmd_check(args) -> int:
 
     if args.playouts < 0:
         raise CLIError("--playouts must be >= 0")
+    if _is_tree_file(args.game):  # the checks call a game's code; a tree file has none
+        raise CLIError(f"{args.game}: check takes a game (a built-in name or "
+                       f"{OPENSPIEL_PREFIX}NAME), not a saved tree; a saved tree's arrays "
+                       f"are validated when it is loaded, e.g. by jaxsolve solve {args.game}")
     game = load_game(args.game, parse_params(args.param))
     report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
     print(report)

@@ -2,7 +2,9 @@
 
 The walk is iterative (no recursion limit), validates every node as it goes and
 raises `GameError` naming the offending history, so that nothing malformed ever
-reaches JAX. After the walk, the terminal-sequence arrays that the solvers use are
+reaches JAX: a value that breaks the protocol, an exception raised by the game's
+code (chained as the cause), or a history of `max_depth` actions that has not
+ended. After the walk, the terminal-sequence arrays that the solvers use are
 derived with vectorised NumPy.
 """
 
@@ -19,7 +21,18 @@ from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 
 DEFAULT_MAX_NODES = 20_000_000
+# A history of this many actions must be terminal, else the game is called endless
+# (check_game's playouts use the same bound). The built-in games end within 12
+# actions, the builders' within a few hundred, so 10,000 rejects no real game, while
+# a game that never ends is refused after 10,000 actions: about 0.1 s.
+DEFAULT_MAX_DEPTH = 10_000
 _PROB_TOLERANCE = 1e-6
+_SHOWN_ACTIONS = 40  # a longer history is shown by its start and its length
+# Once the walk holds this many histories (about 0.1 s), it follows the first actions
+# from the root for max_depth actions: a game that never ends and has several actions
+# per node would otherwise grow level by level until max_nodes (minutes). Earlier,
+# the walk itself names any protocol violation of the first levels first.
+_PROBE_AFTER_NODES = 10_000
 
 InfosetKey = Callable[[Any, int], str]
 
@@ -49,13 +62,79 @@ def _utility_sum(game):
         kind = str(get_type().utility)
         return float(game.utility_sum()) if ("ZERO" in kind or "CONSTANT" in kind) else None
     value = _declared(game, "utility_sum")
+    if value is not None and not _is_number(value):
+        raise GameError(f"utility_sum() returned {value!r}, expected a number or None")
     return None if value is None else float(value)
 
 
+def _is_int(a) -> bool:
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
+def _is_number(v) -> bool:
+    return (isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, (bool, np.bool_)))
+
+
+def _as_list(value) -> list | None:
+    """`value` as a list when it is a sequence of items (list, tuple, range, array),
+    else None (None, a number, a string or a dict is no list of actions)."""
+    if isinstance(value, (str, bytes, dict)):
+        return None
+    try:
+        return list(value)
+    except TypeError:  # not iterable, or a 0-d array
+        return None
+
+
+def format_history(history: list[int]) -> str:
+    """A history for a message; a long one by its start and its length."""
+    if len(history) <= _SHOWN_ACTIONS:
+        return str(history)
+    return f"{str(history[:_SHOWN_ACTIONS])[:-1]}, ...] ({len(history)} actions)"
+
+
+def _state_text(state) -> str:
+    try:
+        text = str(state).replace("\n", " | ")
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the real problem
+        return "?"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _game_error(history: list[int], state, problem: str) -> GameError:
+    return GameError(f"history {format_history(history)} (state: {_state_text(state)}): "
+                     f"{problem}")
+
+
+def _first_action(state):
+    """The first legal action or chance outcome; None at a terminal, or where
+    current_player() is no integer (the walk reports that)."""
+    player = state.current_player()
+    if state.is_terminal() or player == TERMINAL or not _is_int(player):
+        return None
+    return state.chance_outcomes()[0][0] if player == CHANCE else state.legal_actions()[0]
+
+
+def _endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
+    """Follows the first action from the root for up to max_depth actions: (history,
+    state) when that history is still not over, else None (also at a protocol
+    violation on the way, which the walk names with its history)."""
+    state, history = root, []
+    try:
+        while _is_int(action := _first_action(state)):
+            if len(history) >= max_depth:
+                return history, state
+            state = _child(state, action)
+            history.append(action)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
+    return None
+
+
 def _child(state, action):
-    child = getattr(state, "child", None)
-    if child is not None:
-        return child(action)
+    if hasattr(state, "child"):
+        return state.child(action)
     new = state.clone()
     new.apply_action(action)
     return new
@@ -64,12 +143,13 @@ def _child(state, action):
 class _Walk:
     """Accumulates node records during the breadth-first walk."""
 
-    def __init__(self, game, infoset_key: InfosetKey | None, max_nodes: int):
+    def __init__(self, game, infoset_key: InfosetKey | None, max_nodes: int, max_depth: int):
         self.game = game
-        self.num_players = int(game.num_players())
-        self.declared_actions = _declared(game, "num_distinct_actions")
+        self.num_players = _num_players(game)
+        self.declared_actions = _declared_actions(game)
         self.key = infoset_key
         self.max_nodes = max_nodes
+        self.max_depth = max_depth
         # per node
         self.player: list[int] = []
         self.index: list[int] = []
@@ -99,42 +179,75 @@ class _Walk:
             node = self.parent[node]
         return actions[::-1]
 
-    def fail(self, node: int, state, problem: str):
-        text = str(state).replace("\n", " | ")
-        if len(text) > 160:
-            text = text[:157] + "..."
-        raise GameError(f"history {self.history(node)} (state: {text}): {problem}")
+    def fail(self, node: int, state, problem: str, cause: BaseException | None = None):
+        error = _game_error(self.history(node), state, problem)
+        if cause is None:
+            raise error
+        raise error from cause
+
+    def call(self, node: int, state, method: str, *args):
+        """`state.method(*args)`; a missing method, or an exception raised by the game's
+        code, fails with the history (the game's exception is chained as the cause)."""
+        fn = getattr(state, method, None)
+        if fn is None:
+            self.fail(node, state, f"the state ({type(state).__name__}) has no {method}() "
+                                   "method, which the protocol needs (see jaxsolve.protocol)")
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - re-raised as a GameError naming the history
+            self.fail(node, state, f"{method}({', '.join(map(repr, args))}) raised "
+                                   f"{type(e).__name__}: {e}", cause=e)
+
+    def child(self, node: int, state, action: int):
+        """The state after `action`: child(action), or clone() then apply_action(action)."""
+        if hasattr(state, "child"):
+            return self.call(node, state, "child", action)
+        if not (hasattr(state, "clone") and hasattr(state, "apply_action")):
+            self.fail(node, state, f"the state ({type(state).__name__}) needs child(action), "
+                                   "or clone() and apply_action(action), to make the state "
+                                   "after an action (jaxsolve.protocol.State supplies both)")
+        new = self.call(node, state, "clone")
+        self.call(node, new, "apply_action", action)
+        return new
 
     # ---------------------------------------------------------------- per node kind
-    def _check_actions(self, node, state, actions, what, bound=None):
-        if len(actions) == 0:
+    def _actions(self, node, state, raw: list, what: str, bound=None,
+                 must_be_sorted=True) -> list[int]:
+        """Checks raw action ids before any conversion (integers, >= 0, below `bound`,
+        distinct and, if `must_be_sorted`, sorted); returns them as ints, sorted."""
+        if len(raw) == 0:
             self.fail(node, state, f"{what} is empty at a non-terminal node")
-        for a in actions:
-            if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+        for a in raw:
+            if not _is_int(a):
                 self.fail(node, state, f"{what} contains {a!r}, which is not an integer")
             if a < 0:
                 self.fail(node, state, f"{what} contains the negative action {a}")
             if bound is not None and a >= bound:
                 self.fail(node, state, f"{what} contains action {a}, but the game declares "
                                        f"num_distinct_actions() = {bound}")
+        actions = [int(a) for a in raw]
+        if not must_be_sorted:
+            actions.sort()
         for a, b in zip(actions, actions[1:]):
             if a == b:
-                self.fail(node, state, f"{what} lists action {a} twice: {list(actions)}")
+                self.fail(node, state, f"{what} lists action {a} twice: {actions}")
             if b < a:
-                self.fail(node, state, f"{what} is not sorted: {list(actions)}")
-        if bound is None and what.startswith("chance"):
-            self.max_outcome = max(self.max_outcome, int(actions[-1]))
-        else:
-            self.max_action = max(self.max_action, int(actions[-1]))
+                self.fail(node, state, f"{what} is not sorted: {actions}")
+        return actions
 
     def decision(self, node, state, player, own_parent) -> list[int]:
         if not 0 <= player < self.num_players:
             self.fail(node, state, f"current_player() returned {player}, expected 0.."
                                    f"{self.num_players - 1}, CHANCE (-1) or TERMINAL (-4)")
-        legal = [int(a) for a in state.legal_actions()]
-        self._check_actions(node, state, legal, "legal_actions()", self.declared_actions)
+        value = self.call(node, state, "legal_actions")
+        raw = _as_list(value)
+        if raw is None:
+            self.fail(node, state, f"legal_actions() gave {value!r}; expected a list of "
+                                   "integer actions")
+        legal = self._actions(node, state, raw, "legal_actions()", self.declared_actions)
+        self.max_action = max(self.max_action, legal[-1])
         key = (self.key(state, player) if self.key is not None
-               else state.information_state_string(player))
+               else self.call(node, state, "information_state_string", player))
         if not isinstance(key, str):
             self.fail(node, state, f"information_state_string({player}) returned "
                                    f"{type(key).__name__}, expected str")
@@ -146,9 +259,10 @@ class _Walk:
             self.infoset_legal.append(tuple(legal))
             self.infoset_parent.append(own_parent)
             self.infoset_node.append(node)
-            to_str = getattr(state, "action_to_string", None)
+            named = hasattr(state, "action_to_string")
             self.action_names.append(
-                [str(to_str(player, a)) if to_str else str(a) for a in legal])
+                [str(self.call(node, state, "action_to_string", player, a)) if named
+                 else str(a) for a in legal])
         else:
             if self.infoset_player[info] != player:
                 self.fail(node, state, f"information state {key!r} belongs to player "
@@ -170,16 +284,22 @@ class _Walk:
         return legal
 
     def chance(self, node, state) -> list[int]:
-        outcomes = list(state.chance_outcomes())
-        actions = sorted(int(a) for a, _ in outcomes)
-        if len(set(actions)) != len(actions):
-            self.fail(node, state, f"chance_outcomes() lists an action twice: {outcomes}")
-        self._check_actions(node, state, actions, "chance_outcomes()")
-        probs = [float(p) for _, p in outcomes]
-        bad = [p for p in probs if not math.isfinite(p) or p < 0]
+        value = self.call(node, state, "chance_outcomes")
+        outcomes = _as_list(value)
+        if outcomes is None or not all(_is_pair(o) for o in outcomes):
+            self.fail(node, state, "chance_outcomes() must be a list of (action, "
+                                   f"probability) pairs, got {value!r}")
+        actions = self._actions(node, state, [a for a, _ in outcomes], "chance_outcomes()",
+                                must_be_sorted=False)
+        self.max_outcome = max(self.max_outcome, actions[-1])
+        probs = [p for _, p in outcomes]
+        odd = next((p for p in probs if not _is_number(p)), None)
+        if odd is not None:
+            self.fail(node, state, f"chance probability {odd!r} is not a number")
+        bad = [p for p in map(float, probs) if not math.isfinite(p) or p < 0]
         if bad:
             self.fail(node, state, f"chance probability {bad[0]} is negative or not finite")
-        total = sum(probs)
+        total = sum(map(float, probs))
         if abs(total - 1.0) > _PROB_TOLERANCE:
             self.fail(node, state, f"chance probabilities sum to {total:.9g}, not 1")
         self.index.append(len(self.chance_rows))
@@ -187,41 +307,63 @@ class _Walk:
         return actions
 
     def terminal(self, node, state) -> None:
-        values = list(state.returns())
+        value = self.call(node, state, "returns")
+        values = _as_list(value)
+        if values is None:
+            self.fail(node, state, f"returns() gave {value!r} at a terminal; expected "
+                                   f"{self.num_players} numbers (one per player)")
         if len(values) != self.num_players:
             self.fail(node, state, f"returns() has {len(values)} entries for "
                                    f"{self.num_players} players: {values}")
+        odd = next((v for v in values if not _is_number(v)), None)
+        if odd is not None:
+            self.fail(node, state, f"returns() contains {odd!r}, which is not a number")
         values = [float(v) for v in values]
         if not all(math.isfinite(v) for v in values):
             self.fail(node, state, f"returns() is not finite: {values}")
         self.index.append(len(self.returns))
         self.returns.append(values)
 
+    def current_player(self, node, state) -> int:
+        player = self.call(node, state, "current_player")
+        if not _is_int(player):
+            self.fail(node, state, f"current_player() returned {player!r}, expected an "
+                                   f"integer: a player 0..{self.num_players - 1}, CHANCE "
+                                   "(-1) or TERMINAL (-4)")
+        return int(player)
+
     # ---------------------------------------------------------------- the walk
     def run(self):
-        root = self.game.new_initial_state()
+        root = self.new_root()
+        probed = False
         no_seq = (-1, -1)
         level = [(root, -1, -1, (no_seq,) * self.num_players)]
         offsets = [0]
         while level:
+            depth = len(offsets) - 1
             start = len(self.player)
             nxt_start = start + len(level)
             if nxt_start > self.max_nodes:
-                self.too_big(len(offsets) - 1, nxt_start)
+                self.too_big(depth, nxt_start)
+            if not probed and nxt_start > _PROBE_AFTER_NODES:
+                probed = True
+                self.refuse_endless_first_line(root)
             nxt = []
             for state, parent, action, own in level:
                 node = len(self.player)
                 self.parent.append(parent)
                 self.parent_action.append(action)
-                player = int(state.current_player())
+                player = self.current_player(node, state)
                 self.player.append(player)
-                terminal = bool(state.is_terminal())
+                terminal = bool(self.call(node, state, "is_terminal"))
                 if terminal != (player == TERMINAL):
                     self.fail(node, state, f"is_terminal() is {terminal} but "
                                            f"current_player() is {player}")
                 if terminal:
                     self.terminal(node, state)
                     continue
+                if depth >= self.max_depth:
+                    self.fail(node, state, _endless(depth, self.max_depth))
                 if player == SIMULTANEOUS:
                     self.fail(node, state, "simultaneous-move node: load the game with "
                                            "jaxsolve.openspiel.from_pyspiel, which applies "
@@ -236,10 +378,23 @@ class _Walk:
                                  for a in actions]
                 for a, o in zip(actions, child_own):
                     self.edges.append((node, a, nxt_start + len(nxt)))
-                    nxt.append((_child(state, a), node, a, o))
+                    nxt.append((self.child(node, state, a), node, a, o))
             offsets.append(len(self.player))
             level = nxt
         return offsets
+
+    def refuse_endless_first_line(self, root):
+        endless = _endless_first_line(root, self.max_depth)
+        if endless is not None:
+            history, state = endless
+            raise _game_error(history, state, _endless(len(history), self.max_depth))
+
+    def new_root(self):
+        try:
+            return self.game.new_initial_state()
+        except Exception as e:  # noqa: BLE001 - re-raised as a GameError
+            raise GameError(f"the game's new_initial_state() raised {type(e).__name__}: "
+                            f"{e}") from e
 
     def too_big(self, depth: int, count: int):
         width = max(self.max_action + 1, 2)
@@ -249,10 +404,40 @@ class _Walk:
             f"the game has more than max_nodes={self.max_nodes:,} histories (reached "
             f"{count:,} at depth {depth}); at about {per_node} bytes per history the "
             f"tree needs more than {gib:.2f} GiB. Raise max_nodes if that fits, or "
-            f"choose smaller game parameters.")
+            f"choose smaller game parameters. (If the game should be far smaller, it "
+            f"may never end along some history: jaxsolve.check_game(game) finds one.)")
+
+
+def _endless(length: int, max_depth: int) -> str:
+    return (f"history of length {length} with no terminal state (max_depth={max_depth:,}): "
+            "the game may never end (does is_terminal() ever become true?); if its "
+            "histories really are this long, pass a larger max_depth")
+
+
+def _is_pair(outcome) -> bool:
+    return isinstance(outcome, (tuple, list, np.ndarray)) and len(outcome) == 2
+
+
+def _num_players(game) -> int:
+    try:
+        players = game.num_players()
+    except Exception as e:  # noqa: BLE001 - re-raised as a GameError
+        raise GameError(f"the game's num_players() raised {type(e).__name__}: {e}") from e
+    if not _is_int(players) or players < 1:
+        raise GameError(f"num_players() returned {players!r}, expected an integer >= 1")
+    return int(players)
+
+
+def _declared_actions(game) -> int | None:
+    declared = _declared(game, "num_distinct_actions")
+    if declared is not None and (not _is_int(declared) or declared < 1):
+        raise GameError(f"num_distinct_actions() returned {declared!r}, expected an "
+                        "integer >= 1 (or None: inferred from the walk)")
+    return declared
 
 
 def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
+                 max_depth: int = DEFAULT_MAX_DEPTH,
                  infoset_key: InfosetKey | None = None, name: str | None = None,
                  warn_imperfect_recall: bool = True) -> GameTree:
     """Walks `game` once and returns its GameTree.
@@ -261,6 +446,8 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
       game: a protocol game (see `jaxsolve.protocol`) or a `pyspiel.Game`.
       max_nodes: refuse trees with more histories than this (GameError with the
         estimated memory) instead of running out of memory mid-walk.
+      max_depth: refuse a history of this many actions that has not ended (a game
+        that may never end) instead of walking it until max_nodes.
       infoset_key: optional `fn(state, player) -> str` replacing
         `information_state_string`, to coalesce information states (abstraction).
       name: name recorded in the tree (defaults to the game's name).
@@ -272,11 +459,14 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     Raises:
       GameError: the game breaks the protocol; the message names the history.
     """
+    if isinstance(game, type):
+        raise GameError(f"got the class {game.__name__}; pass an instance: "
+                        f"{game.__name__}()")
     if not hasattr(game, "new_initial_state") or not hasattr(game, "num_players"):
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
     game = _turn_based_if_simultaneous(game)
-    walk = _Walk(game, infoset_key, max_nodes)
+    walk = _Walk(game, infoset_key, max_nodes, max_depth)
     offsets = walk.run()
     if not walk.infoset_player:
         raise GameError("the game has no decision node: there is nothing to solve")

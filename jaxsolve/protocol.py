@@ -42,6 +42,12 @@ INVALID = -3
 TERMINAL = -4
 
 
+def _missing(obj, method: str) -> NotImplementedError:
+    """The error of a base-class method that a subclass must override."""
+    return NotImplementedError(f"{type(obj).__name__} must implement {method} (see "
+                               "jaxsolve.protocol)")
+
+
 @runtime_checkable
 class GameState(Protocol):
     """Structural type of a state (see the module docstring for the contracts)."""
@@ -76,22 +82,22 @@ class State:
     """
 
     def current_player(self) -> int:
-        raise NotImplementedError
+        raise _missing(self, "current_player()")
 
     def legal_actions(self, player: int | None = None) -> list[int]:
-        raise NotImplementedError
+        raise _missing(self, "legal_actions()")
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        raise NotImplementedError
+        raise _missing(self, "chance_outcomes()")
 
     def _apply_action(self, action: int) -> None:
-        raise NotImplementedError
+        raise _missing(self, "_apply_action(action)")
 
     def returns(self) -> list[float]:
-        raise NotImplementedError
+        raise _missing(self, "returns()")
 
     def information_state_string(self, player: int) -> str:
-        raise NotImplementedError
+        raise _missing(self, "information_state_string(player)")
 
     def apply_action(self, action: int) -> None:
         self._apply_action(action)
@@ -141,4 +147,4 @@ class Game:
         return None if self.utility_range is None else self.utility_range[1]
 
     def new_initial_state(self) -> State:
-        raise NotImplementedError
+        raise _missing(self, "new_initial_state()")

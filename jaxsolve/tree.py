@@ -35,6 +35,7 @@ import jax
 import numpy as np
 
 from jaxsolve.errors import GameError
+from jaxsolve.protocol import CHANCE, TERMINAL
 
 _FORMAT_VERSION = 1
 
@@ -186,33 +187,138 @@ class GameTree:
 
     @staticmethod
     def load(path: str | Path) -> "GameTree":
-        """Reads a tree written by `save`; raises GameError naming what is wrong."""
+        """Reads a tree written by `save`; raises GameError naming the file and what is
+        wrong with it (see `validate_shapes` and `validate_values`)."""
         path = Path(path)
-        if not path.exists():
-            raise GameError(f"{path}: no such file")
-        try:
-            data = np.load(path, allow_pickle=False)
-        except Exception as e:  # zip or format errors from numpy
-            raise GameError(f"{path}: not a jaxsolve .npz file ({e})") from None
-        with data:
-            if "__meta__" not in data:
-                raise GameError(f"{path}: not a jaxsolve GameTree (no __meta__ record)")
-            meta = json.loads(str(data["__meta__"]))
-            if meta.get("format_version") != _FORMAT_VERSION:
-                raise GameError(f"{path}: format version {meta.get('format_version')}, "
-                                f"this jaxsolve reads {_FORMAT_VERSION}")
-            missing = [f for f in _ARRAY_FIELDS if f not in data]
-            if missing:
-                raise GameError(f"{path}: missing arrays {', '.join(missing)}")
-            arrays = {f: data[f] for f in _ARRAY_FIELDS}
-        sz = meta["sizes"]
-        sz["level_offsets"] = tuple(sz["level_offsets"])
-        sz["perfect_recall"] = tuple(sz["perfect_recall"])
-        sizes = TreeSizes(**sz)
-        names = TreeNames.make(meta["game"], meta["infosets"], meta["actions"])
-        tree = GameTree(**arrays, sizes=sizes, names=names)
+        meta, arrays = _read_tree_file(path)
+        tree = GameTree(**arrays, sizes=_sizes_from(meta, path), names=_names_from(meta, path))
         validate_shapes(tree, where=str(path))
+        validate_values(tree, where=str(path))
         return tree
+
+
+# ---------------------------------------------------------------------- reading files
+_NPZ_MAGIC = b"PK\x03\x04"  # an .npz file is a zip archive, which starts with these bytes
+_META_KEYS = ("format_version", "sizes", "game", "infosets", "actions")
+
+
+def open_npz(path: Path, error: type[Exception]):
+    """`np.load(path)` of an existing file, else `error` naming the file. The zip magic
+    is checked first: np.load takes any other file for a pickle, and its error then
+    talks about pickled data."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(len(_NPZ_MAGIC))
+    except OSError as e:
+        raise error(f"{path}: cannot be read ({e.strerror})") from None
+    if magic != _NPZ_MAGIC:
+        raise error(f"{path}: not an .npz file")
+    try:
+        return np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 - a damaged archive: numpy's or zipfile's error
+        raise error(f"{path}: not a readable .npz file ({e})") from None
+
+
+def _member(data, name: str, path: Path) -> np.ndarray:
+    try:
+        return data[name]
+    except Exception as e:  # noqa: BLE001 - object arrays (pickles), damaged members
+        raise GameError(f"{path}: array {name!r} cannot be read ({e})") from None
+
+
+def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The metadata and the arrays of a saved tree."""
+    if not path.is_file():
+        raise GameError(f"{path}: no such file")
+    with open_npz(path, GameError) as data:
+        if "__meta__" not in data.files:
+            raise GameError(f"{path}: not a jaxsolve GameTree (no __meta__ record)")
+        meta = _parse_meta(_member(data, "__meta__", path), path)
+        _refuse_checkpoint(data.files, meta, path)
+        if meta.get("format_version") != _FORMAT_VERSION:
+            raise GameError(f"{path}: format version {meta.get('format_version')}, "
+                            f"this jaxsolve reads {_FORMAT_VERSION}")
+        missing = [k for k in _META_KEYS if k not in meta]
+        if missing:
+            raise GameError(f"{path}: the metadata lacks {', '.join(missing)}")
+        missing = [f for f in _ARRAY_FIELDS if f not in data.files]
+        if missing:
+            raise GameError(f"{path}: missing arrays {', '.join(missing)}")
+        return meta, {f: _member(data, f, path) for f in _ARRAY_FIELDS}
+
+
+def _parse_meta(record: np.ndarray, path: Path) -> dict:
+    try:
+        meta = json.loads(str(record))
+    except json.JSONDecodeError as e:
+        raise GameError(f"{path}: its metadata (__meta__) is not JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise GameError(f"{path}: its metadata (__meta__) is not a JSON object")
+    return meta
+
+
+def _refuse_checkpoint(files: list[str], meta: dict, path: Path) -> None:
+    """A solver checkpoint is an .npz with a __meta__ record too; say what it is."""
+    # Imported here: jaxsolve.checkpoint imports the solvers, which import this module.
+    from jaxsolve.checkpoint import is_checkpoint  # noqa: PLC0415
+
+    if not is_checkpoint(files):
+        return
+    words = ["jaxsolve", "solve", str(meta.get("game", "GAME")),
+             "--algo", str(meta.get("algo", "ALGO"))]
+    params = meta.get("params")
+    for key, value in (params.items() if isinstance(params, dict) else ()):
+        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+    words += [w for key in ("batch", "seed") if key in meta for w in (f"--{key}", str(meta[key]))]
+    words += ["--out", str(path.parent), "--resume"]
+    raise GameError(f"{path}: this is a solver checkpoint, not a saved tree; resume its "
+                    f"run with: {' '.join(words)}")
+
+
+def _is_count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+# TreeSizes field -> (test of its JSON value, what it must be)
+_SIZE_RULES = {
+    **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)},
+    "num_players": (lambda v: _is_count(v) and v >= 1, "an integer >= 1"),
+    "level_offsets": (lambda v: isinstance(v, list) and all(map(_is_count, v)),
+                      "a list of integers >= 0"),
+    "perfect_recall": (lambda v: isinstance(v, list) and all(isinstance(b, bool) for b in v),
+                       "a list of booleans"),
+    "utility_sum": (lambda v: v is None or (isinstance(v, (int, float))
+                                            and not isinstance(v, bool)), "a number or null"),
+}
+
+
+def _sizes_from(meta: dict, path: Path) -> TreeSizes:
+    sizes = meta["sizes"]
+    if not isinstance(sizes, dict):
+        raise GameError(f"{path}: metadata 'sizes' is {type(sizes).__name__}, expected an object")
+    unknown = [k for k in sizes if k not in _SIZE_RULES]
+    missing = [k for k in _SIZE_RULES if k not in sizes]
+    if unknown or missing:
+        raise GameError(f"{path}: metadata 'sizes' " + "; ".join(
+            [f"has unknown field(s) {', '.join(unknown)}"] * bool(unknown)
+            + [f"lacks field(s) {', '.join(missing)}"] * bool(missing)))
+    for key, (ok, expected) in _SIZE_RULES.items():
+        if not ok(sizes[key]):
+            raise GameError(f"{path}: metadata sizes.{key} is {sizes[key]!r}, expected {expected}")
+    return TreeSizes(**{**sizes, "level_offsets": tuple(sizes["level_offsets"]),
+                        "perfect_recall": tuple(sizes["perfect_recall"])})
+
+
+def _names_from(meta: dict, path: Path) -> TreeNames:
+    game, infosets, actions = meta["game"], meta["infosets"], meta["actions"]
+    if not isinstance(game, str):
+        raise GameError(f"{path}: metadata 'game' is {game!r}, expected a string")
+    if not (isinstance(infosets, list) and all(isinstance(s, str) for s in infosets)):
+        raise GameError(f"{path}: metadata 'infosets' is not a list of strings")
+    if not (isinstance(actions, list) and all(
+            isinstance(row, list) and all(isinstance(s, str) for s in row) for row in actions)):
+        raise GameError(f"{path}: metadata 'actions' is not a list of lists of strings")
+    return TreeNames.make(game, infosets, actions)
 
 
 def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
@@ -236,6 +342,129 @@ def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
             raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
     if len(tree.names.infosets) != i:
         raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {i} infosets")
+
+
+# ---------------------------------------------------------------------- values
+_BOOL_FIELDS = ("legal",)
+_NUMBER_FIELDS = ("chance_probs", "utilities")  # the other fields hold indices
+_PROB_SUM_TOLERANCE = 1e-4  # float32 trees (the builders') sum a row to 1 within ~1e-6
+
+
+def validate_values(tree: GameTree, where: str = "GameTree") -> None:
+    """Checks what `validate_shapes` cannot: dtypes, every index within its range (the
+    padding sentinels included), finite utilities, chance rows that are
+    distributions, a legal action at every infoset and consistent level offsets.
+    Raises GameError naming `where` and the field. Eager NumPy, for trees read from
+    files (`GameTree.load`); leading batch axes (`stack`, `sweep`) are allowed."""
+    arrays = {f: np.asarray(getattr(tree, f)) for f in _ARRAY_FIELDS}
+    _check_dtypes(arrays, where)
+    _check_level_offsets(tree.sizes, where)
+    for field, (lo, hi, meaning) in _index_ranges(tree.sizes).items():
+        _check_range(arrays[field], field, lo, hi, meaning, where)
+    _check_node_index(arrays["node_player"], arrays["node_index"], tree.sizes, where)
+    _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
+    empty = ~arrays["legal"].any(axis=-1)
+    if empty.any():
+        at = _first(empty)
+        raise GameError(f"{where}: infoset {at[-1]} ({tree.names.infosets[at[-1]]!r}) has no "
+                        f"legal action: row {at} of 'legal' is all False")
+
+
+def _first(mask: np.ndarray) -> list[int]:
+    return np.argwhere(mask)[0].tolist()
+
+
+def _check_dtypes(arrays: dict[str, np.ndarray], where: str) -> None:
+    for field, a in arrays.items():
+        if field in _BOOL_FIELDS:
+            ok, expected = a.dtype == np.bool_, "bool"
+        elif field in _NUMBER_FIELDS:
+            ok = np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
+            expected = "real numbers (float)"
+        else:
+            ok, expected = np.issubdtype(a.dtype, np.integer), "integers (indices)"
+        if not ok:
+            raise GameError(f"{where}: array {field!r} has dtype {a.dtype}, expected {expected}")
+
+
+def _check_level_offsets(s: TreeSizes, where: str) -> None:
+    offsets = np.asarray(s.level_offsets)
+    if (len(offsets) < 2 or offsets[0] != 0 or offsets[-1] != s.num_nodes
+            or np.any(np.diff(offsets) < 0)):
+        raise GameError(f"{where}: sizes.level_offsets must rise from 0 to num_nodes="
+                        f"{s.num_nodes}, got {list(s.level_offsets)[:8]}"
+                        f"{'...' if len(offsets) > 8 else ''}")
+    if len(s.perfect_recall) != s.num_players:
+        raise GameError(f"{where}: sizes.perfect_recall has {len(s.perfect_recall)} entries "
+                        f"for {s.num_players} players")
+
+
+def _index_ranges(s: TreeSizes) -> dict[str, tuple[int, int, str]]:
+    """field -> (lowest, highest + 1, what its entries are), for the index arrays but
+    node_player and node_index (whose range depends on the node's kind)."""
+    empty, no_outcome = s.empty_sequence, s.num_chance * s.num_chance_outcomes
+    sequence = (0, empty + 1, f"sequence ids, {empty} for the empty sequence")
+    return {
+        "children": (-1, s.num_nodes, "node ids, -1 where there is no child"),
+        "parent": (-1, s.num_nodes, "node ids, -1 at the root"),
+        "parent_action": (-1, max(s.num_actions, s.num_chance_outcomes),
+                          "actions, -1 at the root"),
+        "infoset_player": (0, s.num_players, "players"),
+        "infoset_parent": sequence,
+        "infoset_ancestors": sequence,
+        "infoset_depth": (0, s.max_infoset_depth + 1, "numbers of earlier own decisions"),
+        "terminal_node": (0, s.num_nodes, "node ids"),
+        "terminal_sequences": sequence,
+        "terminal_last": sequence,
+        "terminal_chance": (0, no_outcome + 1, f"chance outcome ids, {no_outcome} as padding"),
+    }
+
+
+def _check_range(a: np.ndarray, field: str, lo: int, hi: int, meaning: str, where: str):
+    if a.size == 0 or (a.min() >= lo and a.max() < hi):  # no temporaries on big trees
+        return
+    at = _first((a < lo) | (a >= hi))
+    raise GameError(f"{where}: array {field!r} holds {a[tuple(at)]} at {at}, outside "
+                    f"[{lo}, {hi - 1}] ({meaning})")
+
+
+def _check_node_index(player: np.ndarray, index: np.ndarray, s: TreeSizes, where: str):
+    decision = (player >= 0) & (player < s.num_players)
+    kinds = decision | (player == CHANCE) | (player == TERMINAL)
+    if not kinds.all():
+        at = _first(~kinds)
+        raise GameError(f"{where}: array 'node_player' holds {player[tuple(at)]} at {at}; "
+                        f"expected a player 0..{s.num_players - 1}, CHANCE ({CHANCE}) or "
+                        f"TERMINAL ({TERMINAL})")
+    player, index = np.broadcast_arrays(player, index)  # one of them may be batched
+    for kind, mask, count, rows in (
+            ("decision", decision, s.num_infosets, "an infoset id"),
+            ("chance", player == CHANCE, s.num_chance, "a row of chance_probs"),
+            ("terminal", player == TERMINAL, s.num_terminals, "a row of utilities")):
+        bad = np.broadcast_to(mask, index.shape) & ((index < 0) | (index >= count))
+        if bad.any():
+            at = _first(bad)
+            raise GameError(f"{where}: array 'node_index' holds {index[tuple(at)]} at {at}, "
+                            f"a {kind} node; expected {rows} in [0, {count - 1}]")
+
+
+def _check_numbers(utilities: np.ndarray, chance_probs: np.ndarray, where: str) -> None:
+    for field, a in (("utilities", utilities), ("chance_probs", chance_probs)):
+        if not np.isfinite(a).all():
+            at = _first(~np.isfinite(a))
+            raise GameError(f"{where}: array {field!r} holds {a[tuple(at)]} at {at}; "
+                            "expected finite numbers")
+    outside = (chance_probs < 0) | (chance_probs > 1)
+    if outside.any():
+        at = _first(outside)
+        raise GameError(f"{where}: array 'chance_probs' holds {chance_probs[tuple(at)]} at "
+                        f"{at}, outside [0, 1] (probabilities)")
+    sums = chance_probs.sum(axis=-1)
+    off = np.abs(sums - 1.0) > _PROB_SUM_TOLERANCE
+    if off.any():
+        at = _first(off)
+        raise GameError(f"{where}: row {at} of 'chance_probs' sums to {sums[tuple(at)]:.9g}, "
+                        "not 1")
 
 
 jax.tree_util.register_dataclass(

@@ -7,7 +7,9 @@ import warnings
 import pytest
 
 import jaxsolve
+from games.kuhn_poker import KuhnPoker
 from jaxsolve import GameError, compile_game
+from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 from toy_games import SpecGame, chance, decision, leaf
 
 
@@ -102,3 +104,162 @@ def test_imperfect_recall_is_reported_and_allowed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert compile_game(SpecGame(decision(0, "a", leaf(0, 0), leaf(1, -1)))).sizes.perfect_recall == (True, True)
+
+
+# ---------------------------------------------------------------- protocol violations
+class Line(State):
+    """One player moves along a line with one action; `ends_at` moves end the game
+    (None: never). Variants below override one method to break the protocol."""
+
+    ends_at: int | None = 1
+
+    def __init__(self):
+        self.n = 0
+
+    def current_player(self):
+        return TERMINAL if self.n == self.ends_at else self.n % 2
+
+    def legal_actions(self, player=None):
+        return [0]
+
+    def _apply_action(self, action):
+        self.n += 1
+
+    def returns(self):
+        return [0.0, 0.0]
+
+    def information_state_string(self, player):
+        return f"{player}:{self.n}"
+
+
+def game_of(state_class) -> Game:
+    class OneGame(Game):
+        def new_initial_state(self):
+            return state_class()
+    return OneGame()
+
+
+def variant(**methods) -> Game:
+    return game_of(type("Variant", (Line,), methods))
+
+
+def test_a_game_that_never_ends_is_refused_at_max_depth():
+    never = variant(ends_at=None)  # the audit's example: one action, forever
+    with pytest.raises(GameError, match=r"history \[0, 0, .*\.\.\.\] \(10000 actions\).*"
+                       r"history of length 10000 with no terminal state.*never end"):
+        compile_game(never)
+    # Cycling back to an earlier state with two actions: found along the first actions
+    # once the walk has grown, instead of filling max_nodes level by level.
+    cycling = variant(ends_at=None, legal_actions=lambda self, player=None: [0, 1],
+                      _apply_action=lambda self, action: setattr(self, "n", 1 - self.n))
+    with pytest.raises(GameError, match="history of length 10000 with no terminal"):
+        compile_game(cycling)
+
+
+def test_an_endless_branch_is_refused_by_the_walk():
+    # Action 0 ends the game, action 1 goes on forever: the first actions end at
+    # once, and the breadth-first walk reaches the limit along [1, 1, ...].
+    class Branch(Line):
+        def current_player(self):
+            return TERMINAL if self.n < 0 else self.n % 2
+
+        def legal_actions(self, player=None):
+            return [0, 1]
+
+        def _apply_action(self, action):
+            self.n = -1 if action == 0 else self.n + 1
+    with pytest.raises(GameError, match=r"history \[1, 1, 1, 1, 1\] .*history of length 5 "
+                       r"with no terminal state \(max_depth=5\)"):
+        compile_game(game_of(Branch), max_depth=5)
+    deep = SpecGame(decision(0, "a", decision(1, "b", leaf(0, 0), leaf(1, -1)), leaf(0, 0)))
+    assert compile_game(deep, max_depth=2).sizes.num_nodes == 5  # length 2 may end
+
+
+@pytest.mark.parametrize("methods, says", [
+    ({"legal_actions": lambda self, player=None: ["call", "fold"]},
+     r"history \[\] .*legal_actions\(\) contains 'call', which is not an integer"),
+    ({"legal_actions": lambda self, player=None: [0.0, 1.5]},
+     r"legal_actions\(\) contains 0\.0, which is not an integer"),
+    ({"legal_actions": lambda self, player=None: [True]},
+     r"legal_actions\(\) contains True, which is not an integer"),
+    ({"legal_actions": lambda self, player=None: None},
+     r"legal_actions\(\) gave None; expected a list of integer actions"),
+    ({"current_player": lambda self: CHANCE, "chance_outcomes": lambda self: {0: .5, 1: .5}},
+     r"chance_outcomes\(\) must be a list of \(action, probability\) pairs, got "
+     r"\{0: 0\.5, 1: 0\.5\}"),
+    ({"current_player": lambda self: CHANCE, "chance_outcomes": lambda self: [.5, .5]},
+     r"pairs, got \[0\.5, 0\.5\]"),
+    ({"current_player": lambda self: CHANCE if self.n == 0 else TERMINAL,
+      "chance_outcomes": lambda self: [(0, "1")]},
+     r"chance probability '1' is not a number"),
+    ({"returns": lambda self: None},
+     r"history \[0\] .*returns\(\) gave None at a terminal; expected 2 numbers \(one per "
+     r"player\)"),
+    ({"returns": lambda self: 1.0}, r"returns\(\) gave 1\.0 at a terminal"),
+    ({"returns": lambda self: ["1", 0]}, r"returns\(\) contains '1', which is not a number"),
+    ({"current_player": lambda self: None},
+     r"history \[\] .*current_player\(\) returned None, expected an integer"),
+    ({"_apply_action": lambda self, action: [][1]},
+     r"history \[\] .*child\(0\) raised IndexError: list index out of range"),
+])
+def test_protocol_violations_name_the_history(methods, says):
+    with pytest.raises(GameError, match=says):
+        compile_game(variant(**methods))
+
+
+def test_methods_left_to_implement_are_named():
+    class NoReturns(State):
+        def current_player(self):
+            return TERMINAL
+
+    with pytest.raises(GameError, match=r"history \[\] .*returns\(\) raised "
+                       r"NotImplementedError: NoReturns must implement returns\(\)"):
+        compile_game(game_of(NoReturns))
+    with pytest.raises(GameError, match=r"must implement new_initial_state\(\)"):
+        compile_game(Game())
+
+
+def test_a_state_that_cannot_make_children_is_named():
+    class NoClone:  # duck-typed, with apply_action but neither child nor clone
+        def current_player(self):
+            return 0
+
+        def is_terminal(self):
+            return False
+
+        def legal_actions(self):
+            return [0]
+
+        def apply_action(self, action):
+            pass
+
+        def information_state_string(self, player):
+            return ""
+
+    with pytest.raises(GameError, match=r"history \[\] .*the state \(NoClone\) needs "
+                       r"child\(action\), or clone\(\) and apply_action\(action\)"):
+        compile_game(game_of(NoClone))
+
+
+@pytest.mark.parametrize("players, says", [
+    (0, r"num_players\(\) returned 0, expected an integer >= 1"),
+    (2.0, r"num_players\(\) returned 2\.0, expected an integer >= 1"),
+])
+def test_num_players_must_be_a_positive_integer(players, says):
+    game = variant()
+    game.players = players
+    with pytest.raises(GameError, match=says):
+        compile_game(game)
+
+
+def test_one_player_games_compile():
+    game = variant()
+    game.players = 1
+    game.new_initial_state = lambda: type("Solo", (Line,), {"returns": lambda s: [1.0]})()
+    assert compile_game(game).sizes.num_players == 1
+
+
+def test_a_game_class_instead_of_an_instance():
+    with pytest.raises(GameError, match=r"got the class KuhnPoker; pass an instance: "
+                       r"KuhnPoker\(\)"):
+        compile_game(KuhnPoker)

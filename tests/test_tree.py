@@ -1,11 +1,17 @@
 """GameTree structure and persistence."""
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import games
 import jaxsolve
 from conftest import RUN, builtin_tree
-from jaxsolve import GameError, GameTree
+from jaxsolve import GameError, GameTree, cli
+from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 
 def test_levels_are_contiguous_and_children_point_one_level_down():
@@ -50,7 +56,7 @@ def test_load_errors_name_the_file_and_problem(tmp_path):
     with pytest.raises(GameError, match="no such file"):
         GameTree.load(tmp_path / "missing.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(GameError, match="junk.npz: not a jaxsolve"):
+    with pytest.raises(GameError, match="junk.npz: not an .npz file"):
         GameTree.load(tmp_path / "junk.npz")
     np.savez(tmp_path / "other.npz", x=np.zeros(3))
     with pytest.raises(GameError, match="no __meta__"):
@@ -71,3 +77,120 @@ def test_tree_is_a_pytree_with_static_sizes():
     assert len(leaves) == 16
     again = jax.tree_util.tree_unflatten(treedef, leaves)
     assert again.sizes == tree.sizes and again.names.infosets == tree.names.infosets
+
+
+# ---------------------------------------------------------------- saved files, checked
+def _saved_kuhn(tmp_path) -> tuple[dict, dict]:
+    """Kuhn poker's saved arrays and metadata, to tamper with."""
+    data = dict(np.load(builtin_tree("kuhn_poker").save(tmp_path / "kuhn.npz")))
+    return data, json.loads(str(data.pop("__meta__")))
+
+
+def _write(tmp_path, data, meta) -> Path:
+    path = tmp_path / "tampered.npz"
+    np.savez(path, __meta__=np.array(meta if isinstance(meta, str) else json.dumps(meta)),
+             **data)
+    return path
+
+
+def test_every_builtin_tree_round_trips_through_the_checks(tmp_path):
+    from jaxsolve.builders import battleship, goofspiel, liars_dice
+    trees = [builtin_tree(name) for name in games.names()]
+    trees += [goofspiel(3), liars_dice((1, 1), 3), battleship(2, 2, (1,), num_shots=2)]
+    kuhn = builtin_tree("kuhn_poker")
+    trees += [jaxsolve.stack([kuhn, kuhn.replace(utilities=2 * np.asarray(kuhn.utilities))]),
+              jaxsolve.sweep(kuhn, utilities=np.stack([np.asarray(kuhn.utilities)] * 3))[0]]
+    for k, tree in enumerate(trees):
+        loaded = GameTree.load(tree.save(tmp_path / f"{k}.npz"))  # validate_values inside
+        assert loaded.sizes == tree.sizes and loaded.names == tree.names, tree.names.game
+        assert np.array_equal(loaded.terminal_sequences, tree.terminal_sequences)
+
+
+def test_files_that_are_not_npz_archives(tmp_path):
+    notes = tmp_path / "strategy.json"
+    notes.write_text('{"game": "kuhn_poker"}')
+    with pytest.raises(GameError, match=r"strategy\.json: not an \.npz file$"):
+        GameTree.load(notes)
+    with pytest.raises(CheckpointError, match=r"strategy\.json: not an \.npz file$"):
+        load_checkpoint(notes)
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda meta: "{not json", r"tampered\.npz: its metadata \(__meta__\) is not JSON"),
+    (lambda meta: [1, 2], r"tampered\.npz: its metadata \(__meta__\) is not a JSON object"),
+    (lambda meta: {k: v for k, v in meta.items() if k != "sizes"},
+     r"tampered\.npz: the metadata lacks sizes"),
+    (lambda meta: {**meta, "sizes": {**meta["sizes"], "colour": 1}},
+     r"tampered\.npz: metadata 'sizes' has unknown field\(s\) colour"),
+    (lambda meta: {**meta, "sizes": {**meta["sizes"], "num_nodes": "58"}},
+     r"tampered\.npz: metadata sizes\.num_nodes is '58', expected an integer >= 0"),
+    (lambda meta: {**meta, "infosets": [1] * len(meta["infosets"])},
+     r"tampered\.npz: metadata 'infosets' is not a list of strings"),
+])
+def test_bad_metadata_names_the_file_and_problem(tmp_path, change, says):
+    data, meta = _saved_kuhn(tmp_path)
+    with pytest.raises(GameError, match=says):
+        GameTree.load(_write(tmp_path, data, change(meta)))
+
+
+def _set(field, index, value, dtype=None):
+    def change(data):
+        a = data[field].astype(dtype or data[field].dtype)
+        a[index] = value
+        data[field] = a
+    return change
+
+
+@pytest.mark.parametrize("change, says", [
+    (_set("utilities", (3, 0), np.nan),
+     r"array 'utilities' holds nan at \[3, 0\]; expected finite numbers"),
+    (_set("children", (0, 1), 58),
+     r"array 'children' holds 58 at \[0, 1\], outside \[-1, 57\] \(node ids"),
+    (_set("terminal_sequences", (1, 2, 0), -1),
+     r"array 'terminal_sequences' holds -1 at \[1, 2, 0\], outside \[0, 24\]"),
+    (_set("terminal_chance", (0, 0), 99), r"array 'terminal_chance' holds 99"),
+    (_set("legal", (4, slice(None)), False),
+     r"infoset 4 \('.*'\) has no legal action: row \[4\] of 'legal' is all False"),
+    (_set("node_player", 0, 0.5, np.float64),
+     r"array 'node_player' has dtype float64, expected integers"),
+    (_set("terminal_sequences", (0, 0, 0), 0.5, np.float32),
+     r"array 'terminal_sequences' has dtype float32, expected integers"),
+    (_set("legal", (0, 0), 1, np.int8), r"array 'legal' has dtype int8, expected bool"),
+    (_set("node_player", 5, -2),
+     r"array 'node_player' holds -2 at \[5\]; expected a player 0..1, CHANCE"),
+    (_set("node_index", 0, 4),  # the root deals a card: a chance node, of 4
+     r"array 'node_index' holds 4 at \[0\], a chance node; expected a row of "
+     r"chance_probs in \[0, 3\]"),
+    (_set("chance_probs", (0, 0), 0.5), r"row \[0\] of 'chance_probs' sums to 1\.1666"),
+    (_set("chance_probs", (0, 0), -0.5), r"array 'chance_probs' holds -0\.5 at \[0, 0\], outside"),
+])
+def test_bad_arrays_name_the_file_and_field(tmp_path, change, says):
+    data, meta = _saved_kuhn(tmp_path)
+    change(data)
+    with pytest.raises(GameError, match=r"tampered\.npz: " + says):
+        GameTree.load(_write(tmp_path, data, meta))
+
+
+def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, capsys):
+    tree = builtin_tree("kuhn_poker")
+    state = jaxsolve.cfr_plus().init(tree)
+    ckpt = save_checkpoint(tmp_path / "run" / "checkpoint.npz", state,
+                           {"game": "kuhn_poker", "params": {"players": 2}, "algo": "dcfr"})
+    says = (r"checkpoint\.npz: this is a solver checkpoint, not a saved tree; resume its run "
+            r"with: jaxsolve solve kuhn_poker --algo dcfr --param players=2 --out .*run "
+            r"--resume")
+    with pytest.raises(GameError, match=says):
+        GameTree.load(ckpt)
+    assert cli.main(["solve", str(ckpt)]) == cli.EXIT_USAGE
+    assert re.search(says, capsys.readouterr().err)
+    with pytest.raises(CheckpointError, match="a saved game tree .*, not a solver checkpoint"):
+        load_checkpoint(tree.save(tmp_path / "tree.npz"))
+
+
+def test_check_refuses_a_saved_tree_with_its_reason(tmp_path, capsys):
+    path = builtin_tree("kuhn_poker").save(tmp_path / "kuhn.npz")
+    assert cli.main(["check", str(path)]) == cli.EXIT_USAGE
+    assert "check takes a game (a built-in name or openspiel:NAME), not a saved tree" in (
+        capsys.readouterr().err)
+    assert cli.main(["check", "no_such_game"]) == cli.EXIT_USAGE
+    assert "FILE.npz" not in capsys.readouterr().err  # check never took one
