@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
+import operator
 from typing import Optional, Tuple
 
 import jax
@@ -49,9 +51,46 @@ DX = (0, 1, 1, 1, 0, -1, -1, -1, 0)
 DY = (-1, -1, 0, 1, 1, 1, 0, -1, 0)
 
 
+def _integer(value) -> int:
+    """An int or NumPy integer as an int; TypeError for floats, strings and bools."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a bool is not an integer")
+    return operator.index(value)
+
+
+def _real(value) -> float:
+    """An int, float or NumPy real (not a bool or a string) as a float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("not a real number")
+    return float(value)
+
+
+def _flag(value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError("not a bool")
+    return bool(value)
+
+
+def _optional_cell(value):
+    """None, or an (x, y) pair of integers as a tuple: a list or an array is converted,
+    since Params must stay hashable to be a static jit argument."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or len(value) != 2:
+        raise TypeError("not an (x, y) pair")
+    return tuple(_integer(v) for v in value)
+
+
+def _optional_integer(value):
+    return None if value is None else _integer(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class Params:
-    """Static game parameters (hashable: use as a static jit argument)."""
+    """Static game parameters (hashable: use as a static jit argument). Each field is
+    checked for its type and range when built, and stored in canonical form (NumPy
+    integers as ints, a list `evader_start` as a tuple), so that bad parameters fail
+    here, by name, rather than inside a jitted step or the exact solver."""
 
     grid_size: int = 5
     max_turns: int = 20  # number of defender moves; the game has 2*max_turns plies
@@ -65,19 +104,43 @@ class Params:
     obs_detections: bool = False  # append detection-count features
 
     def __post_init__(self):
-        if self.grid_size < 3 or self.grid_size % 2 == 0:
-            raise ValueError(f"grid_size must be odd and >= 3, got {self.grid_size}")
-        if self.max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
-        if self.sensor not in ("ray", "wedge"):
-            raise ValueError(f"sensor must be 'ray' or 'wedge', got {self.sensor!r}")
-        if not 0 <= self.turn_rate <= 4:
-            raise ValueError(f"turn_rate must be in 0..4, got {self.turn_rate}")
-        if self.goal_row is not None and not 0 <= self.goal_row < self.grid_size:
-            raise ValueError(f"goal_row must be in 0..grid_size-1, got {self.goal_row}")
-        x, y = self.start
-        if not (0 <= x < self.grid_size and 0 <= y < self.grid_size):
-            raise ValueError(f"evader_start {self.evader_start} is off the grid")
+        g = self._field("grid_size", _integer, lambda v: v >= 3 and v % 2 == 1,
+                        "must be an odd integer >= 3")
+        self._field("max_turns", _integer, lambda v: v >= 1, "must be an integer >= 1")
+        # The defender wins if the detection rate, in [0, 1], exceeds the threshold.
+        # 0 is a real game (a single detection wins it); at 1 or above the rate never
+        # exceeds it and the sensor plays no part, below 0 every game is the
+        # defender's (max_detections < 0). NaN fails the comparison too.
+        self._field("threshold", _real, lambda v: 0 <= v < 1, "must lie in [0, 1)")
+        self._field("sensor", lambda v: v, lambda v: v in ("ray", "wedge"),
+                    "must be 'ray' or 'wedge'")
+        # Below 1 the ray sees no cell at all (the wedge ignores the range).
+        self._field("sensor_range", _integer, lambda v: v >= 1, "must be an integer >= 1")
+        self._field("evader_start", _optional_cell,
+                    lambda v: v is None or all(0 <= c < g for c in v),
+                    f"must be None or an (x, y) pair of integers on the {g}x{g} grid")
+        self._field("allow_stay", _flag, lambda v: True, "must be True or False")
+        self._field("goal_row", _optional_integer, lambda v: v is None or 0 <= v < g,
+                    f"must be None or a row in 0..{g - 1}")
+        # The largest turn between two directions of 8 is 4 eighths (180 degrees), so
+        # 4 allows any direction and 0 holds the sensor still; fractions would round.
+        self._field("turn_rate", _integer, lambda v: 0 <= v <= 4,
+                    "must be an integer in 0..4 (eighths of a turn per move; 4 = any)")
+        self._field("obs_detections", _flag, lambda v: True, "must be True or False")
+
+    def _field(self, name: str, canonical, ok, rule: str):
+        """Checks one field - its type by `canonical`, which converts it or raises
+        TypeError, then its range by `ok` - stores the canonical value and returns it."""
+        value = getattr(self, name)
+        try:
+            converted = canonical(value)
+            good = ok(converted)
+        except (TypeError, ValueError):
+            good = False
+        if not good:
+            raise ValueError(f"Params: {name} {rule}, got {value!r}")
+        object.__setattr__(self, name, converted)
+        return converted
 
     @property
     def start(self) -> Tuple[int, int]:

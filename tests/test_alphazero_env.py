@@ -1,6 +1,8 @@
 """Pursuit-evasion rules (games/pursuit_evasion.py) against hand-worked positions and
 an independent plain-Python statement of the rules."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -226,3 +228,43 @@ def test_exploring_start_turns_are_uniform():
         jax.random.split(jax.random.key(4), 6000))
     counts = np.bincount(np.asarray(turns), minlength=params.max_turns)
     assert counts.shape == (6,) and np.all(np.abs(counts - 1000) < 150)  # ~5 sigma
+
+
+# ------------------------------------------------------------ parameters checked when built
+@pytest.mark.parametrize("fields, message", [
+    # The detection rate lies in [0, 1]: below 0 every game is the defender's (the
+    # evader may be seen -10 times), at 1 or above the sensor plays no part.
+    (dict(threshold=-0.5), "threshold must lie in [0, 1), got -0.5"),
+    (dict(threshold=1.5), "threshold must lie in [0, 1), got 1.5"),
+    (dict(threshold=1.0), "threshold must lie in [0, 1), got 1.0"),
+    (dict(threshold=float("nan")), "threshold must lie in [0, 1), got nan"),
+    (dict(threshold="0.5"), "threshold must lie in [0, 1), got '0.5'"),
+    (dict(sensor_range=0), "sensor_range must be an integer >= 1, got 0"),
+    (dict(sensor_range=-2), "sensor_range must be an integer >= 1, got -2"),
+    (dict(grid_size=5.0), "grid_size must be an odd integer >= 3, got 5.0"),
+    (dict(grid_size=4), "grid_size must be an odd integer >= 3, got 4"),
+    (dict(max_turns=2.5), "max_turns must be an integer >= 1, got 2.5"),
+    (dict(turn_rate=1.5), "turn_rate must be an integer in 0..4"),
+    (dict(turn_rate=5), "turn_rate must be an integer in 0..4"),
+    (dict(evader_start=(1,)), "evader_start must be None or an (x, y) pair of integers on "
+                              "the 5x5 grid, got (1,)"),
+    (dict(evader_start=(1.5, 2)), "evader_start must be None or an (x, y) pair"),
+    (dict(evader_start=(5, 0)), "evader_start must be None or an (x, y) pair"),
+    (dict(goal_row=5), "goal_row must be None or a row in 0..4, got 5"),
+    (dict(allow_stay="no"), "allow_stay must be True or False, got 'no'"),
+    (dict(sensor="cone"), "sensor must be 'ray' or 'wedge', got 'cone'"),
+])
+def test_params_refuse_bad_fields_by_name(fields, message):
+    with pytest.raises(ValueError, match=re.escape(f"Params: {message}")):
+        pe.Params(**fields)
+
+
+def test_params_store_canonical_values():
+    """NumPy integers and a list start are accepted and stored as Python ints and a
+    tuple: the Params stays hashable (a static jit argument) and equal to the plain one."""
+    p = pe.Params(grid_size=np.int64(3), max_turns=np.int32(2), evader_start=[1, 0],
+                  threshold=np.float32(0.5), allow_stay=np.bool_(True))
+    plain = pe.Params(grid_size=3, max_turns=2, evader_start=(1, 0), threshold=0.5)
+    assert p == plain and hash(p) == hash(plain)
+    assert type(p.grid_size) is int and p.evader_start == (1, 0) and type(p.threshold) is float
+    assert int(jax.jit(pe.init, static_argnums=0)(p, jax.random.key(0)).cell) == 1

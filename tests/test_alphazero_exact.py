@@ -1,6 +1,8 @@
 """The backward-induction solver against a brute-force plain-Python minimax."""
 
+import dataclasses
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -87,3 +89,32 @@ def test_mistakes_and_state_value_under_jit():
     optimal = np.asarray(sol.optimal_moves(pe.EVADER))[0, 0, 2, 0]
     np.testing.assert_array_equal(np.asarray(mistakes), ~optimal)
     assert float(jax.jit(lambda s: exact.state_value(sol, p, s))(s0)) == 1.0
+
+
+def test_a_solution_of_another_game_is_refused():
+    """Out-of-range gathers clamp, so a 5x5 solution grading a 3x3 game used to give a
+    mistake rate of 0 without a word; a solution of the same size but other rules
+    would grade it wrongly. The solved Params, or failing that the shapes, say so."""
+    small = pe.Params(grid_size=3, max_turns=2)
+    s0 = pe.init(small, jax.random.key(0))
+    with pytest.raises(ValueError, match=re.escape(
+            "state_value: the solution is of the game with grid_size=5, max_turns=3; "
+            "this game has grid_size=3, max_turns=2")):
+        exact.state_value(exact.solve(pe.Params(max_turns=3)), small, s0)
+    with pytest.raises(ValueError, match=re.escape(
+            "is_mistake: the solution is of the game with sensor='wedge'; this game has "
+            "sensor='ray'")):
+        exact.is_mistake(exact.solve(dataclasses.replace(small, sensor="wedge")), small, s0, 0)
+    by_hand = dataclasses.replace(exact.solve(pe.Params(max_turns=3)), params=None)
+    with pytest.raises(ValueError, match=re.escape(
+            "state_value: solution.value_evader has shape (4, 5, 25, 8), this game's is "
+            "(3, 4, 9, 8)")):
+        exact.state_value(by_hand, small, s0)
+
+
+@pytest.mark.parametrize("side", [2, -1, 0.5, "evader"])
+def test_best_vs_random_names_a_bad_side(side):
+    # Before, any side but 0 returned the defender's rate.
+    with pytest.raises(ValueError, match=r"best_vs_random: side must be 0 \(evader\) or 1 "
+                                         r"\(defender\), got"):
+        exact.best_vs_random(pe.Params(grid_size=3, max_turns=1), side)

@@ -60,3 +60,12 @@ def test_split_falls_back_to_jax_for_other_keys():
     rbg = jax.random.key(3, impl="rbg")
     np.testing.assert_array_equal(jax.random.key_data(noise.split(rbg, 2)),
                                   jax.random.key_data(jax.random.split(rbg, 2)))
+
+
+@pytest.mark.parametrize("key, got", [(0, "int"), (np.zeros(2, np.float32), "an array of float32"),
+                                      (jnp.zeros(2, jnp.int32), "an array of int32")])
+def test_what_is_not_a_key_is_named(key, got):
+    # Before: "'int' object has no attribute 'dtype'" from deep inside the key test.
+    for draw in (lambda: noise.split(key), lambda: noise.gumbel(key, (3,))):
+        with pytest.raises(ValueError, match=f"key must be a jax.random key .*, got {got}"):
+            draw()

@@ -3,6 +3,7 @@ behaviour mctx does not have: masking at every node and terminal handling."""
 
 import dataclasses
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import exact, network, packing, policies, search, selection, selfplay
+from jaxsolve.alphazero import (checks, exact, network, packing, policies, search, selection,
+                               selfplay)
 
 ENV = pe.Params()
 SIMS = 24
@@ -426,11 +428,16 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
          "root.legal_action_mask must be boolean"),
         (root._replace(embedding=dataclasses.replace(roots, cell=roots.cell[:4])),
          r"root.embedding.cell has shape \(4,\)"),
+        (tuple(root), r"root must be a RootFnOutput \(prior_logits, value, embedding, "
+                      r"legal_action_mask\), got tuple"),
+        (root._asdict(), r"root must be a RootFnOutput .*, got dict"),
+        (jax.tree.map(lambda x: x[:0], root), r"root has no position to search \(B = 0\)"),
     ]
     for bad, message in bad_roots:
         with pytest.raises(ValueError, match=f"^{name}: .*{message}"):
             call(bad, rec, 4)
-    with pytest.raises(ValueError, match=f"{name}: num_simulations must be at least 0, got -1"):
+    with pytest.raises(ValueError, match=fr"{name}: num_simulations must be a Python int >= 0 "
+                                         fr"\(it sets the tree's size\), got -1"):
         call(root, rec, -1)
     with pytest.raises(ValueError, match="must be a Python int"):
         call(root, rec, 4.0)
@@ -449,3 +456,48 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
     for model, message in bad_models:
         with pytest.raises(ValueError, match=f"^search: .*{message}"):
             call(root, model, 4)
+
+
+@pytest.mark.parametrize("policy, settings, message", [
+    # Unchecked, each of these searched without complaint and returned nonsense: a
+    # negative temperature favours the least visited action, alpha <= 0 draws NaN
+    # noise (every visit on action 0), max_depth <= 0 was taken as 1.
+    ("puct", dict(temperature=-1.0), "temperature must be a finite number >= 0, got -1.0"),
+    ("puct", dict(temperature=float("nan")), "temperature must be a finite number >= 0, got nan"),
+    ("puct", dict(dirichlet_alpha=0), "dirichlet_alpha must be a finite number > 0, got 0"),
+    ("puct", dict(dirichlet_alpha=-1), "dirichlet_alpha must be a finite number > 0, got -1"),
+    ("puct", dict(dirichlet_fraction=2), "dirichlet_fraction must lie in [0, 1], got 2"),
+    ("puct", dict(max_depth=0), "max_depth must be None or an integer >= 1, got 0"),
+    ("puct", dict(max_depth=-3), "max_depth must be None or an integer >= 1, got -3"),
+    ("gumbel", dict(max_depth=2.5), "max_depth must be None or an integer >= 1, got 2.5"),
+    ("gumbel", dict(gumbel_scale=float("nan")), "gumbel_scale must be a finite number >= 0, got nan"),
+    ("gumbel", dict(max_num_considered_actions=2.5),
+     "max_num_considered_actions must be an integer >= 1, got 2.5"),
+    ("gumbel", dict(wave_sizes=(2.5,)), "wave_sizes must be 'auto', an integer or a sequence "
+                                        "of integers in 1..9"),
+])
+def test_policy_settings_are_checked_before_searching(net, roots, policy, settings, message):
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    name = "gumbel_policy" if policy == "gumbel" else "alphazero_policy"
+    call = policies.gumbel_policy if policy == "gumbel" else policies.alphazero_policy
+    with pytest.raises(ValueError, match=re.escape(f"{name}: {message}")):
+        call(params, jax.random.key(0), root, rec, 4, **settings)
+    with pytest.raises(ValueError, match="key must be a jax.random key .*, got int"):
+        call(params, 0, root, rec, 4)
+
+
+def test_traced_settings_pass_and_one_wave_size_is_a_sequence(net, roots):
+    """A traced setting cannot be read when the policy is traced, so only concrete
+    ones are checked; an int wave size is taken as a one-element sequence."""
+    settings = checks.number(0)
+    jax.make_jaxpr(lambda t: checks.unless_traced("f", "t", t, settings))(-1.0)  # no error
+    with pytest.raises(ValueError, match="f: t must be a finite number >= 0"):
+        checks.unless_traced("f", "t", np.float32(-1.0), settings)
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    out = jax.eval_shape(lambda k: policies.gumbel_policy(params, k, root, rec, 8, wave_sizes=8),
+                         jax.random.key(0))
+    assert out.visit_counts.shape == (8, 9)

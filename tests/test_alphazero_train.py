@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import evaluate, exact, selfplay, train
+from jaxsolve.alphazero import evaluate, exact, network, selfplay, train
 
 ENV = pe.goal_variant(3)  # 3x3, 4 turns
 CFG = train.TrainConfig(env=ENV, search=selfplay.SearchConfig(num_simulations=4),
@@ -40,8 +40,8 @@ def _resume_matches_straight_run(cfg, step, path):
     straight = s
     _, s = train.init(cfg)
     s, _ = step(s)
-    train.save(path, s)
-    s = train.load(path, train.init(cfg)[1])
+    train.save(path, s, config=cfg)  # with its recorded config, checked on load
+    s = train.load(path, train.init(cfg)[1], config=cfg)
     for _ in range(2):
         s, _ = step(s)
     for a, b in zip(jax.tree.leaves(straight), jax.tree.leaves(s)):
@@ -184,17 +184,121 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
 
 @pytest.mark.parametrize("make, message", [
     (lambda: selfplay.SearchConfig(num_simulations=0),
-     "SearchConfig.num_simulations must be at least 1, got 0"),
+     "SearchConfig.num_simulations must be an integer >= 1, got 0"),
+    (lambda: selfplay.SearchConfig(num_simulations=2.5),
+     "SearchConfig.num_simulations must be an integer >= 1, got 2.5"),
     (lambda: selfplay.SearchConfig(kind="alphago"), "SearchConfig.kind must be 'gumbel' or 'puct'"),
     (lambda: selfplay.SearchConfig(dirichlet_fraction=1.5),
      "SearchConfig.dirichlet_fraction must lie in [0, 1], got 1.5"),
     (lambda: dataclasses.replace(CFG, explore_fraction=-0.1),
      "TrainConfig.explore_fraction must lie in [0, 1], got -0.1"),
     (lambda: dataclasses.replace(CFG, hidden=(8, 0)),
-     "TrainConfig.hidden must be one or more layer widths, each at least 1, got (8, 0)"),
-    (lambda: dataclasses.replace(CFG, batch_size=0), "TrainConfig.batch_size must be at least 1"),
+     "TrainConfig.hidden must be a tuple of one or more layer widths, each an integer >= 1, "
+     "got (8, 0)"),
+    (lambda: dataclasses.replace(CFG, hidden=(8.5,)), "TrainConfig.hidden must be a tuple"),
+    (lambda: dataclasses.replace(CFG, hidden=64), "TrainConfig.hidden must be a tuple"),
+    (lambda: dataclasses.replace(CFG, batch_size=0), "TrainConfig.batch_size must be an integer >= 1"),
+    (lambda: dataclasses.replace(CFG, batch_size=2.5),
+     "TrainConfig.batch_size must be an integer >= 1, got 2.5"),
+    (lambda: dataclasses.replace(CFG, env={"grid_size": 3}),
+     "TrainConfig.env must be a games.pursuit_evasion.Params, got {'grid_size': 3}"),
+    (lambda: dataclasses.replace(CFG, search={"kind": "puct"}),
+     "TrainConfig.search must be a selfplay.SearchConfig"),
+    (lambda: dataclasses.replace(CFG, learning_rate="1e-3"),
+     "TrainConfig.learning_rate must be a finite number > 0, got '1e-3'"),
+    # An infinite rate or decay trained to a NaN loss without a word.
+    (lambda: dataclasses.replace(CFG, learning_rate=float("inf")),
+     "TrainConfig.learning_rate must be a finite number > 0, got inf"),
+    (lambda: dataclasses.replace(CFG, weight_decay=float("inf")),
+     "TrainConfig.weight_decay must be a finite number >= 0, got inf"),
 ])
 def test_configs_refuse_bad_settings_when_built(make, message):
     # At construction, not deep inside the jitted self-play or training step.
     with pytest.raises(ValueError, match=re.escape(message)):
         make()
+
+
+def test_configs_store_canonical_values():
+    cfg = dataclasses.replace(CFG, hidden=[8], batch_size=np.int64(16))
+    assert cfg == CFG and hash(cfg) == hash(CFG) and cfg.hidden == (8,)
+    assert type(cfg.batch_size) is int
+
+
+def test_train_refuses_bad_iterations_and_a_state_of_another_configuration():
+    # Checked before anything compiles: -3 used to run 0 iterations, 1.5 to fail in
+    # range(), and another network's state inside the jitted step's matrix product.
+    for iterations in (1.5, -3):
+        with pytest.raises(ValueError, match=re.escape(
+                f"train: iterations must be None or an integer >= 0, got {iterations}")):
+            train.train(CFG, iterations, progress=False)
+    other = train.init(dataclasses.replace(CFG, hidden=(16,)))[1]
+    with pytest.raises(ValueError, match=r"train: state was made for another configuration: "
+                                         r"leaf \d+ has shape \(16, 9\), this configuration's \(8, 9\)"):
+        train.train(CFG, 1, state=other, progress=False)
+    with pytest.raises(ValueError, match="train: state must be a TrainState of this configuration"):
+        train.train(CFG, 1, state=other.params, progress=False)
+
+
+def test_network_names_an_observation_of_another_width():
+    graphdef, params = network.init_params(ENV.obs_size, hidden=(8,))
+    with pytest.raises(ValueError, match=re.escape(
+            f"network.apply: obs must be [B, {ENV.obs_size}] (the network's input width), "
+            f"got shape (2, 35)")):
+        network.apply(graphdef, params, jnp.zeros((2, 35)))
+
+
+def test_evaluation_arguments_are_checked_before_compiling():
+    graphdef, s = train.init(CFG)
+    sol = exact.solve(ENV)
+    run = lambda **kw: evaluate.evaluate(ENV, CFG.search, graphdef, s.params, kw.pop("sol", sol),
+                                         jax.random.PRNGKey(0), **kw)
+    with pytest.raises(ValueError, match="evaluate: batch must be an integer >= 1, got 0"):
+        run(batch=0)
+    with pytest.raises(ValueError, match=re.escape(
+            "evaluate: unknown opponent 'randm'; expected 'random' or 'mcts'")):
+        run(opponents=("randm",))
+    with pytest.raises(ValueError, match=re.escape(
+            "evaluate: the solution is of the game with grid_size=5, max_turns=6")):
+        run(sol=exact.solve(pe.goal_variant(5)))
+    with pytest.raises(ValueError, match="play: batch must be an integer >= 1, got 0"):
+        selfplay.play(graphdef, ENV, CFG.search, s.params, jax.random.PRNGKey(0), 0)
+    # A single name is one opponent, not a sequence of letters (a stub match: no compile).
+    stub = lambda *args: dict(agent_wins=jnp.ones(2, bool), mistakes=0, won_moves=0)
+    assert run(opponents="random", matches={"random": stub}) == {
+        "win_vs_random_as_evader": 1.0, "win_vs_random_as_defender": 1.0, "mistake_rate": 0.0}
+
+
+def test_checkpoint_records_its_game_and_network(tmp_path):
+    """A checkpoint saved with its config refuses a run of another game or network,
+    naming the setting; other settings may change (more simulations later on); one
+    saved without a config (the format before the record) loads unchecked."""
+    _, state = train.init(CFG)
+    path = str(tmp_path / "ckpt.npz")
+    train.save(path, state, config=CFG)
+    more_search = dataclasses.replace(CFG, search=selfplay.SearchConfig(num_simulations=8))
+    train.load(path, state, config=more_search)
+    wedge = dataclasses.replace(CFG, env=dataclasses.replace(ENV, sensor="wedge"))
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: checkpoint was trained with sensor='ray'; this run uses sensor='wedge'")):
+        train.load(path, state, config=wedge)
+    wider = dataclasses.replace(CFG, hidden=(16,))
+    with pytest.raises(ValueError, match=re.escape(
+            "checkpoint was trained with hidden=(8,); this run uses hidden=(16,)")):
+        train.load(path, train.init(wider)[1], config=wider)
+    old = str(tmp_path / "old.npz")
+    train.save(old, state)
+    train.load(old, state, config=wedge)
+
+
+def test_damaged_checkpoints_are_named(tmp_path):
+    _, state = train.init(CFG)
+    path = tmp_path / "ckpt.npz"
+    train.save(str(path), state, config=CFG)
+    data = path.read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(data[:3000])  # no zip directory left
+    damaged = bytearray(data)
+    damaged[200] ^= 0xFF  # inside the first member: its CRC fails on reading
+    (tmp_path / "damaged.npz").write_bytes(bytes(damaged))
+    for name, error in (("truncated.npz", "BadZipFile"), ("damaged.npz", "Bad CRC-32")):
+        with pytest.raises(ValueError, match=f"{name}: not a readable checkpoint .*{error}"):
+            train.load(str(tmp_path / name), state)

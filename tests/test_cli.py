@@ -407,3 +407,35 @@ def test_pursuit_eval_names_a_file_that_is_not_a_checkpoint(tmp_path, capsys):
     assert cli.main(["pursuit", "eval", "--grid", "5", "--hidden", "8",
                      "--checkpoint", str(bad)]) == cli.EXIT_USAGE
     assert f"{bad}: not a checkpoint (not an .npz archive)" in capsys.readouterr().err
+
+
+# ------------------------------------------- pursuit checkpoints: recorded config, damage
+# (The pursuit AlphaZero's checkpoints; the solve/check tests are above.)
+def _pursuit_checkpoint(path, *argv):
+    """An untrained checkpoint as `jaxsolve pursuit train *argv` saves it, with its config."""
+    from jaxsolve.alphazero import cli as pursuit_cli, train  # noqa: PLC0415
+    args = cli.build_parser().parse_args(["pursuit", "train", *argv])
+    cfg = pursuit_cli.config_from_args(args)
+    train.save(str(path), train.init(cfg)[1], config=cfg)
+
+
+def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
+    # It used to resume a checkpoint trained with the ray sensor under --sensor wedge.
+    ckpt = tmp_path / "pe.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
+    assert cli.main(["pursuit", "train", "--variant", "seed", "--grid", "3", "--hidden", "8",
+                     "--sensor", "wedge", "--resume", "--checkpoint", str(ckpt)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"--checkpoint {ckpt}: checkpoint was trained with "
+                                     "sensor='ray'; this run uses sensor='wedge'") in err
+
+
+def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
+    # `head -c 3000 pe.npz > t.npz` used to end in a zipfile.BadZipFile traceback.
+    ckpt, truncated = tmp_path / "pe.npz", tmp_path / "t.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
+    truncated.write_bytes(ckpt.read_bytes()[:3000])
+    assert cli.main(["pursuit", "eval", "--variant", "seed", "--grid", "3", "--hidden", "8",
+                     "--checkpoint", str(truncated)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{truncated}: not a readable checkpoint (BadZipFile" in err

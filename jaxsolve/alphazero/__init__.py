@@ -27,7 +27,8 @@ Design, one concept per module:
   embeddings, and `policies` the two searches users call: `alphazero_policy` (PUCT,
   Dirichlet root noise) and `gumbel_policy`. `checks` validates what they are given
   when they are traced (the root's shapes, `num_simulations`, the shapes of the
-  model's outputs), so that bad input is named instead of broadcast or failing
+  model's outputs) and every setting's type and range (the policies' arguments, the
+  configs' fields), so that bad input is named instead of broadcast or failing
   inside the loop.
 * `selfplay` - the env/network callbacks, B games in lockstep under `lax.scan` with a
   temperature on the first moves, and a replay buffer of device arrays. Optional
@@ -37,7 +38,9 @@ Design, one concept per module:
   value target would be -1. Evaluation always starts from the initial position.
 * `train` - one jitted function per iteration (self-play, buffer, `train_steps` optax
   AdamW steps on policy cross-entropy + value MSE); `.npz` checkpoints of the whole
-  training state resume bit for bit; a tqdm bar shows the loss and win rates.
+  training state resume bit for bit, and record the config they were trained with,
+  so that a run of another game or network refuses them; a tqdm bar shows the loss
+  and win rates.
 * `evaluate` - win rates as each side vs random (beside the exact best) and vs pure
   MCTS (uniform priors, rollout values), and the mistake rate against `exact`.
 * `cli` - `jaxsolve pursuit solve|train|eval` (`add_subparser`, `main`).

@@ -1,19 +1,23 @@
-"""What the search accepts, checked when it is traced: the root's fields and the
-model's outputs must have the shapes `RootFnOutput` / `RecurrentFnOutput` document;
-and `config_fields`, with which the search and training configs check their settings
-when built.
+"""What the AlphaZero code accepts, checked at its edges: the root's fields and the
+model's outputs must have the shapes `RootFnOutput` / `RecurrentFnOutput` document
+(checked when the search is traced), and every setting - a policy's temperature, a
+config's batch size - must be of its kind and in its range (`Rule`; `static`,
+`unless_traced` and `config_fields` apply one).
 
-Every check looks at static shapes only, so it costs nothing at run time. Without
-them a root with a [A] prior instead of [B, A] broadcasts against the [B, A] legal
-mask and searches without complaint, and a model returning [B, 5] logits for 9
+Every check looks at static information only - types, shapes, concrete Python and
+NumPy numbers - so it costs nothing at run time and never forces a traced value.
+Without them a root with a [A] prior instead of [B, A] broadcasts against the [B, A]
+legal mask and searches without complaint, a model returning [B, 5] logits for 9
 actions fails deep inside the simulation loop with a broadcasting error that names
-neither.
+neither, and a negative temperature quietly picks an unvisited action.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 import jax
 import numpy as np
@@ -27,24 +31,149 @@ def _fail(where: str, message: str):
     raise ValueError(f"{where}: {message}")
 
 
+# ------------------------------------------------------------------------ settings
+class Rule(NamedTuple):
+    """What one setting must be. `convert` returns the value in its canonical form (a
+    Python int, float or tuple) and raises TypeError or ValueError for a value of the
+    wrong kind; `ok` then says whether the canonical value is in range; `text`
+    completes "<name> ...", e.g. "must be an integer >= 1"."""
+
+    convert: Callable[[Any], Any]
+    ok: Callable[[Any], bool]
+    text: str
+
+
+def as_int(value) -> int:
+    """An int or NumPy integer as a Python int. TypeError for anything else: floats
+    (2.5 is no count, and 2.0 hides a computation gone wrong), strings and bools."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("a bool is not an integer")
+    return operator.index(value)
+
+
+def as_ints(value) -> tuple:
+    """A tuple, list, range or 1-D array of integers as a tuple of Python ints."""
+    if not isinstance(value, (tuple, list, range, np.ndarray)):
+        raise TypeError("not a sequence of integers")
+    return tuple(as_int(v) for v in value)
+
+
+def as_number(value) -> float:
+    """A finite real number (int, float, NumPy scalar; not a bool, a string or an
+    array) as a Python float; TypeError or ValueError otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError("not a real number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError("not finite")
+    return value
+
+
+def integer(low: int, high: Optional[int] = None, text: Optional[str] = None) -> Rule:
+    """An integer in [low, high) (unbounded above when `high` is None)."""
+    default = (f"must be an integer >= {low}" if high is None
+               else f"must be an integer in [{low}, {high})")
+    return Rule(as_int, lambda v: v >= low and (high is None or v < high), text or default)
+
+
+def number(low: float, *, strict: bool = False) -> Rule:
+    """A finite number >= `low` (> `low` when `strict`)."""
+    ok = (lambda v: v > low) if strict else (lambda v: v >= low)
+    return Rule(as_number, ok, f"must be a finite number {'>' if strict else '>='} {low:g}")
+
+
+def interval(low: float, high: float) -> Rule:
+    """A number in the closed interval [low, high]."""
+    return Rule(as_number, lambda v: low <= v <= high, f"must lie in [{low:g}, {high:g}]")
+
+
+def one_of(*choices) -> Rule:
+    """One of the given values (names, usually)."""
+    return Rule(lambda v: v, lambda v: v in choices,
+                "must be " + " or ".join(repr(c) for c in choices))
+
+
+def instance(cls: type, what: str) -> Rule:
+    """An instance of `cls`, described as `what`."""
+    return Rule(lambda v: v, lambda v: isinstance(v, cls), f"must be {what}")
+
+
+def optional(rule: Rule) -> Rule:
+    """None, or what `rule` accepts."""
+    return Rule(lambda v: None if v is None else rule.convert(v),
+                lambda v: v is None or rule.ok(v),
+                "must be None or " + rule.text.removeprefix("must be "))
+
+
+def _require(label: str, value, rule: Rule):
+    """`value` in its canonical form if it obeys `rule`, else ValueError
+    "{label} {rule.text}, got {value!r}"."""
+    try:
+        canonical = rule.convert(value)
+        good = bool(rule.ok(canonical))
+    except (TypeError, ValueError):
+        good = False
+    if not good:
+        raise ValueError(f"{label} {rule.text}, got {value!r}")
+    return canonical
+
+
+def static(where: str, name: str, value, rule: Rule):
+    """A setting that must be a concrete value (a size, a count, a name): returned in
+    its canonical form, or ValueError "{where}: {name} {rule}, got {value!r}"."""
+    return _require(f"{where}: {name}", value, rule)
+
+
+def unless_traced(where: str, name: str, value, rule: Rule):
+    """A numeric setting that may also be an array - traced under jit, or concrete:
+    an array is returned unchecked (its value is not known when the function is
+    traced, and reading it would force it), anything else is checked as by `static`."""
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return value
+    return static(where, name, value, rule)
+
+
+def config_fields(name: str, rules, config) -> None:
+    """Checks the fields of the frozen dataclass `config`, `rules` being (field, Rule)
+    pairs, and stores each one's canonical value (a NumPy integer becomes an int, a
+    list a tuple), so that equal configs are equal and hash alike. Raises ValueError
+    "{name}.{field} {rule}, got ..." for the first bad field: a bad setting stops at
+    construction instead of deep inside a jitted function."""
+    for field, rule in rules:
+        object.__setattr__(config, field, _require(f"{name}.{field}", getattr(config, field), rule))
+
+
+def mismatch(old: Mapping, new: Mapping) -> Optional[tuple]:
+    """The entries of `new` whose value differs in `old`, as "a=1, b='x'" for each side,
+    or None when they agree."""
+    keys = [k for k in new if k not in old or old[k] != new[k]]
+    if not keys:
+        return None
+    show = lambda d: ", ".join(f"{k}={d.get(k)!r}" for k in keys)
+    return show(old), show(new)
+
+
+# ---------------------------------------------------------------- search arguments
 def num_simulations(n: Any, where: str) -> int:
     """`n` as a Python int >= 0 (it sets the tree's size, so it must be static)."""
-    try:
-        n = operator.index(n)
-    except TypeError:
-        _fail(where, f"num_simulations must be a Python int (it sets the tree's size), "
-                     f"got {n!r}")
-    if n < 0:
-        _fail(where, f"num_simulations must be at least 0, got {n}")
-    return n
+    return static(where, "num_simulations", n, integer(
+        0, text="must be a Python int >= 0 (it sets the tree's size)"))
+
+
+_ROOT_FIELDS = ("prior_logits", "value", "embedding", "legal_action_mask")
 
 
 def root(r, where: str) -> tuple:
     """Checks a `RootFnOutput`; returns (B, A)."""
+    if not all(hasattr(r, field) for field in _ROOT_FIELDS):
+        _fail(where, f"root must be a RootFnOutput ({', '.join(_ROOT_FIELDS)}), "
+                     f"got {type(r).__name__}")
     logits = _shape(r.prior_logits)
     if len(logits) != 2:
         _fail(where, f"root.prior_logits must be [B, A], got shape {logits}")
     b, a = logits
+    if b < 1:
+        _fail(where, "root has no position to search (B = 0); give at least one")
     if a < 1:
         _fail(where, "root.prior_logits has no action (A = 0)")
     if _shape(r.value) != (b,):
@@ -100,13 +229,6 @@ def model(recurrent_fn: Callable, params, key, action, embedding, b: int, a: int
                          f"shape {old[0]} and dtype {old[1]}, got {got[0]} and {got[1]}")
 
 
-def config_fields(name: str, rules, config) -> None:
-    """Raises ValueError naming the first field of `config` whose rule fails; `rules`
-    is (field, ok, rule text) triples. A bad setting stops at construction instead of
-    deep inside a jitted function."""
-    for field, ok, rule in rules:
-        if not ok:
-            raise ValueError(f"{name}.{field} {rule}, got {getattr(config, field)!r}")
-
-
-__all__ = ["config_fields", "model", "num_simulations", "root"]
+__all__ = ["Rule", "as_int", "as_ints", "as_number", "config_fields", "instance", "integer",
+           "interval", "mismatch", "model", "num_simulations", "number", "one_of", "optional",
+           "root", "static", "unless_traced"]

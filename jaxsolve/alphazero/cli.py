@@ -6,10 +6,10 @@
     jaxsolve pursuit eval  --variant goal --checkpoint az.npz [--mcts]
 
 Hook into the main parser with `add_subparser(subparsers)`; the subcommand calls `main`.
-Bad input (an even or too small grid, a negative budget, a missing or mismatched
-checkpoint) is reported as one line, `jaxsolve: error: ...`, with exit code 2: the
-numbers are checked as they are parsed (the main CLI's `number_arg`), the rest
-raises its `CLIError`.
+Bad input (an even or too small grid, a negative budget, a missing, damaged or
+mismatched checkpoint - one trained for another game or network) is reported as one
+line, `jaxsolve: error: ...`, with exit code 2: the numbers are checked as they are
+parsed (the main CLI's `number_arg`), the rest raises its `CLIError`.
 """
 
 from __future__ import annotations
@@ -42,10 +42,12 @@ def env_from_args(args) -> pe.Params:
         raise CLIError(f"pursuit: {e}") from None
 
 
-def _load_checkpoint(path, fresh):
+def _load_checkpoint(path, fresh, cfg):
+    """The checkpoint at `path`, refused with a one-line error if it is unreadable or of
+    another game or network than `cfg` (the checkpoint records its own)."""
     from jaxsolve.alphazero import train  # noqa: PLC0415
     try:
-        return train.load(path, fresh)
+        return train.load(path, fresh, config=cfg)
     except (OSError, ValueError) as e:
         raise CLIError(f"--checkpoint {e}") from None
 
@@ -118,7 +120,7 @@ def main(args) -> int:
     if args.pursuit_command == "train":
         state = None
         if args.resume and os.path.exists(args.checkpoint):
-            state = _load_checkpoint(args.checkpoint, fresh)
+            state = _load_checkpoint(args.checkpoint, fresh, cfg)
         elif args.resume:
             print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
                   file=sys.stderr)
@@ -126,10 +128,10 @@ def main(args) -> int:
         iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
         _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
                                         eval_every=args.eval_every, eval_fn=eval_fn)
-        train.save(args.checkpoint, state)
+        train.save(args.checkpoint, state, config=cfg)
         print(json.dumps({**history[-1], **evaluate.best_rates_vs_random(env)}, indent=2))
         return 0
-    state = _load_checkpoint(args.checkpoint, fresh)
+    state = _load_checkpoint(args.checkpoint, fresh, cfg)
     opponents = ("random", "mcts") if args.mcts else ("random",)
     res = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol,
                             jax.random.PRNGKey(args.seed + 1), opponents=opponents)

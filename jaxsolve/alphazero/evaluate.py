@@ -20,7 +20,9 @@ import jax
 import jax.numpy as jnp
 
 from games import pursuit_evasion as pe
-from jaxsolve.alphazero import exact, policies, search, selfplay
+from jaxsolve.alphazero import checks, exact, policies, search, selfplay
+
+OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure MCTS)
 
 
 def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
@@ -59,10 +61,23 @@ def pure_mcts_action(env: pe.Params, num_simulations: int, key, state: pe.State)
     return out.action
 
 
+def _opponents(opponents, where: str) -> tuple:
+    """`opponents` as a tuple of known names; a single name is one opponent."""
+    names = (opponents,) if isinstance(opponents, str) else tuple(opponents)
+    for name in names:
+        if name not in OPPONENTS:
+            raise ValueError(f"{where}: unknown opponent {name!r}; expected "
+                             + " or ".join(map(repr, OPPONENTS)))
+    return names
+
+
 def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
                opponent: str = "random"):
     """Jitted `match(params, solution, key, agent_side) -> dict` of per-batch stats:
-    agent_wins [B] bool, mistakes / won_moves / moves [] int32 (agent moves only)."""
+    agent_wins [B] bool, mistakes / won_moves / moves [] int32 (agent moves only).
+    `opponent` is one of `OPPONENTS`."""
+    batch = checks.static("make_match", "batch", batch, checks.integer(1))
+    (opponent,) = _opponents((opponent,), "make_match")
 
     def match(params, solution, key, agent_side):
         state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
@@ -97,8 +112,14 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
 
 def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,
              batch: int = 256, opponents=("random",), matches=None) -> dict:
-    """Win rates as each side vs each opponent, the exact best rates vs random, and the
-    mistake rate over all games played. `matches` caches compiled `make_match`es."""
+    """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
+    and the mistake rate over all games played, graded by `solution` (`exact.solve(env)`).
+    `matches` caches compiled `make_match`es."""
+    # Checked before anything compiles: the batch, the names, and that the solution is
+    # of this game (another one's would be graded by clamped, meaningless gathers).
+    checks.static("evaluate", "batch", batch, checks.integer(1))
+    opponents = _opponents(opponents, "evaluate")
+    exact.check_solution(solution, env, "evaluate")
     matches = {} if matches is None else matches
     res, mistakes, won = {}, 0, 0
     for opp in opponents:
@@ -118,5 +139,5 @@ def best_rates_vs_random(env: pe.Params) -> dict:
             "best_vs_random_as_defender": exact.best_vs_random(env, pe.DEFENDER)}
 
 
-__all__ = ["best_rates_vs_random", "evaluate", "make_match", "pure_mcts_action",
+__all__ = ["OPPONENTS", "best_rates_vs_random", "evaluate", "make_match", "pure_mcts_action",
            "rollout_recurrent_fn"]

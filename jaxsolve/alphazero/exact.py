@@ -17,12 +17,14 @@ Reference: Zermelo (1913); backward induction as in e.g. Russell & Norvig, ch. 5
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from games import pursuit_evasion as pe
+from jaxsolve.alphazero import checks
 
 
 @jax.tree_util.register_dataclass
@@ -31,7 +33,8 @@ class ExactSolution:
     """Values (evader's side, +-1) and action values of every state.
 
     T = max_turns, K = T + 2 detection slots, C = grid_size**2 cells, S = 8 directions,
-    A = 9 actions. Illegal actions have q = NaN.
+    A = 9 actions. Illegal actions have q = NaN. `params` (static) is the game solved;
+    None for a solution built by hand, which is then checked by its shapes alone.
     """
 
     value_evader: jax.Array  # [T+1, K, C, S] float32, evader to move (t = T: terminal)
@@ -39,12 +42,41 @@ class ExactSolution:
     q_evader: jax.Array  # [T, K, C, S, A] float32, value after each evader action
     q_defender: jax.Array  # [T, K, C, S, A] float32, value after each defender action
     root_value: jax.Array  # [] float32, value of the initial position
+    params: Optional[pe.Params] = dataclasses.field(default=None, metadata=dict(static=True))
 
     def optimal_moves(self, player: int) -> jax.Array:
         """[T, K, C, S, A] bool: the moves that keep the value of the state."""
         q = self.q_evader if player == pe.EVADER else self.q_defender
         v = self.value_evader[:-1] if player == pe.EVADER else self.value_defender
         return q == v[..., None]
+
+
+def _shapes(params: pe.Params) -> dict:
+    """The shape of each array of the solution of `params`."""
+    t, c, s, a = params.max_turns, params.num_cells, pe.NUM_DIRS, pe.NUM_ACTIONS
+    return {"value_evader": (t + 1, t + 2, c, s), "value_defender": (t, t + 2, c, s),
+            "q_evader": (t, t + 2, c, s, a), "q_defender": (t, t + 2, c, s, a)}
+
+
+def check_solution(solution, params: pe.Params, where: str) -> None:
+    """Refuses a solution of another game than `params`: out-of-range gathers clamp, so
+    a 5x5 solution would grade a 3x3 game without an error, and a solution of the same
+    size but other rules (sensor, threshold) would grade it wrongly. Static: the
+    solved Params and the shapes."""
+    if not isinstance(solution, ExactSolution):
+        raise ValueError(f"{where}: solution must be an ExactSolution (exact.solve(params)), "
+                         f"got {type(solution).__name__}")
+    if solution.params is not None:
+        differ = checks.mismatch(dataclasses.asdict(solution.params), dataclasses.asdict(params))
+        if differ:
+            raise ValueError(f"{where}: the solution is of the game with {differ[0]}; this "
+                             f"game has {differ[1]} (solve it with exact.solve)")
+    for name, shape in _shapes(params).items():
+        got = tuple(np.shape(getattr(solution, name)))
+        if got != shape:
+            raise ValueError(f"{where}: solution.{name} has shape {got}, this game's is {shape} "
+                             f"(grid_size={params.grid_size}, max_turns={params.max_turns}); "
+                             f"solve it with exact.solve")
 
 
 def _terminal_values(params: pe.Params) -> np.ndarray:
@@ -102,12 +134,15 @@ def solve(params: pe.Params) -> ExactSolution:
     root = v_e[0, 0, y * params.grid_size + x, 0]
     return ExactSolution(value_evader=jnp.asarray(v_e), value_defender=jnp.asarray(v_d),
                          q_evader=jnp.asarray(q_e), q_defender=jnp.asarray(q_d),
-                         root_value=jnp.asarray(root))
+                         root_value=jnp.asarray(root), params=params)
 
 
 def best_vs_random(params: pe.Params, side: int) -> float:
     """Highest win probability of `side` (0 evader, 1 defender) against uniform random
     play, from the initial position."""
+    side = checks.static("best_vs_random", "side", side, checks.Rule(
+        checks.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
+        "must be 0 (evader) or 1 (defender)"))
     modes = ("max", "mean") if side == pe.EVADER else ("mean", "min")
     v_e, _, _, _ = _sweep(params, *modes)
     x, y = params.start
@@ -131,6 +166,7 @@ def state_index(params: pe.Params, state: pe.State):
 
 def state_value(solution: ExactSolution, params: pe.Params, state: pe.State) -> jax.Array:
     """Exact evader-side value of `state` ([] or [B] float32); jit/vmap-able."""
+    check_solution(solution, params, "state_value")
     t, k, c, s = state_index(params, state)
     t_d = jnp.minimum(t, params.max_turns - 1)
     return jnp.where(state.current_player == pe.EVADER, solution.value_evader[t, k, c, s],
@@ -143,6 +179,7 @@ def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
 
     Shapes: `state` unbatched or batched [B], `action` [] or [B] -> [] or [B] bool.
     """
+    check_solution(solution, params, "is_mistake")
     t, k, c, s = state_index(params, state)
     t = jnp.minimum(t, params.max_turns - 1)
     evader = state.current_player == pe.EVADER
@@ -153,5 +190,5 @@ def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
     return (sign * v > 0) & (sign * q < 0) & ~state.terminated
 
 
-__all__ = ["ExactSolution", "best_vs_random", "is_mistake", "random_vs_random", "solve",
+__all__ = ["ExactSolution", "best_vs_random", "check_solution", "is_mistake", "random_vs_random", "solve",
            "state_index", "state_value"]

@@ -15,6 +15,7 @@ from typing import Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx
 
 
@@ -45,8 +46,15 @@ def init_params(obs_size: int, num_actions: int = 9, hidden: Sequence[int] = (12
 
 
 def apply(graphdef, params, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
-    """Evaluates the network: obs [B, obs_size] -> (logits [B, A], value [B])."""
-    return nnx.merge(graphdef, params)(obs)
+    """Evaluates the network: obs [B, obs_size] -> (logits [B, A], value [B]). An
+    observation of another width than the network's input (another game's) is refused
+    by name, from the shapes alone, instead of failing inside the first matrix product."""
+    model = nnx.merge(graphdef, params)
+    width = (model.trunk[0] if len(model.trunk) else model.policy_head).in_features
+    if np.shape(obs)[-1:] != (width,):
+        raise ValueError(f"network.apply: obs must be [B, {width}] (the network's input "
+                         f"width), got shape {np.shape(obs)}")
+    return model(obs)
 
 
 def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:

@@ -7,7 +7,7 @@ Shapes as in `search.RootFnOutput`: B roots, A actions.
 from __future__ import annotations
 
 import functools
-import operator
+import numbers
 from typing import Callable, NamedTuple, Optional, Sequence, Union
 
 import jax
@@ -29,6 +29,42 @@ class PolicyOutput(NamedTuple):
     value: jax.Array  # [B] root value after search
 
 
+# What each of the policies' settings must be (`SearchConfig` checks its own by the same
+# rules). A concrete value out of range is refused by name; a traced one cannot be read
+# when the policy is traced and passes unchecked (`checks.unless_traced`).
+SETTINGS = {
+    "dirichlet_fraction": checks.interval(0, 1),
+    "dirichlet_alpha": checks.number(0, strict=True),  # alpha <= 0 draws NaN noise
+    "pb_c_init": checks.number(0),
+    "pb_c_base": checks.number(0, strict=True),  # divides
+    "temperature": checks.number(0),  # < 0 favours the least visited actions
+    "gumbel_scale": checks.number(0),
+    # The depth cap is used in Python (it sizes the walk): it must be concrete too, and
+    # `search` refuses an array; below 1 the walk could not leave the root.
+    "max_depth": checks.optional(checks.integer(1)),
+    "max_num_considered_actions": checks.integer(1),  # static: it sizes a table
+}
+
+
+def _settings(where: str, **values) -> list:
+    """The given settings, each checked against its rule in `SETTINGS`, in order."""
+    return [checks.unless_traced(where, name, value, SETTINGS[name])
+            for name, value in values.items()]
+
+
+def _wave_sizes(wave_sizes, most: int) -> tuple:
+    """`gumbel_policy`'s wave sizes as sorted distinct ints in 1..most: "auto" means
+    (most,), a single integer one size."""
+    if isinstance(wave_sizes, str) and wave_sizes == "auto":
+        return (most,)
+    rule = checks.Rule(
+        lambda v: checks.as_ints((v,) if isinstance(v, numbers.Integral) else v),
+        lambda sizes: all(1 <= m <= most for m in sizes),
+        f"must be 'auto', an integer or a sequence of integers in 1..{most} (numbers of "
+        f"considered actions)")
+    return tuple(sorted(set(checks.static("gumbel_policy", "wave_sizes", wave_sizes, rule))))
+
+
 def _summary(v: NodeView, action, weights) -> PolicyOutput:
     """The policy output from the root's view `v`."""
     return PolicyOutput(action=action, action_weights=weights,
@@ -43,9 +79,14 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
                      max_depth: Optional[int] = None) -> PolicyOutput:
     """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
     The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
-    policy target is the visit distribution. Shapes as in `RootFnOutput`."""
+    policy target is the visit distribution. Shapes as in `RootFnOutput`. A setting
+    out of its range (`SETTINGS`) raises ValueError naming it."""
     num_simulations = checks.num_simulations(num_simulations, "alphazero_policy")
     b, a = checks.root(root, "alphazero_policy")
+    dirichlet_fraction, dirichlet_alpha, pb_c_init, pb_c_base, temperature, max_depth = _settings(
+        "alphazero_policy", dirichlet_fraction=dirichlet_fraction,
+        dirichlet_alpha=dirichlet_alpha, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
+        temperature=temperature, max_depth=max_depth)
     noise_key, search_key, act_key = noise.split(key, 3)
     probs = jax.nn.softmax(root.prior_logits)
     if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
@@ -78,15 +119,18 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
 
     `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
     when every non-terminal root considers the same number m of actions and m is one
-    of these, else one simulation at a time; `"auto"` means the most there can be,
-    min(max_num_considered_actions, A). Both give the same visit counts; each wave
+    of these (a sequence, or one integer), else one simulation at a time; `"auto"`
+    means the most there can be, min(max_num_considered_actions, A). Both give the same visit counts; each wave
     size compiles one more search (see the module docstring for when it pays). A
     terminal root's output (no legal action) is meaningless either way."""
     num_simulations = checks.num_simulations(num_simulations, "gumbel_policy")
     _, a = checks.root(root, "gumbel_policy")
-    if operator.index(max_num_considered_actions) < 1:
-        raise ValueError(f"gumbel_policy: max_num_considered_actions must be at least 1, got "
-                         f"{max_num_considered_actions}")
+    max_num_considered_actions = checks.static(
+        "gumbel_policy", "max_num_considered_actions", max_num_considered_actions,
+        SETTINGS["max_num_considered_actions"])
+    gumbel_scale, max_depth = _settings("gumbel_policy", gumbel_scale=gumbel_scale,
+                                        max_depth=max_depth)
+    sizes = _wave_sizes(wave_sizes, min(max_num_considered_actions, a))
     legal = root.legal_action_mask
     root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
     gumbel_key, search_key = noise.split(key)
@@ -105,12 +149,6 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     run = functools.partial(search, params, search_key, root, recurrent_fn,
                             num_simulations=num_simulations, root_select=root_select,
                             interior_select=gumbel_interior_select, max_depth=max_depth)
-    most = min(max_num_considered_actions, a)
-    sizes = (most,) if isinstance(wave_sizes, str) and wave_sizes == "auto" else wave_sizes
-    if isinstance(sizes, str) or any(not 1 <= int(m) <= most for m in sizes):
-        raise ValueError(f"wave_sizes {wave_sizes!r} must be 'auto' or numbers of "
-                         f"considered actions in 1..{most}")
-    sizes = tuple(sorted({int(m) for m in sizes}))
     one_at_a_time = ((1, num_simulations),)
     plans = [(m, gumbel_waves(max_num_considered_actions, num_simulations, m)) for m in sizes]
     plans = [(m, p) for m, p in plans if num_simulations and p != one_at_a_time]
@@ -131,4 +169,4 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
 
 
 
-__all__ = ["PolicyOutput", "alphazero_policy", "gumbel_policy"]
+__all__ = ["PolicyOutput", "SETTINGS", "alphazero_policy", "gumbel_policy"]

@@ -447,8 +447,9 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     """Runs `num_simulations` simulations from `root` and returns the tree.
 
     `root_select` / `interior_select` map a `NodeView` to actions [B]. `max_depth`
-    (edges) caps the walk; a walk stopped by the cap, or by a terminal node, backs up
-    the value stored at the node it reached instead of expanding a new one.
+    (None or an int >= 1, in edges) caps the walk; a walk stopped by the cap, or by a
+    terminal node, backs up the value stored at the node it reached instead of
+    expanding a new one.
 
     `plan` (static; default one simulation at a time) groups the simulations into
     waves: a tuple of (width, count) segments, `count` waves of `width` simulations,
@@ -463,6 +464,8 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     """
     num_simulations = checks.num_simulations(num_simulations, "search")
     b, a = checks.root(root, "search")
+    max_depth = checks.static("search", "max_depth", max_depth,
+                              checks.optional(checks.integer(1)))
     dt = root.value.dtype
     if plan is None:
         plan = ((1, num_simulations),) if num_simulations else ()

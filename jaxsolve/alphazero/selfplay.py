@@ -44,14 +44,12 @@ class SearchConfig:
     max_num_considered_actions: int = 9
 
     def __post_init__(self):
+        shared = ("dirichlet_fraction", "dirichlet_alpha", "gumbel_scale",
+                  "max_num_considered_actions")  # the policies' own rules
         checks.config_fields("SearchConfig", [
-            ("num_simulations", self.num_simulations >= 1, "must be at least 1"),
-            ("kind", self.kind in ("gumbel", "puct"), "must be 'gumbel' or 'puct'"),
-            ("dirichlet_fraction", 0.0 <= self.dirichlet_fraction <= 1.0, "must lie in [0, 1]"),
-            ("dirichlet_alpha", self.dirichlet_alpha > 0, "must be positive"),
-            ("gumbel_scale", self.gumbel_scale >= 0, "must be at least 0"),
-            ("max_num_considered_actions", self.max_num_considered_actions >= 1,
-             "must be at least 1")], self)
+            ("num_simulations", checks.integer(1)),
+            ("kind", checks.one_of("gumbel", "puct")),
+            *((name, policies.SETTINGS[name]) for name in shared)], self)
 
 
 
@@ -111,6 +109,7 @@ def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: in
     """Plays `batch` self-play games to the end. The first
     `round(explore_fraction * batch)` games start from `pe.exploring_start` (static
     count); with none, every game has the fixed length and `valid` is None."""
+    batch = checks.static("play", "batch", batch, checks.integer(1))
     plies = 2 * env.max_turns
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
     n_explore = int(round(explore_fraction * batch))

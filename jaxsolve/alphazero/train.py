@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
+import zipfile
 from typing import Any, NamedTuple, Tuple
 
 import jax
@@ -30,6 +32,12 @@ import optax
 
 from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks, network, selfplay
+
+
+# A list of widths is taken as the tuple a hashable config needs.
+_LAYER_WIDTHS = checks.Rule(
+    checks.as_ints, lambda widths: len(widths) >= 1 and min(widths) >= 1,
+    "must be a tuple of one or more layer widths, each an integer >= 1")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,17 +59,18 @@ class TrainConfig:
 
     def __post_init__(self):
         checks.config_fields("TrainConfig", [
-            ("hidden", len(self.hidden) >= 1 and all(int(h) >= 1 for h in self.hidden),
-             "must be one or more layer widths, each at least 1"),
-            ("games_per_iter", self.games_per_iter >= 1, "must be at least 1"),
-            ("train_steps", self.train_steps >= 1, "must be at least 1"),
-            ("batch_size", self.batch_size >= 1, "must be at least 1"),
-            ("learning_rate", self.learning_rate > 0, "must be positive"),
-            ("weight_decay", self.weight_decay >= 0, "must be at least 0"),
-            ("buffer_size", self.buffer_size >= 1, "must be at least 1"),
-            ("temperature_moves", self.temperature_moves >= 0, "must be at least 0"),
-            ("explore_fraction", 0.0 <= self.explore_fraction <= 1.0, "must lie in [0, 1]"),
-            ("seed", 0 <= self.seed < 2 ** 31, "must lie in [0, 2^31)")], self)
+            ("env", checks.instance(pe.Params, "a games.pursuit_evasion.Params")),
+            ("search", checks.instance(selfplay.SearchConfig, "a selfplay.SearchConfig")),
+            ("hidden", _LAYER_WIDTHS),
+            ("games_per_iter", checks.integer(1)),
+            ("train_steps", checks.integer(1)),
+            ("batch_size", checks.integer(1)),
+            ("learning_rate", checks.number(0, strict=True)),
+            ("weight_decay", checks.number(0)),
+            ("buffer_size", checks.integer(1)),
+            ("temperature_moves", checks.integer(0)),
+            ("explore_fraction", checks.interval(0, 1)),
+            ("seed", checks.integer(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
 
 
 class TrainState(NamedTuple):
@@ -129,48 +138,110 @@ def make_iteration(cfg: TrainConfig, graphdef):
 
 
 # ------------------------------------------------------------------------ checkpoints
-def save(path: str, state: TrainState) -> None:
+# The archive member holding the configuration (JSON) beside the leaves `leaf_0000`...
+_CONFIG = "config"
+# What a damaged archive raises, at opening or reading a member: a truncated file has
+# no zip directory (BadZipFile), a damaged member fails its CRC or ends early.
+_UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
+
+
+def _game_and_network(env: pe.Params, hidden) -> dict:
+    """The settings a checkpoint is bound to: the game's rules and the network's shape.
+    The rest (search, games per iteration, learning rate, ...) may change from run to
+    run, e.g. more simulations later in training."""
+    return {**dataclasses.asdict(env), "hidden": tuple(hidden)}
+
+
+def save(path: str, state: TrainState, config: TrainConfig | None = None) -> None:
     """Writes the state's leaves to `path` (an .npz archive, at exactly that path),
-    through a temporary file, so that an interrupted save leaves the old one intact."""
-    leaves = jax.tree.leaves(state)
+    through a temporary file, so that an interrupted save leaves the old one intact.
+    With `config`, the archive also records it (JSON, member "config"), so that `load`
+    can refuse to resume it with another game or network."""
+    arrays = {f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
+    if config is not None:
+        arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "wb") as f:
-        np.savez(f, **{f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(leaves)})
+        np.savez(f, **arrays)
     os.replace(tmp, path)
 
 
-def load(path: str, like: TrainState) -> TrainState:
+def _unreadable(path: str, error: Exception) -> ValueError:
+    return ValueError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})")
+
+
+def _check_trained_like(path: str, record: str, config: TrainConfig) -> None:
+    """Refuses a checkpoint whose recorded game or network differs from `config`'s."""
+    try:
+        saved = json.loads(record)
+        trained = _game_and_network(pe.Params(**saved["env"]), saved["hidden"])
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"{path}: its recorded configuration is unreadable ({e})") from None
+    differ = checks.mismatch(trained, _game_and_network(config.env, config.hidden))
+    if differ:
+        raise ValueError(f"{path}: checkpoint was trained with {differ[0]}; this run uses "
+                         f"{differ[1]}")
+
+
+def _leaf_mismatch(expected, given) -> str | None:
+    """The first leaf whose shape differs, described, or None."""
+    for i, (x, y) in enumerate(zip(expected, given)):
+        if np.shape(x) != np.shape(y):
+            return (f"leaf {i} has shape {np.shape(y)}, this configuration's {np.shape(x)} "
+                    f"(network sizes, games per iteration and buffer size must match)")
+    return None
+
+
+def load(path: str, like: TrainState, config: TrainConfig | None = None) -> TrainState:
     """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
     FileNotFoundError if there is none, ValueError naming the problem if the file is
-    not a checkpoint or was written for another configuration (network sizes, batch)."""
+    not a readable checkpoint or was written for another configuration: with `config`,
+    another game (any Params field) or network (`hidden`) than the one the checkpoint
+    records; then, or without a record (checkpoints written before the record, or
+    saved without `config`: that comparison is skipped), leaf shapes that differ."""
     leaves, treedef = jax.tree.flatten(like)
     with open(path, "rb") as f:  # FileNotFoundError names the path
         if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
             raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a readable checkpoint ({e})") from None
+    except _UNREADABLE as e:
+        raise _unreadable(path, e) from None
     with data:
-        names = sorted(data.files)
+        names = sorted(name for name in data.files if name != _CONFIG)
         want = [f"leaf_{i:04d}" for i in range(len(leaves))]
         if names != want:
             raise ValueError(f"{path}: not a checkpoint of this training state: it holds {len(names)} "
                              f"arrays, the state has {len(leaves)} leaves")
-        new = [data[name] for name in want]
-    for i, (x, y) in enumerate(zip(leaves, new)):
-        if x.shape != y.shape:
-            raise ValueError(f"{path}: written for another configuration: leaf {i} has shape {y.shape}, "
-                             f"this configuration's {x.shape} (network sizes, games per "
-                             f"iteration and buffer size must match)")
+        try:
+            new = [data[name] for name in want]
+            record = str(data[_CONFIG][()]) if _CONFIG in data.files else None
+        except _UNREADABLE as e:
+            raise _unreadable(path, e) from None
+    if config is not None and record is not None:
+        _check_trained_like(path, record, config)
+    problem = _leaf_mismatch(leaves, new)
+    if problem:
+        raise ValueError(f"{path}: written for another configuration: {problem}")
     return jax.tree.unflatten(treedef, [jnp.asarray(y, dtype=x.dtype) for x, y in zip(leaves, new)])
+
+
+def _check_state(state, fresh: TrainState) -> TrainState:
+    """`state` if it is a training state of the configuration `fresh` was made for."""
+    if jax.tree.structure(state) != jax.tree.structure(fresh):
+        raise ValueError("train: state must be a TrainState of this configuration (train.init(cfg) "
+                         f"or train.load), got {type(state).__name__} of another structure")
+    problem = _leaf_mismatch(jax.tree.leaves(fresh), jax.tree.leaves(state))
+    if problem:
+        raise ValueError(f"train: state was made for another configuration: {problem}")
+    return state
 
 
 def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
           eval_every: int = 0, eval_fn=None, progress: bool = True, callback=None,
           max_seconds: float | None = None, stop_fn=None):
-    """Runs up to `iterations` iterations (None: until `max_seconds` or `stop_fn`) with
-    a tqdm bar showing the loss and win rates.
+    """Runs up to `iterations` iterations (an int >= 0, or None: until `max_seconds` or
+    `stop_fn`), from `state` (default a fresh one) with a tqdm bar showing the loss and win rates.
 
     `eval_fn(params) -> dict` (e.g. win rates vs random) runs every `eval_every`
     iterations and after the last one; `callback(i, state, metrics)` sees every
@@ -184,9 +255,11 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
 
     from tqdm.auto import tqdm
 
+    iterations = checks.static("train", "iterations", iterations,
+                               checks.optional(checks.integer(0)))
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
-    state = fresh if state is None else state
+    state = fresh if state is None else _check_state(state, fresh)
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown = [], {}
     if iterations is None and max_seconds is None and stop_fn is None:
