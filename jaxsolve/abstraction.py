@@ -48,8 +48,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsolve import validate
 from jaxsolve.compile import InfosetKey, compile_game
-from jaxsolve.errors import GameError
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.evaluate import exploitability
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
@@ -95,6 +96,8 @@ def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
         coarse infosets (the key is not a coarsening, the message names one); or a
         fine infoset and its coarse infoset differ in player or legal actions.
     """
+    validate.game_tree(coarse, "infoset_map")
+    validate.game_tree(fine, "infoset_map")
     _check_same_game(coarse, fine)
     player = np.asarray(fine.node_player)
     decision = np.nonzero(player >= 0)[0]
@@ -140,7 +143,21 @@ def lift(policy: jax.Array, mapping) -> jax.Array:
 def lift_policy(coarse: GameTree, fine: GameTree, policy: jax.Array) -> jax.Array:
     """`lift(policy, infoset_map(coarse, fine))`: convenient, but builds the map on
     the host each call; inside jit or a loop, build it once and use `lift`."""
-    return lift(policy, infoset_map(coarse, fine))
+    mapping = infoset_map(coarse, fine)
+    return lift(_coarse_policy(coarse, fine, policy, "lift_policy"), mapping)
+
+
+def _coarse_policy(coarse: GameTree, fine: GameTree, policy, where: str) -> jax.Array:
+    """`policy` checked to be a coarse one ([..., I_coarse, A] floats). A policy of the
+    true game is refused by name: lifting gathers rows by coarse id, so a fine
+    policy would give a plausible but meaningless result."""
+    rows = (fine.sizes.num_infosets, fine.sizes.num_actions)
+    if np.shape(policy)[-2:] == rows and fine.sizes.num_infosets != coarse.sizes.num_infosets:
+        validate.fail(where, f"policy has the true game's shape [{rows[0]}, {rows[1]}]; "
+                             f"pass the abstract game's [{coarse.sizes.num_infosets}, "
+                             f"{rows[1]}] policy, e.g. jaxsolve.average_policy(coarse, state), "
+                             "which this lifts into the true game")
+    return validate.policy(coarse, policy, where, what="the coarse tree", batch_ok=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,8 +175,9 @@ class Abstraction:
         return all(self.coarse.sizes.perfect_recall)
 
     def lift(self, policy: jax.Array) -> jax.Array:
-        """[I_fine, A] the coarse policy played in the true game."""
-        return lift(policy, self.mapping)
+        """[I_fine, A] the coarse policy ([I_coarse, A]) played in the true game."""
+        return lift(_coarse_policy(self.coarse, self.fine, policy, "Abstraction.lift"),
+                    self.mapping)
 
     def summary(self) -> dict[str, Any]:
         return {"game": self.fine.names.game,
@@ -190,4 +208,9 @@ def exploitability_in_true_game(abstraction: Abstraction, coarse_policy: jax.Arr
     recall (the fine tree's own `sizes.perfect_recall`). Jittable with the
     abstraction closed over: `jax.jit(functools.partial(exploitability_in_true_game,
     abs_))`."""
-    return exploitability(abstraction.fine, abstraction.lift(coarse_policy))
+    where = "exploitability_in_true_game"
+    if not isinstance(abstraction, Abstraction):
+        validate.fail(where, "expected an Abstraction (from jaxsolve.abstraction.abstract), "
+                             f"got {type(abstraction).__name__}", ArgumentTypeError)
+    policy = _coarse_policy(abstraction.coarse, abstraction.fine, coarse_policy, where)
+    return exploitability(abstraction.fine, lift(policy, abstraction.mapping))

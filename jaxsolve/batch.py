@@ -20,13 +20,17 @@ from typing import Sequence
 
 import numpy as np
 
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.tree import _ARRAY_FIELDS, GameTree
 
 
 def stack(trees: Sequence[GameTree]) -> GameTree:
     """Stacks trees of one structure along a new leading axis."""
-    trees = list(trees)
+    if isinstance(trees, GameTree):
+        validate.fail("stack", "expected a sequence of trees, e.g. stack([tree_a, tree_b]), "
+                               "got one GameTree", ArgumentTypeError)
+    trees = [validate.game_tree(t, "stack") for t in trees]
     if not trees:
         raise GameError("stack() needs at least one tree")
     first = trees[0]
@@ -49,6 +53,7 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
       (batched tree, in_axes) where in_axes is a GameTree-shaped prefix with 0 on the
       batched arrays and None elsewhere, for `jax.vmap(..., in_axes=(in_axes,))`.
     """
+    validate.game_tree(tree, "sweep")
     changes, axes = {}, {f: None for f in _ARRAY_FIELDS}
     s = tree.sizes
     for field, value, shape in (("utilities", utilities, (s.num_terminals, s.num_players)),
@@ -56,6 +61,9 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
         if value is None:
             continue
         value = np.asarray(value)
+        if not (np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.floating)):
+            validate.fail("sweep", f"{field} must be real numbers, got dtype {value.dtype}",
+                          ArgumentTypeError)
         if value.ndim != 3 or value.shape[1:] != shape:
             raise GameError(f"sweep: {field} must have shape [B, {shape[0]}, {shape[1]}], "
                             f"got {list(value.shape)}")

@@ -5,5 +5,17 @@ class GameError(ValueError):
     """A game breaks the protocol: the message names the offending history and the problem."""
 
 
+class ArgumentError(GameError):
+    """An argument a public function cannot use: another game's policy or state, a
+    value out of range. The message starts with the function's name (see
+    `jaxsolve.validate`). A GameError, and so a ValueError, like the other errors
+    raised at the edges."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong kind (a game where a GameTree belongs, a string where
+    a number does). Also a TypeError, so either `except` clause catches it."""
+
+
 class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""

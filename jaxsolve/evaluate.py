@@ -15,7 +15,14 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import sequences as seq
+from jaxsolve import validate
 from jaxsolve.tree import GameTree
+
+
+def _checked(tree: GameTree, policy, where: str) -> jax.Array:
+    """`policy` as an [I, A] float array for `tree` (see `jaxsolve.validate`)."""
+    validate.game_tree(tree, where)
+    return validate.policy(tree, policy, where)
 
 
 def _reach(tree: GameTree, policy: jax.Array):
@@ -25,6 +32,7 @@ def _reach(tree: GameTree, policy: jax.Array):
 
 def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
+    policy = _checked(tree, policy, "policy_value")
     reach, chance = _reach(tree, policy)
     prob = chance * jnp.prod(reach, axis=0)
     return seq.terminal_sum(tree, prob @ jnp.asarray(tree.utilities, policy.dtype))
@@ -32,6 +40,7 @@ def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
 
 def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[P] each player's best-response value against the others' parts of `policy`."""
+    policy = _checked(tree, policy, "best_response_values")
     reach, chance = _reach(tree, policy)
     return jnp.stack([
         seq.best_response(tree, seq.leaf_weights(tree, reach, chance, p), p)[0]
@@ -46,6 +55,8 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
       policy: [I, A] `policy` with `player`'s rows replaced by the best response
         (ties broken towards the lowest action id).
     """
+    policy = _checked(tree, policy, "best_response")
+    player = validate.player(tree, player, "best_response")
     reach, chance = _reach(tree, policy)
     value, q = seq.best_response(tree, seq.leaf_weights(tree, reach, chance, player), player)
     br = jax.nn.one_hot(jnp.argmax(q, axis=-1), tree.sizes.num_actions, dtype=policy.dtype)
@@ -55,16 +66,20 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
 
 def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[] sum over players of (best-response value - on-policy value)."""
+    policy = _checked(tree, policy, "nash_conv")
     return jnp.sum(best_response_values(tree, policy) - policy_value(tree, policy))
 
 
 def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[] NashConv / number of players: OpenSpiel's definition (for zero-sum games,
     the mean gain available to a player who switches to a best response)."""
+    policy = _checked(tree, policy, "exploitability")
     return nash_conv(tree, policy) / tree.sizes.num_players
 
 
 def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
-    """[I, A] uniform over each infoset's legal actions."""
+    """[I, A] uniform over each infoset's legal actions ([B, I, A] for a batch from
+    `jaxsolve.stack`)."""
+    validate.game_tree(tree, "uniform_policy", batch_ok=True)
     legal = jnp.asarray(tree.legal, dtype or jnp.zeros(()).dtype)
     return legal / legal.sum(axis=-1, keepdims=True)

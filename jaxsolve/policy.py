@@ -12,14 +12,20 @@ from typing import Mapping
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.tree import GameTree
+
+FROM_TABLE_DEFAULTS = ("uniform", "error")
 
 
 def table(tree: GameTree, policy, *, player: int | None = None,
           digits: int | None = None) -> dict[str, dict[str, float]]:
     """{infoset string: {action name: probability}} for every (or one player's) infoset."""
-    policy = np.asarray(policy, np.float64)
+    validate.game_tree(tree, "table")
+    policy = validate.policy(tree, policy, "table", host=True).astype(np.float64)
+    if player is not None:
+        player = validate.player(tree, player, "table")
     legal = np.asarray(tree.legal)
     owner = np.asarray(tree.infoset_player)
     out = {}
@@ -41,6 +47,12 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
     (default="error"). Raises GameError for unknown infosets or actions and rows
     that are not distributions over the legal actions.
     """
+    validate.game_tree(tree, "from_table")
+    validate.choice("default", default, "from_table", choices=FROM_TABLE_DEFAULTS)
+    if not isinstance(mapping, Mapping):
+        validate.fail("from_table", "mapping must be {infoset: {action: probability}} (e.g. "
+                      f"what jaxsolve.table returns), got {type(mapping).__name__}",
+                      ArgumentTypeError)
     legal = np.asarray(tree.legal)
     policy = legal / legal.sum(axis=-1, keepdims=True)
     index = {name: i for i, name in enumerate(tree.names.infosets)}
@@ -49,6 +61,9 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
         if name not in index:
             raise GameError(f"policy names infoset {name!r}, which the game does not have")
         i = index[name]
+        if not isinstance(row, Mapping):
+            validate.fail("from_table", f"infoset {name!r} maps to {type(row).__name__}, not "
+                          "to {action: probability}", ArgumentTypeError)
         seen.add(i)
         labels = {label: a for a, label in enumerate(tree.names.actions[i]) if legal[i, a]}
         values = np.zeros(legal.shape[1])
@@ -57,7 +72,8 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
             if not isinstance(a, (int, np.integer)) or not 0 <= a < legal.shape[1] or not legal[i, a]:
                 raise GameError(f"policy at infoset {name!r}: {action!r} is not a legal action "
                                 f"(legal: {sorted(labels)})")
-            values[a] = float(p)
+            values[a] = validate.finite_real(f"probability of {action!r} at {name!r}", p,
+                                             "from_table")
         if np.any(values < 0) or abs(values.sum() - 1.0) > 1e-6:
             raise GameError(f"policy at infoset {name!r} is not a distribution: {dict(row)}")
         policy[i] = values
@@ -69,14 +85,19 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
 
 def purify(tree: GameTree, policy) -> jnp.ndarray:
     """[I, A] argmax of each row (ties to the lowest action id), as one-hot."""
+    validate.game_tree(tree, "purify")
+    policy = validate.policy(tree, policy, "purify")
     p = jnp.where(jnp.asarray(tree.legal), policy, -1.0)
-    return jnp.eye(tree.sizes.num_actions, dtype=jnp.asarray(policy).dtype)[jnp.argmax(p, axis=-1)]
+    return jnp.eye(tree.sizes.num_actions, dtype=policy.dtype)[jnp.argmax(p, axis=-1)]
 
 
 def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
     """[I, A] probabilities below `tau` set to zero and rows renormalised
-    (a row whose every entry falls below tau keeps its argmax)."""
-    policy = jnp.asarray(policy)
+    (a row whose every entry falls below tau keeps its argmax). `tau` must lie in
+    [0, 1): at 1 every action would be dropped."""
+    validate.game_tree(tree, "threshold")
+    policy = validate.policy(tree, policy, "threshold")
+    tau = validate.tau(tau, "threshold")
     kept = jnp.where(policy >= tau, policy, 0.0)
     total = kept.sum(axis=-1, keepdims=True)
     return jnp.where(total > 0, kept / jnp.where(total > 0, total, 1.0), purify(tree, policy))
@@ -110,10 +131,7 @@ def final_policy(tree: GameTree, state, kind: str = "average",
         if tau is None:
             raise ValueError("final policy 'threshold' needs tau, the probability below "
                              "which actions are dropped (e.g. tau=0.05)")
-        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.integer, np.floating)):
-            raise ValueError(f"tau must be a number in [0, 1), got {tau!r}")
-        if not 0.0 <= float(tau) < 1.0:
-            raise ValueError(f"tau must lie in [0, 1), got {tau!r}")
+        tau = validate.tau(tau, "final_policy")
     elif tau is not None:
         raise ValueError(f"tau applies to the 'threshold' final policy only, not {kind!r}")
     from jaxsolve.solvers import average_policy, current_policy  # noqa: PLC0415
@@ -122,7 +140,7 @@ def final_policy(tree: GameTree, state, kind: str = "average",
         return current_policy(tree, state)
     average = average_policy(tree, state)
     if kind == "threshold":
-        return threshold(tree, average, float(tau))
+        return threshold(tree, average, tau)
     if kind == "purify":
         return purify(tree, average)
     return average

@@ -60,7 +60,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import sequences as seq
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, accumulate_regrets, kahan_add, regret_matching,
                               rescale_average)
@@ -440,7 +441,13 @@ def _float_dtype():
     return jnp.zeros(()).dtype
 
 
-def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> MCCFRState:
+def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
+          solver_name: str = "sampled-cfr") -> MCCFRState:
+    where = f"{solver_name}.init"
+    validate.game_tree(tree, where)  # the scheme reads the tree's arrays: one game only
+    key = jax.random.PRNGKey(0) if key is None else validate.prng_key(key, where)
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):  # a typed key: the state holds its words
+        key = jax.random.key_data(key)
     expand, expand_c, cap = scheme(tree)
     owner = _host(tree, "infoset_player")
     sampled_own = ~expand[owner, np.arange(len(owner))]
@@ -449,11 +456,6 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> 
         raise GameError(f"the scheme samples the traverser's own actions (e.g. at infoset "
                         f"{tree.names.infosets[i]!r}) but exploration=0: actions the policy "
                         "never plays would never be tried; pass exploration > 0")
-    if key is None:
-        key = jax.random.PRNGKey(0)
-    elif not (hasattr(key, "shape") and tuple(key.shape) == (2,)):
-        raise GameError("key must be a jax.random.PRNGKey (a [2] uint32 array), "
-                        f"got {type(key).__name__} with shape {getattr(key, 'shape', None)}")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     dtype = _float_dtype()
     zeros = jnp.zeros(shape, dtype)
@@ -465,10 +467,12 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float) -> 
 
 def _dense_step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
                 averaging: str, floor: bool, alpha, beta, gamma: float,
-                traversal: str = "frontier", split: str = "systematic") -> MCCFRState:
+                traversal: str = "frontier", split: str = "systematic",
+                solver_name: str = "sampled-cfr") -> MCCFRState:
     """The step computed full width from `estimate` ([I, A] arrays per player): the
     step of the "counts" traversal, and the reference the frontier's sparse `_step`
     is tested against."""
+    _check_step(tree, state, solver_name)
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -575,16 +579,25 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
     return regrets, average, touched
 
 
+def _check_step(tree: GameTree, state, solver_name: str) -> None:
+    """A step needs the MCCFRState of its own init on this tree."""
+    where = f"{solver_name}.step"
+    validate.game_tree(tree, where)
+    validate.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
+
+
 def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
           averaging: str, floor: bool, alpha, beta, gamma: float, traversal: str,
-          split: str) -> MCCFRState:
+          split: str, solver_name: str = "sampled-cfr") -> MCCFRState:
+    _check_step(tree, state, solver_name)
     K = state.frontier.shape[0]
     if traversal == "auto":
         traversal = choose_traversal(tree, batch_size, K)
     if traversal == "counts" or alpha is not None:  # discounting touches every row anyway
         return _dense_step(tree, state, batch_size=batch_size, exploration=exploration,
                            averaging=averaging, floor=floor, alpha=alpha, beta=beta,
-                           gamma=gamma, traversal=traversal, split=split)
+                           gamma=gamma, traversal=traversal, split=split,
+                           solver_name=solver_name)
     dtype = state.regrets.dtype
     t = (state.iteration + 1).astype(dtype)
     weight = t**gamma * state.weight_scale
@@ -606,6 +619,36 @@ def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: fl
     return state._replace(regrets=regrets, average=average, average_carry=carry,
                           iteration=state.iteration + 1, total_weight=total,
                           weight_scale=scale, key=key, touched=touched)
+
+
+def _solver_name(name: str, value, where: str):
+    if value is not None and not isinstance(value, str):
+        validate.fail(where, f"name must be a string, got {value!r}", ArgumentTypeError)
+    return value
+
+
+# How each setting of a sampling solver is checked, as checker(name, value, where)
+# -> the value for the solver's knobs. mask and chance_mask are checked by init,
+# against the tree.
+_SETTINGS = {
+    "batch_size": functools.partial(validate.integer, minimum=1),
+    "expand_own": validate.flag,
+    "expand_opponents": validate.flag,
+    "expand_chance": validate.flag,
+    "exploration": functools.partial(validate.finite_real, low=0.0, high=1.0),
+    "averaging": functools.partial(validate.choice, choices=AVERAGING),
+    "rule": functools.partial(validate.choice, choices=tuple(RULES)),
+    "traversal": functools.partial(validate.choice, choices=TRAVERSALS),
+    "split": functools.partial(validate.choice, choices=SPLITS),
+    "name": _solver_name,
+}
+
+
+def _checked_settings(where: str, **settings) -> dict:
+    """`settings` checked (see _SETTINGS) and converted; unknown keys pass unchanged,
+    for sampled_cfr's signature to refuse."""
+    return {key: _SETTINGS[key](key, value, where) if key in _SETTINGS else value
+            for key, value in settings.items()}
 
 
 def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponents: bool = True,
@@ -638,20 +681,14 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
     Returns:
       Solver with init(tree, key=None) -> MCCFRState and step(tree, state).
     """
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    if not 0.0 <= exploration <= 1.0:
-        raise ValueError(f"exploration must lie in [0, 1], got {exploration!r}")
-    if averaging not in AVERAGING:
-        raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
-    if traversal not in TRAVERSALS:
-        raise ValueError(f"traversal must be one of {TRAVERSALS}, got {traversal!r}")
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    knobs = (int(batch_size), bool(expand_own), bool(expand_opponents), bool(expand_chance),
-             float(exploration), averaging, rule, traversal, split, name or "sampled-cfr")
+    checked = _checked_settings(
+        "sampled_cfr", batch_size=batch_size, expand_own=expand_own,
+        expand_opponents=expand_opponents, expand_chance=expand_chance,
+        exploration=exploration, averaging=averaging, rule=rule, traversal=traversal,
+        split=split, name=name)
+    knobs = (checked["batch_size"], checked["expand_own"], checked["expand_opponents"],
+             checked["expand_chance"], checked["exploration"], averaging, rule, traversal,
+             split, name or "sampled-cfr")
     if mask is None and chance_mask is None:  # hashable knobs: share one Solver
         return _cached(*knobs)
     return _make(*knobs, mask=mask, chance_mask=chance_mask)
@@ -662,11 +699,11 @@ def _make(batch_size, expand_own, expand_opponents, expand_chance, exploration, 
     scheme = functools.partial(make_scheme, expand_own=expand_own,
                                expand_opponents=expand_opponents, expand_chance=expand_chance,
                                mask=mask, chance_mask=chance_mask)
-    init = functools.partial(_init, scheme=scheme, exploration=exploration)
+    init = functools.partial(_init, scheme=scheme, exploration=exploration, solver_name=name)
     step = functools.partial(_step, batch_size=batch_size, exploration=exploration,
                              averaging=averaging, traversal=traversal, split=split,
-                             **RULES[rule])
-    return Solver(init, step, name)
+                             solver_name=name, **RULES[rule])
+    return Solver(init, step, name, MCCFRState)
 
 
 _cached = functools.cache(_make)
@@ -675,6 +712,7 @@ _cached = functools.cache(_make)
 def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
     """External-sampling MCCFR: the traverser expands all its actions, opponents and
     chance are sampled once per visited history; opponents' averages updated."""
+    _checked_settings("external_sampling", batch_size=batch_size, **kwargs)
     return sampled_cfr(batch_size, expand_own=True, expand_opponents=False,
                        expand_chance=False, averaging="opponents",
                        name=kwargs.pop("name", "es-mccfr"), **kwargs)
@@ -684,6 +722,8 @@ def outcome_sampling(batch_size: int = 1, exploration: float = 0.6, **kwargs) ->
     """Outcome-sampling MCCFR: one trajectory per sample, the traverser's own actions
     sampled with `exploration` (OpenSpiel's default 0.6); the traverser's average
     updated with weight own reach / sampling probability."""
+    _checked_settings("outcome_sampling", batch_size=batch_size, exploration=exploration,
+                      **kwargs)
     return sampled_cfr(batch_size, expand_own=False, expand_opponents=False,
                        expand_chance=False, exploration=exploration, averaging="traverser",
                        name=kwargs.pop("name", "os-mccfr"), **kwargs)
@@ -691,6 +731,7 @@ def outcome_sampling(batch_size: int = 1, exploration: float = 0.6, **kwargs) ->
 
 def chance_sampling(batch_size: int = 1, **kwargs) -> Solver:
     """Chance-sampled CFR: full width over decisions, one chance outcome per sample."""
+    _checked_settings("chance_sampling", batch_size=batch_size, **kwargs)
     return sampled_cfr(batch_size, expand_own=True, expand_opponents=True,
                        expand_chance=False, averaging="traverser",
                        name=kwargs.pop("name", "cs-cfr"), **kwargs)

@@ -31,12 +31,15 @@ iterations with weights growing like t^2 stay finite, and no probability changes
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxsolve import sequences as seq
+from jaxsolve import validate
 from jaxsolve.tree import GameTree
 
 
@@ -68,11 +71,14 @@ class Solver(NamedTuple):
 
     init(tree) -> state and step(tree, state) -> state. Factories are cached, so
     `cfr_plus() is cfr_plus()` and a solver can be a static jit argument.
+    `state_type` is the class of the states init returns; `run` refuses any other
+    (None: not checked).
     """
 
     init: Callable[[GameTree], CFRState]
     step: Callable[[GameTree, CFRState], CFRState]
     name: str
+    state_type: type | None = None
 
 
 def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
@@ -90,8 +96,10 @@ def _float_dtype():
     return jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
 
 
-def init(tree: GameTree) -> CFRState:
-    """Zero regrets and average; the first iteration plays uniformly."""
+def init(tree: GameTree, *, solver_name: str = "solver") -> CFRState:
+    """Zero regrets and average; the first iteration plays uniformly. Needs only the
+    tree's sizes, so a batched tree gives the (shared) state of each of its games."""
+    validate.game_tree(tree, f"{solver_name}.init", batch_ok=True)
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     dtype = _float_dtype()
     zeros = jnp.zeros(shape, dtype)
@@ -101,11 +109,15 @@ def init(tree: GameTree) -> CFRState:
 
 def current_policy(tree: GameTree, state: CFRState) -> jax.Array:
     """[I, A] the policy the next iteration plays (with the prediction for PCFR+)."""
+    validate.game_tree(tree, "current_policy")
+    validate.solver_state(tree, state, "current_policy")
     return regret_matching(state.regrets + state.prediction, jnp.asarray(tree.legal))
 
 
 def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     """[I, A] the average strategy; uniform over legal where never reached."""
+    validate.game_tree(tree, "average_policy")
+    validate.solver_state(tree, state, "average_policy")
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
     total = avg.sum(axis=-1, keepdims=True)
@@ -114,7 +126,11 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
 
 
 def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
-          alpha: float | None, beta: float | None, gamma: float, predictive: bool) -> CFRState:
+          alpha: float | None, beta: float | None, gamma: float, predictive: bool,
+          solver_name: str = "solver") -> CFRState:
+    where = f"{solver_name}.step"
+    validate.game_tree(tree, where)
+    validate.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -176,13 +192,15 @@ def rescale_average(average, carry, total_weight, weight_scale):
 
 @functools.cache
 def _solver(name: str, **knobs) -> Solver:
-    return Solver(init, functools.partial(_step, **knobs), name)
+    return Solver(functools.partial(init, solver_name=name),
+                  functools.partial(_step, solver_name=name, **knobs), name, CFRState)
 
 
 def cfr(alternating: bool = False) -> Solver:
     """Vanilla CFR (Zinkevich et al. 2007, "Regret Minimization in Games with
     Incomplete Information"). Simultaneous updates by default, as in the textbook
     and seed 001; `alternating=True` matches OpenSpiel's `CFRSolver`."""
+    alternating = validate.flag("alternating", alternating, "cfr")
     return _solver("cfr" if not alternating else "cfr-alt", alternating=alternating,
                    floor=False, alpha=None, beta=None, gamma=0.0, predictive=False)
 
@@ -202,21 +220,47 @@ def lcfr() -> Solver:
 
 
 def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
-    """Discounted CFR (Brown & Sandholm 2019). Defaults are the paper's 1.5, 0, 2."""
+    """Discounted CFR (Brown & Sandholm 2019). Defaults are the paper's 1.5, 0, 2.
+
+    After each iteration positive regrets are multiplied by t^alpha / (t^alpha + 1),
+    negative ones by t^beta / (t^beta + 1), and iteration t enters the average with
+    weight t^gamma. alpha and beta are any finite reals, and beta may also be -inf
+    (negative regrets dropped after every iteration, as CFR+ does; t^-inf = 0 is
+    exact). gamma must be >= 0: with decreasing weights the average never forgets
+    the first iterates. Raises ArgumentError otherwise (alpha = inf gives inf / inf).
+    """
+    alpha = validate.finite_real("alpha", alpha, "dcfr")
+    beta = -math.inf if _is_minus_infinity(beta) else validate.finite_real("beta", beta, "dcfr")
+    gamma = validate.finite_real("gamma", gamma, "dcfr", low=0.0)
     return _solver(f"dcfr({alpha:g},{beta:g},{gamma:g})", alternating=True, floor=False,
-                   alpha=float(alpha), beta=float(beta), gamma=float(gamma), predictive=False)
+                   alpha=alpha, beta=beta, gamma=gamma, predictive=False)
+
+
+def _is_minus_infinity(value) -> bool:
+    return isinstance(value, (float, np.floating)) and value == -math.inf
 
 
 def pcfr_plus(gamma: float = 2.0) -> Solver:
     """Predictive CFR+ (Farina, Kroer & Sandholm 2021, "Faster Game Solving via
     Predictive Blackwell Approachability"): CFR+ whose next policy also counts the
-    last instantaneous regret as a prediction; quadratic averaging by default."""
+    last instantaneous regret as a prediction; quadratic averaging by default.
+    `gamma` (iteration t weighs t^gamma in the average) must be a finite number >= 0."""
     return _solver("pcfr+", alternating=True, floor=True, alpha=None, beta=None,
-                   gamma=float(gamma), predictive=True)
+                   gamma=validate.finite_real("gamma", gamma, "pcfr_plus", low=0.0),
+                   predictive=True)
 
 
 def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
-    """`num_iterations` steps in one compiled loop (jit it; the count may be traced)."""
+    """`num_iterations` steps in one compiled loop (jit it; the count may be traced).
+
+    Raises ArgumentError (a ValueError; ArgumentTypeError also a TypeError) for what
+    is not a Solver, a GameTree or the state of this solver's init on this tree, or
+    a concrete count that is not an integer >= 0."""
+    solver = validate.solver(solver, "run")
+    validate.game_tree(tree, "run")
+    validate.solver_state(tree, state, "run", expected=solver.state_type,
+                          solver_name=solver.name)
+    validate.iterations(num_iterations, "run")
     return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
 
 

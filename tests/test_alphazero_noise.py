@@ -62,10 +62,11 @@ def test_split_falls_back_to_jax_for_other_keys():
                                   jax.random.key_data(jax.random.split(rbg, 2)))
 
 
-@pytest.mark.parametrize("key, got", [(0, "int"), (np.zeros(2, np.float32), "an array of float32"),
-                                      (jnp.zeros(2, jnp.int32), "an array of int32")])
+@pytest.mark.parametrize("key, got", [(0, "int"), (np.zeros(2, np.float32), "float32 array"),
+                                      (jnp.zeros(2, jnp.int32), "int32 array"),
+                                      (jnp.zeros((3, 2), jnp.uint32), r"uint32 array of shape \(3, 2\)")])
 def test_what_is_not_a_key_is_named(key, got):
     # Before: "'int' object has no attribute 'dtype'" from deep inside the key test.
     for draw in (lambda: noise.split(key), lambda: noise.gumbel(key, (3,))):
-        with pytest.raises(ValueError, match=f"key must be a jax.random key .*, got {got}"):
+        with pytest.raises(ValueError, match=f"key must be a jax.random key.*, got {got}"):
             draw()

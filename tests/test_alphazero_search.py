@@ -484,7 +484,7 @@ def test_policy_settings_are_checked_before_searching(net, roots, policy, settin
     call = policies.gumbel_policy if policy == "gumbel" else policies.alphazero_policy
     with pytest.raises(ValueError, match=re.escape(f"{name}: {message}")):
         call(params, jax.random.key(0), root, rec, 4, **settings)
-    with pytest.raises(ValueError, match="key must be a jax.random key .*, got int"):
+    with pytest.raises(ValueError, match="key must be a jax.random key.*, got int"):
         call(params, 0, root, rec, 4)
 
 

@@ -30,6 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsolve import validate
+
 _U32 = jnp.uint32
 # Threefry-2x32's rotation constants, alternating by group of four rounds, and the
 # parity constant of its key schedule (Salmon et al. 2011; Random123).
@@ -50,16 +52,6 @@ def threefry2x32(key0, key1, x0, x1):
         x0 = x0 + schedule[(group + 1) % 3]
         x1 = x1 + schedule[(group + 2) % 3] + _U32(group + 1)
     return x0, x1
-
-
-def _check_key(key) -> None:
-    """Refuses what is not a PRNG key - a typed key (`jax.random.key`, traced or not) or
-    a raw uint32 one (`jax.random.PRNGKey`) - before its missing dtype fails below."""
-    dtype = getattr(key, "dtype", None)
-    if dtype is None or not (jnp.issubdtype(dtype, jax.dtypes.prng_key) or dtype == jnp.uint32):
-        got = type(key).__name__ if dtype is None else f"an array of {dtype}"
-        raise ValueError("key must be a jax.random key (jax.random.key(seed) or "
-                         f"jax.random.PRNGKey(seed)), got {got}")
 
 
 def _typed(key) -> bool:
@@ -98,7 +90,7 @@ def split(key: jax.Array, num: int = 2) -> jax.Array:
     this module reproduces (a single Threefry key, partitionable counters): key i is
     Threefry-2x32 of counter (0, i). JAX's own split is a rolled loop on CPU, ~1% of
     a 32-simulation Gumbel search at batch 256 (paired runs)."""
-    _check_key(key)
+    validate.prng_key(key, "noise.split")
     if not _threefry_partitionable(key) or not 0 < num < 2 ** 32:
         return jax.random.split(key, num)
     words = _words(key)
@@ -112,7 +104,7 @@ def gumbel(key: jax.Array, shape: Sequence[int], dtype=jnp.float32) -> jax.Array
     """Gumbel(0, 1) noise of `shape`: `jax.random.gumbel(key, shape, dtype)`, drawn as
     straight-line code where JAX's draw is the one reproduced here (see the module
     docstring), else by JAX."""
-    _check_key(key)
+    validate.prng_key(key, "noise.gumbel")
     shape = tuple(shape)
     size = math.prod(shape)
     if not _fast_path(key, size, dtype):

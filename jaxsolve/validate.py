@@ -1,0 +1,260 @@
+"""Checks of the arguments of jaxsolve's public functions, where they enter.
+
+A wrong argument to array code rarely fails where it was passed. A [48, 2] policy
+on a [12, 2] tree is gathered with clamped indices and gives a plausible number; a
+solver state from another game fails in a broadcast deep inside `fori_loop`; a game
+passed instead of its compiled tree fails with an AttributeError three calls down.
+The functions here check such arguments on entry and raise an `ArgumentError` (a
+GameError, so a ValueError) or, for an argument of the wrong kind, an
+`ArgumentTypeError` (also a TypeError). Every message starts with `where`, the
+public function's name, and says what was expected.
+
+Every check reads static information only: Python types, array shapes and dtypes
+(known while tracing) and the values of concrete Python or NumPy numbers. So the
+checks cost nothing at run time, work unchanged under jit, vmap (where each
+argument has its unbatched shape), grad and shard_map, and never ask a traced value
+for its value: a traced iteration count or player passes unchecked.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from typing import Any, NoReturn, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsolve.errors import ArgumentError, ArgumentTypeError
+from jaxsolve.tree import GameTree
+
+
+def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -> NoReturn:
+    raise error(f"{where}: {message}")
+
+
+def _traced(value: Any) -> bool:
+    return isinstance(value, jax.core.Tracer)
+
+
+def _kind(value: Any) -> str:
+    """How a message names an unexpected argument: strings by value, the rest by type."""
+    return repr(value) if isinstance(value, str) else type(value).__name__
+
+
+# ---------------------------------------------------------------------- numbers
+def integer(name: str, value: Any, where: str, *, minimum: int | None = 0) -> int:
+    """`value` as a Python int (ints, NumPy integers, concrete integer scalars; not
+    bools), at least `minimum`."""
+    if isinstance(value, (bool, np.bool_)):
+        fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
+    try:
+        index = operator.index(value)
+    except TypeError:
+        fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
+    if minimum is not None and index < minimum:
+        fail(where, f"{name} must be at least {minimum}, got {index}")
+    return index
+
+
+def _interval(low: float, high: float, closed_above: bool) -> str:
+    closed = closed_above and high < math.inf  # values are finite: never "inf]"
+    return f"[{low:g}, {high:g}{']' if closed else ')'}"
+
+
+def _real_scalar(value: Any) -> bool:
+    """A real number: Python, NumPy or a concrete 0-d array of integers or floats."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (np.ndarray, jax.Array)) and not _traced(value):
+        return value.ndim == 0 and (jnp.issubdtype(value.dtype, jnp.integer)
+                                    or jnp.issubdtype(value.dtype, jnp.floating))
+    return isinstance(value, numbers.Real)
+
+
+def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
+                high: float = math.inf, closed_above: bool = True) -> float:
+    """`value` as a float: a real number (not a bool, not a string, not traced),
+    finite, in [low, high] (or [low, high) when not `closed_above`)."""
+    bounded = low > -math.inf or high < math.inf
+    within = f" in {_interval(low, high, closed_above)}" if bounded else ""
+    if not _real_scalar(value):
+        fail(where, f"{name} must be a number{within}, got {value!r}", ArgumentTypeError)
+    number = float(value)
+    above = number > high if closed_above else number >= high
+    if not math.isfinite(number) or number < low or above:
+        fail(where, f"{name} must lie in {_interval(low, high, closed_above)}, got {value!r}"
+             if bounded else f"{name} must be finite, got {value!r}")
+    return number
+
+
+def flag(name: str, value: Any, where: str) -> bool:
+    """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True."""
+    if not isinstance(value, (bool, np.bool_)):
+        fail(where, f"{name} must be True or False, got {value!r}", ArgumentTypeError)
+    return bool(value)
+
+
+def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
+    """`value`, one of the strings `choices`."""
+    if not isinstance(value, str) or value not in choices:
+        fail(where, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def iterations(num_iterations: Any, where: str) -> Any:
+    """A concrete count must be an integer >= 0 (a negative one would silently run
+    no iteration, 2.5 would fail inside fori_loop); a traced count passes as it is.
+    Returns `num_iterations` unchanged, so the loop sees what the caller passed."""
+    if not _traced(num_iterations):
+        integer("num_iterations", num_iterations, where, minimum=0)
+    return num_iterations
+
+
+def tau(value: Any, where: str) -> Any:
+    """The threshold of `jaxsolve.threshold`: a number in [0, 1) (at 1 every action
+    would be dropped); a traced one passes as it is."""
+    if _traced(value):
+        return value
+    return finite_real("tau", value, where, low=0.0, high=1.0, closed_above=False)
+
+
+# ---------------------------------------------------------------------- trees and players
+# The arrays jaxsolve.stack (all of them) and jaxsolve.sweep (utilities, chance_probs)
+# give a leading batch axis; unbatched, each is 2-D.
+_BATCHABLE = ("legal", "utilities", "chance_probs")
+
+
+def batch_size(tree: GameTree) -> int | None:
+    """The size of the tree's leading batch axis (from sweep or stack), None if none."""
+    for field in _BATCHABLE:
+        shape = np.shape(getattr(tree, field))
+        if len(shape) > 2:
+            return shape[0]
+    return None
+
+
+def game_tree(tree: Any, where: str, *, batch_ok: bool = False) -> GameTree:
+    """A GameTree, without a batch axis unless `batch_ok`."""
+    if not isinstance(tree, GameTree):
+        fail(where, "expected a GameTree (compile the game with jaxsolve.compile_game), "
+                    f"got {_kind(tree)}", ArgumentTypeError)
+    size = None if batch_ok else batch_size(tree)
+    if size is not None:
+        fail(where, f"the tree has a batch axis of {size} (a batch from jaxsolve.sweep or "
+                    "jaxsolve.stack): call it through jax.vmap with the tree's in_axes, those "
+                    "sweep returned or 0 after stack, e.g. "
+                    "jax.vmap(lambda t: ..., in_axes=(axes,))(batch)")
+    return tree
+
+
+def player(tree: GameTree, value: Any, where: str) -> Any:
+    """A concrete player must be an int in [0, P); a traced one passes as it is."""
+    if _traced(value):
+        return value
+    index = integer("player", value, where, minimum=None)
+    count = tree.sizes.num_players
+    if not 0 <= index < count:
+        fail(where, f"player must be one of 0..{count - 1} ({count} players), got {index}")
+    return index
+
+
+def prng_key(key: Any, where: str) -> Any:
+    """A JAX PRNG key: a typed key (`jax.random.key`, shape []) or a raw
+    `jax.random.PRNGKey` ([2] uint32). Plain numbers fail inside JAX's samplers with
+    "invalid PRNG key data", which names neither the argument nor the fix."""
+    dtype = getattr(key, "dtype", None)
+    typed = dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key)
+    if (typed and np.ndim(key) == 0) or (not typed and dtype == np.uint32
+                                        and np.shape(key) == (2,)):
+        return key
+    got = f"{dtype} array of shape {np.shape(key)}" if dtype is not None else _kind(key)
+    fail(where, "key must be a jax.random key, e.g. jax.random.key(0) or "
+                f"jax.random.PRNGKey(0), got {got}", ArgumentTypeError)
+
+
+# ---------------------------------------------------------------------- policies
+def _as_array(value: Any, name: str, where: str, host: bool = False):
+    try:
+        return np.asarray(value) if host else jnp.asarray(value)
+    except (TypeError, ValueError) as e:
+        fail(where, f"{name} must be an array, got {_kind(value)} ({e})", ArgumentTypeError)
+
+
+def _shape_hint(shape: tuple, expected: tuple) -> str:
+    if shape == expected[::-1]:
+        return " (transposed? rows are infosets, columns actions)"
+    if shape[1:] == expected:
+        return (f": it has a batch axis of {shape[0]}; call through jax.vmap, e.g. "
+                "in_axes=(None, 0)")
+    return " (a policy from another game?)"
+
+
+def policy(tree: GameTree, value: Any, where: str, *, what: str = "the tree",
+           batch_ok: bool = False, host: bool = False) -> jax.Array | np.ndarray:
+    """`value` as a JAX array (a NumPy one if `host`, keeping float64 without x64) of
+    floats of shape [I, A] for `tree` (`what` names the tree in messages);
+    [..., I, A] if `batch_ok`."""
+    array = _as_array(value, "policy", where, host)
+    if not jnp.issubdtype(array.dtype, jnp.floating):
+        fail(where, f"policy must hold probabilities as floats, got dtype {array.dtype} "
+                    "(convert it, e.g. jnp.asarray(policy, float))", ArgumentTypeError)
+    expected = (tree.sizes.num_infosets, tree.sizes.num_actions)
+    shape = tuple(array.shape)
+    if shape[-2:] != expected or (len(shape) != 2 and not batch_ok):
+        fail(where, f"policy has shape {shape} but {what} has {expected[0]} infosets x "
+                    f"{expected[1]} actions; expected [{expected[0]}, {expected[1]}]"
+                    f"{_shape_hint(shape, expected)}")
+    return array
+
+
+# ---------------------------------------------------------------------- solvers and states
+def solver(value: Any, where: str):
+    """A `jaxsolve.Solver`; a factory not yet called or a solver's name is refused
+    with the call that makes one."""
+    from jaxsolve.solvers import SOLVERS, Solver  # noqa: PLC0415 (solvers imports this module)
+
+    if isinstance(value, Solver):
+        return value
+    if isinstance(value, str):
+        by_name = f" (by name: jaxsolve.SOLVERS[{value!r}]())" if value in SOLVERS else ""
+        fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {value!r}{by_name}",
+             ArgumentTypeError)
+    if callable(value):  # e.g. jaxsolve.cfr_plus, the factory, not cfr_plus() the solver
+        name = getattr(value, "__name__", None)
+        got = f"the function {name}: call it: jaxsolve.{name}()" if name else (
+            f"{value!r}: call it to make the Solver")
+        fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {got}",
+             ArgumentTypeError)
+    fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {_kind(value)}",
+         ArgumentTypeError)
+
+
+# The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
+_STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
+
+
+def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
+                 solver_name: str | None = None) -> Any:
+    """A solver state for `tree`: of type `expected` (what the solver's init returns)
+    if given, else any state with CFRState's fields; its arrays shaped for the tree."""
+    if expected is not None and type(state) is not expected:
+        # Sampling solvers' init takes a key: name the call the user has to make.
+        call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
+        fail(where, f"{solver_name or 'this solver'} needs the {expected.__name__} from its "
+                    f"own {call}, got {_kind(state)}", ArgumentTypeError)
+    if not (hasattr(state, "regrets") and hasattr(state, "average")):
+        fail(where, "expected a solver state (the CFRState or MCCFRState of solver.init or "
+                    f"jaxsolve.run), got {_kind(state)}", ArgumentTypeError)
+    want = (tree.sizes.num_infosets, tree.sizes.num_actions)
+    for field in _STATE_ROWS:
+        if not hasattr(state, field):
+            continue
+        got = tuple(np.shape(getattr(state, field)))
+        if got != want:
+            why = (f"the state has a batch axis of {got[0]}; call through jax.vmap"
+                   if got[1:] == want else "the state was initialised on another game")
+            fail(where, f"state.{field} is {list(got)} but the tree is {list(want)}: {why}")
+    return state
