@@ -118,7 +118,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="200 iterations")
     parser.add_argument("--iters", type=int, default=None, help="CFR+ iterations")
-    parser.add_argument("--out", default=os.path.join(ROOT, "results", "abstraction.json"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "results", "abstraction.json"),
+                        help="JSON file to write (default results/abstraction.json)")
     args = parser.parse_args(argv)
     iterations = args.iters or (200 if args.quick else 2000)
     solver = jaxsolve.cfr_plus()

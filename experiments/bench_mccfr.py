@@ -286,7 +286,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-check", action="store_true",
                         help="skip scoring jaxsolve's final policies with pyspiel")
     parser.add_argument("--x64", action="store_true", help="float64 for jaxsolve")
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="JSON file to write (default results/bench_mccfr.json, "
+                             "_quick with --quick)")
     args = parser.parse_args(argv)
 
     q = args.quick

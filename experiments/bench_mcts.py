@@ -3,7 +3,8 @@
 Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
 medians over repeated calls after compilation. The calls are interleaved in rounds
 (each round times every function `repeats` times), so that a change in the machine's
-load during the run hits all four alike. Prints the ratio ours / mctx of the medians,
+load during the run hits all four alike. Prints our speed-up over mctx (mctx's median
+time divided by ours: 2x means our search runs twice as many simulations per second),
 and its spread over the rounds (a shared machine's load shifts it: mctx's larger ops
 run on two threads and slow down more than ours when the other core is busy).
 
@@ -70,13 +71,13 @@ def _seconds(fns, params, repeats, rounds):
 
 
 def _ratio_report(label, ours, theirs):
-    """Ratio of medians over all calls, and its spread over rounds (each round's own
+    """Our speed-up: mctx's median time over ours, over all calls, and its spread over rounds (each round's own
     ratio of medians: the machine's load changes between rounds, not within one).
     Returns {"ratio", "per_round": sorted round ratios}."""
     flat = lambda ts: [t for r in ts for t in r]
     ratio = statistics.median(flat(theirs)) / statistics.median(flat(ours))
     rounds = sorted(statistics.median(t) / statistics.median(o) for o, t in zip(ours, theirs))
-    print(f"ratio {label} ours/mctx: {ratio:.2f}x  (per round: min {rounds[0]:.2f}, "
+    print(f"speed-up {label} (mctx time / ours): {ratio:.2f}x  (per round: min {rounds[0]:.2f}, "
           f"median {statistics.median(rounds):.2f}, max {rounds[-1]:.2f}; "
           f"{len(rounds)} rounds)")
     return {"ratio": ratio, "per_round": rounds}

@@ -209,7 +209,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="32x32 sweep, 20,000-iteration cap")
     ap.add_argument("--cap", type=int, default=200_000, help="iteration cap for question 4")
-    ap.add_argument("--out", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"),
+                    help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     n = 32 if args.quick else 50

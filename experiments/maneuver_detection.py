@@ -53,7 +53,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--iters", type=int, default=20_000)
-    ap.add_argument("--out", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"),
+                    help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     iters = min(args.iters, 5000) if args.quick else args.iters

@@ -40,7 +40,9 @@ import numpy as np  # noqa: E402
 from games import pursuit_evasion as pe  # noqa: E402
 from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa: E402
 
-OUT = "results/pursuit"
+# Beside the other experiments' results, whatever the working directory.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "results", "pursuit")
 
 
 EXPLORE = 0.5  # the recipe's share of self-play games from exploring starts

@@ -150,7 +150,8 @@ def main():
                     help="OpenSpiel CFR+ iterations on Orbital P-E (slow Python walk)")
     ap.add_argument("--quick", action="store_true",
                     help="OpenSpiel comparison on Mini Maneuver only")
-    ap.add_argument("--out", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"),
+                    help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     try:

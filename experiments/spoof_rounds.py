@@ -66,7 +66,8 @@ def main():
     ap.add_argument("--cap", type=int, default=20_000)
     ap.add_argument("--shuffle-initial", action="store_true",
                     help="chance, not Player 1, sets the starting arrangement")
-    ap.add_argument("--out", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results"),
+                    help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     top, cap = (min(args.max_rounds, 6), min(args.cap, 5000)) if args.quick else (args.max_rounds, args.cap)

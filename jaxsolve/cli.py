@@ -546,11 +546,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     solve = sub.add_parser("solve", help="solve a game and report strategy, value and "
-                           "exploitability", description=__doc__.split("\n\n")[0])
+                           "exploitability", description=__doc__.split("\n\n", 1)[1],
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     solve.add_argument("game", metavar="GAME", help="a built-in game (see `jaxsolve "
                        "games`), openspiel:NAME, or a saved tree FILE.npz")
     solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
-                       help="solver (default: cfr+)")
+                       help="solver (default: cfr+): cfr updates both players each "
+                       "iteration, cfr-alt alternates them (OpenSpiel's CFRSolver); cfr+, "
+                       "lcfr, dcfr (1.5, 0, 2) and pcfr+ alternate; os-mccfr and es-mccfr "
+                       "sample (outcome and external sampling)")
     solve.add_argument("--iters", "--iter", dest="iters", type=_positive_int, default=1000,
                        metavar="N", help="total iterations (default: 1000); for the "
                        "sampling solvers one iteration is --batch samples per player")

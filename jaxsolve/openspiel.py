@@ -90,7 +90,9 @@ def as_openspiel_game(game):
     """A view of a jaxsolve protocol game that OpenSpiel's *Python* algorithms accept
     (`cfr.CFRPlusSolver`, `exploitability.nash_conv`, `best_response`, ...): it adds
     the few pyspiel methods they call (get_type, legal_actions_mask, history, ...)
-    and no game logic. C++ algorithms need a registered pyspiel game instead."""
+    and no game logic. C++ algorithms need a registered pyspiel game instead, and so
+    does `exploitability.exploitability`, which runs the C++ best response: for a
+    two-player zero-sum game use `exploitability.nash_conv(view, policy) / 2`."""
     return _GameView(game)
 
 
@@ -159,8 +161,13 @@ class _GameView:
     def __init__(self, game):
         pyspiel = _pyspiel()
         self._game = game
+        total = game.utility_sum() if hasattr(game, "utility_sum") else None
+        utility = pyspiel.GameType.Utility
+        self._utility_sum = total
         self._type = SimpleNamespace(
             dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+            utility=(utility.GENERAL_SUM if total is None else
+                     utility.ZERO_SUM if total == 0 else utility.CONSTANT_SUM),
             provides_information_state_string=True, provides_information_state_tensor=False,
             provides_observation_string=False, provides_observation_tensor=False)
 
@@ -169,6 +176,9 @@ class _GameView:
 
     def num_players(self):
         return self._game.num_players()
+
+    def utility_sum(self):
+        return self._utility_sum
 
     def num_distinct_actions(self):
         return self._game.num_distinct_actions()

@@ -218,6 +218,13 @@ def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
     assert '"winner": "evader"' in out and '"root_value": 1.0' in out
 
 
+def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
+    # --sensor used to be dropped with the default --variant goal (the ray sensor ran).
+    assert cli.main(["pursuit", "solve", "--grid", "3", "--sensor", "wedge"]) == 0
+    out = capsys.readouterr().out
+    assert "sensor='wedge'" in out and "goal_row=2" in out
+
+
 # ---------------------------------------------------------------- sampling solvers
 def strategy_of(out):
     return json.loads((out / cli.STRATEGY).read_text())

@@ -23,7 +23,7 @@ def test_ratio_is_the_ratio_of_medians_over_all_calls(monkeypatch, capsys):
     out = bench_mcts._ratio_report("gumbel", [[1, 2], [3, 4]], [[2, 5], [9, 10]])
     assert out["ratio"] == 2.8
     assert out["per_round"] == [3.5 / 1.5, 9.5 / 3.5]
-    assert "ours/mctx: 2.80x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
+    assert "(mctx time / ours): 2.80x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
         capsys.readouterr().out
 
 
@@ -33,7 +33,7 @@ def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
     results = bench_mcts.main(["--batch", "4", "--sims", "3", "--rounds", "2", "--repeats", "1",
                                "--only", "gumbel", "--out", str(out)])
     printed = capsys.readouterr().out
-    assert printed.startswith("machine: ") and "ratio gumbel" in printed
+    assert printed.startswith("machine: ") and "speed-up gumbel" in printed
     report = json.loads(out.read_text())
     assert report["machine"]["mctx"] and report["batch"] == 4 and report["sims"] == 3
     assert set(report["calls"]) == {"ours_gumbel", "mctx_gumbel", "model_only"}

@@ -86,3 +86,39 @@ def test_exploitability_equals_pyspiel(name, params):
         np.testing.assert_allclose(from_tabular_policy(tree, tabular), policy, atol=1e-15)
         ours = float(EXPLOITABILITY(tree, policy))
         assert ours == pytest.approx(pyspiel.exploitability(game, tabular.to_dict()), abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["mini_maneuver", "spoof"])
+def test_openspiel_python_nash_conv_on_our_games(name):
+    """OpenSpiel's Python best response, run on our protocol games through
+    `as_openspiel_game`, gives our NashConv for a random policy; the view reports the
+    game as zero-sum, as OpenSpiel's algorithms that check `get_type().utility` need."""
+    import games
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import exploitability
+
+    from conftest import NASH_CONV, builtin_tree
+    from jaxsolve.openspiel import as_openspiel_game
+
+    view = as_openspiel_game(games.load(name))
+    assert view.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    assert view.utility_sum() == 0.0
+    tree = builtin_tree(name)
+    rng = np.random.default_rng(1)
+    policy = np.where(tree.legal, rng.uniform(0.1, 1.0, tree.legal.shape), 0.0)
+    policy /= policy.sum(axis=1, keepdims=True)
+    tabular = os_policy.TabularPolicy(view)
+    for key, row in tabular.state_lookup.items():
+        tabular.action_probability_array[row] = policy[tree.names.infosets.index(key)]
+    assert float(NASH_CONV(tree, policy)) == pytest.approx(
+        exploitability.nash_conv(view, tabular), abs=1e-9)
+
+
+def test_openspiel_view_of_a_general_sum_game():
+    import games
+
+    from jaxsolve.openspiel import as_openspiel_game
+
+    view = as_openspiel_game(games.load("conjunction"))
+    assert view.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
+    assert view.utility_sum() is None

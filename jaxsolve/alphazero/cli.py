@@ -36,7 +36,7 @@ _seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
 def env_from_args(args) -> pe.Params:
     try:
         if args.variant == "goal":
-            return pe.goal_variant(args.grid)
+            return pe.goal_variant(args.grid, sensor=args.sensor)
         return pe.Params(grid_size=args.grid, sensor=args.sensor)
     except ValueError as e:
         raise CLIError(f"pursuit: {e}") from None
@@ -65,9 +65,11 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("pursuit", help="AlphaZero on the pursuit-evasion game")
     p.add_argument("pursuit_command", choices=["solve", "train", "eval"], metavar="{solve,train,eval}")
     p.add_argument("--variant", choices=["seed", "goal"], default="goal",
-                   help="seed: the seed's rules (a forced evader win); goal: cross the grid")
+                   help="seed: the seed's rules (a forced evader win); goal (default): cross the grid")
     p.add_argument("--grid", type=_grid, default=5, help="board side, odd (default 5)")
-    p.add_argument("--sensor", choices=["ray", "wedge"], default="ray")
+    p.add_argument("--sensor", choices=["ray", "wedge"], default="ray",
+                   help="ray (default): the cells along the sensor's direction; wedge: the "
+                        "seed prose's 3-cell cone")
     p.add_argument("--iterations", type=_at_least_one, default=None,
                    help="iterations (default 60, or unbounded with --minutes; whichever "
                         "limit comes first stops training)")
@@ -75,14 +77,21 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                    help="training time budget (compilation included, evaluation excluded)")
     p.add_argument("--explore", type=_fraction, default=0.5,
                    help="share of self-play games started from random reachable positions "
-                        "(exploring starts; evaluation always starts from the initial one)")
-    p.add_argument("--games", type=_at_least_one, default=64, help="self-play games per iteration")
-    p.add_argument("--simulations", type=_at_least_one, default=16)
-    p.add_argument("--search", choices=["gumbel", "puct"], default="gumbel")
-    p.add_argument("--hidden", type=_at_least_one, nargs="+", default=[128, 128, 128])
-    p.add_argument("--seed", type=_seed, default=0)
-    p.add_argument("--checkpoint", default="pursuit_az.npz")
-    p.add_argument("--resume", action="store_true")
+                        "(default 0.5: exploring starts; evaluation always starts from the initial one)")
+    p.add_argument("--games", type=_at_least_one, default=64, help="self-play games per iteration (default 64)")
+    p.add_argument("--simulations", type=_at_least_one, default=16,
+                   help="MCTS simulations per move (default 16)")
+    p.add_argument("--search", choices=["gumbel", "puct"], default="gumbel",
+                   help="Gumbel AlphaZero (default) or PUCT with Dirichlet noise")
+    p.add_argument("--hidden", type=_at_least_one, nargs="+", default=[128, 128, 128],
+                   help="hidden layer widths of the MLP (default 128 128 128)")
+    p.add_argument("--seed", type=_seed, default=0, help="PRNG seed (default 0)")
+    p.add_argument("--checkpoint", default="pursuit_az.npz",
+                   help="file train writes and eval reads (default pursuit_az.npz in the "
+                        "working directory)")
+    p.add_argument("--resume", action="store_true",
+                   help="train on from --checkpoint; --iterations then counts the "
+                        "iterations to add")
     p.add_argument("--mcts", action="store_true", help="eval also against pure MCTS")
     p.add_argument("--eval-every", type=_non_negative, default=10,
                    help="evaluate every N iterations during training (0: never)")
