@@ -197,6 +197,10 @@ variant's hand-offs before judging it (experiments/bench_mcts_history.md says ho
 Session 18: the network split into independent batch chunks, with enough ready
 thunks that the executor hands half of them to the other thread, does run on both
 threads, but a loop of 33 calls takes 4.0-5.0 against 3.4 ms whole.
+Session 19: a second walk per simulation that needs only the tree before the model
+call (so that it could run beside the network's dots, as a pipelined next walk
+would) adds its whole cost, 1.43 of the time: XLA:CPU runs it on the same thread.
+The lockstep walk runs 39 interior levels per call where the batch averages 32.4.
 
 Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
 fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
