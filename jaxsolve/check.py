@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _is_int, _is_number,
-                              _turn_based_if_simultaneous, _utility_sum, format_history)
+from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _turn_based_if_simultaneous,
+                              _utility_sum, format_history)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.validate import is_int as _is_int, is_real as _is_number
 
 DEFAULT_MAX_NODES, _TOL = 200_000, 1e-6
 DEFAULT_MAX_STEPS = DEFAULT_MAX_DEPTH  # a playout ends within compile_game's max_depth

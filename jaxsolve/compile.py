@@ -19,6 +19,7 @@ import numpy as np
 from jaxsolve.errors import GameError, ImperfectRecallWarning
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
+from jaxsolve.validate import is_int, is_real
 
 DEFAULT_MAX_NODES = 20_000_000
 # A history of this many actions must be terminal, else the game is called endless
@@ -62,18 +63,9 @@ def _utility_sum(game):
         kind = str(get_type().utility)
         return float(game.utility_sum()) if ("ZERO" in kind or "CONSTANT" in kind) else None
     value = _declared(game, "utility_sum")
-    if value is not None and not _is_number(value):
+    if value is not None and not is_real(value):
         raise GameError(f"utility_sum() returned {value!r}, expected a number or None")
     return None if value is None else float(value)
-
-
-def _is_int(a) -> bool:
-    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-
-
-def _is_number(v) -> bool:
-    return (isinstance(v, (int, float, np.integer, np.floating))
-            and not isinstance(v, (bool, np.bool_)))
 
 
 def _as_list(value) -> list | None:
@@ -111,7 +103,7 @@ def _first_action(state):
     """The first legal action or chance outcome; None at a terminal, or where
     current_player() is no integer (the walk reports that)."""
     player = state.current_player()
-    if state.is_terminal() or player == TERMINAL or not _is_int(player):
+    if state.is_terminal() or player == TERMINAL or not is_int(player):
         return None
     return state.chance_outcomes()[0][0] if player == CHANCE else state.legal_actions()[0]
 
@@ -122,7 +114,7 @@ def _endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
     violation on the way, which the walk names with its history)."""
     state, history = root, []
     try:
-        while _is_int(action := _first_action(state)):
+        while is_int(action := _first_action(state)):
             if len(history) >= max_depth:
                 return history, state
             state = _child(state, action)
@@ -218,7 +210,7 @@ class _Walk:
         if len(raw) == 0:
             self.fail(node, state, f"{what} is empty at a non-terminal node")
         for a in raw:
-            if not _is_int(a):
+            if not is_int(a):
                 self.fail(node, state, f"{what} contains {a!r}, which is not an integer")
             if a < 0:
                 self.fail(node, state, f"{what} contains the negative action {a}")
@@ -293,7 +285,7 @@ class _Walk:
                                 must_be_sorted=False)
         self.max_outcome = max(self.max_outcome, actions[-1])
         probs = [p for _, p in outcomes]
-        odd = next((p for p in probs if not _is_number(p)), None)
+        odd = next((p for p in probs if not is_real(p)), None)
         if odd is not None:
             self.fail(node, state, f"chance probability {odd!r} is not a number")
         bad = [p for p in map(float, probs) if not math.isfinite(p) or p < 0]
@@ -315,7 +307,7 @@ class _Walk:
         if len(values) != self.num_players:
             self.fail(node, state, f"returns() has {len(values)} entries for "
                                    f"{self.num_players} players: {values}")
-        odd = next((v for v in values if not _is_number(v)), None)
+        odd = next((v for v in values if not is_real(v)), None)
         if odd is not None:
             self.fail(node, state, f"returns() contains {odd!r}, which is not a number")
         values = [float(v) for v in values]
@@ -326,7 +318,7 @@ class _Walk:
 
     def current_player(self, node, state) -> int:
         player = self.call(node, state, "current_player")
-        if not _is_int(player):
+        if not is_int(player):
             self.fail(node, state, f"current_player() returned {player!r}, expected an "
                                    f"integer: a player 0..{self.num_players - 1}, CHANCE "
                                    "(-1) or TERMINAL (-4)")
@@ -423,14 +415,14 @@ def _num_players(game) -> int:
         players = game.num_players()
     except Exception as e:  # noqa: BLE001 - re-raised as a GameError
         raise GameError(f"the game's num_players() raised {type(e).__name__}: {e}") from e
-    if not _is_int(players) or players < 1:
+    if not is_int(players) or players < 1:
         raise GameError(f"num_players() returned {players!r}, expected an integer >= 1")
     return int(players)
 
 
 def _declared_actions(game) -> int | None:
     declared = _declared(game, "num_distinct_actions")
-    if declared is not None and (not _is_int(declared) or declared < 1):
+    if declared is not None and (not is_int(declared) or declared < 1):
         raise GameError(f"num_distinct_actions() returned {declared!r}, expected an "
                         "integer >= 1 (or None: inferred from the walk)")
     return declared

@@ -45,13 +45,44 @@ def _kind(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------- numbers
-def integer(name: str, value: Any, where: str, *, minimum: int | None = 0) -> int:
-    """`value` as a Python int (ints, NumPy integers, concrete integer scalars; not
-    bools), at least `minimum`."""
+# The predicates and converters below are shared by every edge of the library (the
+# game walk in compile.py, the AlphaZero settings in alphazero/checks.py): one
+# definition of "an integer" and "a real number", with bools excluded from both
+# (True is no action id, count or probability).
+def is_int(value: Any) -> bool:
+    """A Python or NumPy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_real(value: Any) -> bool:
+    """A Python or NumPy real number (integer or float), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def as_int(value: Any) -> int:
+    """`value` as a Python int: ints, NumPy integers and anything with __index__
+    (concrete 0-d integer arrays); TypeError for bools, floats (2.5 is no count, and
+    2.0 hides a computation gone wrong) and strings."""
     if isinstance(value, (bool, np.bool_)):
-        fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
+        raise TypeError("a bool is not an integer")
+    return operator.index(value)
+
+
+def as_finite(value: Any) -> float:
+    """`value` as a Python float: a real number (`is_real`, or a concrete 0-d integer
+    or float array); TypeError for anything else, ValueError if not finite."""
+    if not _real_scalar(value):
+        raise TypeError("not a real number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError("not finite")
+    return number
+
+
+def integer(name: str, value: Any, where: str, *, minimum: int | None = 0) -> int:
+    """`value` as a Python int (`as_int`), at least `minimum`."""
     try:
-        index = operator.index(value)
+        index = as_int(value)
     except TypeError:
         fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
     if minimum is not None and index < minimum:
@@ -66,12 +97,10 @@ def _interval(low: float, high: float, closed_above: bool) -> str:
 
 def _real_scalar(value: Any) -> bool:
     """A real number: Python, NumPy or a concrete 0-d array of integers or floats."""
-    if isinstance(value, (bool, np.bool_)):
-        return False
     if isinstance(value, (np.ndarray, jax.Array)) and not _traced(value):
         return value.ndim == 0 and (jnp.issubdtype(value.dtype, jnp.integer)
                                     or jnp.issubdtype(value.dtype, jnp.floating))
-    return isinstance(value, numbers.Real)
+    return is_real(value)
 
 
 def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,

@@ -14,13 +14,12 @@ neither, and a negative temperature quietly picks an unvisited action.
 
 from __future__ import annotations
 
-import math
-import numbers
-import operator
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 import jax
 import numpy as np
+
+from jaxsolve.validate import as_finite as as_number, as_int  # noqa: F401 (re-exported)
 
 
 def _shape(x) -> tuple:
@@ -43,30 +42,11 @@ class Rule(NamedTuple):
     text: str
 
 
-def as_int(value) -> int:
-    """An int or NumPy integer as a Python int. TypeError for anything else: floats
-    (2.5 is no count, and 2.0 hides a computation gone wrong), strings and bools."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("a bool is not an integer")
-    return operator.index(value)
-
-
 def as_ints(value) -> tuple:
     """A tuple, list, range or 1-D array of integers as a tuple of Python ints."""
     if not isinstance(value, (tuple, list, range, np.ndarray)):
         raise TypeError("not a sequence of integers")
     return tuple(as_int(v) for v in value)
-
-
-def as_number(value) -> float:
-    """A finite real number (int, float, NumPy scalar; not a bool, a string or an
-    array) as a Python float; TypeError or ValueError otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError("not a real number")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError("not finite")
-    return value
 
 
 def integer(low: int, high: Optional[int] = None, text: Optional[str] = None) -> Rule:
