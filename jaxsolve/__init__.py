@@ -16,7 +16,7 @@ from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import GameError, ImperfectRecallWarning
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.evaluate import (best_response, best_response_values, exploitability,
                                nash_conv, policy_value, uniform_policy)
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
@@ -26,7 +26,8 @@ from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 __version__ = "0.1.0"
 
 __all__ = [
-    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "CFRState", "MCCFRState",
+    "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
+    "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling",
     "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",

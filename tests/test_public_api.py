@@ -24,3 +24,13 @@ def test_every_registered_game_loads_and_rejects_unknown_parameters():
             games.load(name, bogus=1)
     with pytest.raises(KeyError, match="unknown game"):
         games.load("nope")
+
+
+def test_argument_errors_are_exported_and_catchable_as_value_or_type_errors():
+    import pytest
+    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+    with pytest.raises(jaxsolve.ArgumentTypeError) as wrong_kind:
+        jaxsolve.run("cfr+", tree, jaxsolve.cfr_plus().init(tree), 1)
+    assert isinstance(wrong_kind.value, TypeError) and isinstance(wrong_kind.value, ValueError)
+    with pytest.raises(jaxsolve.ArgumentError, match="^run: num_iterations must be at least 0"):
+        jaxsolve.run(jaxsolve.cfr_plus(), tree, jaxsolve.cfr_plus().init(tree), -1)
