@@ -256,7 +256,13 @@ def test_one_player_games_compile():
     game = variant()
     game.players = 1
     game.new_initial_state = lambda: type("Solo", (Line,), {"returns": lambda s: [1.0]})()
-    assert compile_game(game).sizes.num_players == 1
+    tree = compile_game(game)
+    assert tree.sizes.num_players == 1
+    # Hand derivation: one forced move, then the only return, 1.0; the player cannot
+    # do better, so the value is 1 and the exploitability 0.
+    policy = jaxsolve.uniform_policy(tree)
+    assert float(jaxsolve.policy_value(tree, policy)[0]) == 1.0
+    assert float(jaxsolve.best_response_values(tree, policy)[0]) == 1.0
 
 
 def test_a_game_class_instead_of_an_instance():

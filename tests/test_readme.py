@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 
 def test_readme_example_runs(capsys):
@@ -35,8 +36,23 @@ def test_readme_sampling_and_abstraction_example_runs(capsys):
              "tree": jaxsolve.compile_game(games.load("leduc_poker")),
              "run": jax.jit(jaxsolve.run, static_argnums=0)}
     exec(compile(block.replace(", 1000)", ", 100)"), "README.md", "exec"), scope)
-    lifted, tree = np.asarray(scope["lifted"]), scope["tree"]
+    lifted, tree = np.asarray(scope["lifted"], np.float64), scope["tree"]
     assert lifted.shape == np.shape(tree.legal)
     np.testing.assert_allclose(lifted.sum(1), 1.0, atol=1e-5)
-    assert 0 < float(capsys.readouterr().out) < 5.0  # Leduc payoffs lie in [-13, 13]
     assert scope["mine_state"].average.shape == np.shape(tree.legal)
+    # The printed exploitability of the lifted policy in the true game equals
+    # OpenSpiel's own (Python) best responses to it, NashConv / 2, run on the same
+    # Leduc game through `as_openspiel_game`.
+    pytest.importorskip("pyspiel")
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import exploitability
+
+    from jaxsolve.openspiel import as_openspiel_game
+
+    view = as_openspiel_game(scope["game"])
+    tabular = os_policy.TabularPolicy(view)
+    names = tree.names.infosets
+    for key, row in tabular.state_lookup.items():
+        tabular.action_probability_array[row] = lifted[names.index(key)]
+    printed = float(capsys.readouterr().out)
+    assert printed == pytest.approx(exploitability.nash_conv(view, tabular) / 2, rel=1e-5)
