@@ -26,7 +26,7 @@ import numpy as np
 from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _turn_based_if_simultaneous,
                               _utility_sum, format_history)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
-from jaxsolve.validate import is_int as _is_int, is_real as _is_number
+from jaxsolve.validate import is_int, is_real
 
 DEFAULT_MAX_NODES, _TOL = 200_000, 1e-6
 DEFAULT_MAX_STEPS = DEFAULT_MAX_DEPTH  # a playout ends within compile_game's max_depth
@@ -106,8 +106,8 @@ def _norm(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _is_real(v) -> bool:
-    return _is_number(v) and math.isfinite(v)
+def _is_finite(v) -> bool:
+    return is_real(v) and math.isfinite(v)
 
 
 def _first_diff(fp1, fp2):
@@ -172,11 +172,11 @@ class _Checker:
             self.P, self.root = g.num_players(), g.new_initial_state()
         except Exception as e:  # noqa: BLE001
             return fail(f"setting up the game raised {type(e).__name__}: {e}") or False
-        if not _is_int(self.P) or self.P < 1:
+        if not is_int(self.P) or self.P < 1:
             return fail(f"num_players() returned {self.P!r}, expected an integer >= 1") or False
-        if self.num_actions is not None and (not _is_int(self.num_actions) or self.num_actions < 1):
+        if self.num_actions is not None and (not is_int(self.num_actions) or self.num_actions < 1):
             self.num_actions = fail(f"num_distinct_actions() returned {self.num_actions!r}")
-        if None not in (self.lo, self.hi) and not (_is_real(self.lo) and _is_real(self.hi)
+        if None not in (self.lo, self.hi) and not (_is_finite(self.lo) and _is_finite(self.hi)
                                                    and self.lo <= self.hi):
             self.lo = self.hi = fail(f"min_utility() {self.lo!r}, max_utility() {self.hi!r}")
         self.has_tensor = (g.get_type().provides_information_state_tensor if hasattr(
@@ -196,7 +196,7 @@ class _Checker:
         term = self.call("current_player", where, state, state.is_terminal)
         if cp is _ERR or term is _ERR:
             return None
-        if not _is_int(cp) or not (0 <= cp < self.P or cp in (CHANCE, TERMINAL)):
+        if not is_int(cp) or not (0 <= cp < self.P or cp in (CHANCE, TERMINAL)):
             hint = " (simultaneous moves: use jaxsolve.openspiel)" if cp == SIMULTANEOUS else ""
             return self.fail("current_player", where, f"current_player() returned {cp!r}, "
                              f"expected 0..{self.P - 1}, CHANCE or TERMINAL{hint}", state)
@@ -225,7 +225,7 @@ class _Checker:
 
     def check_actions(self, check, where, state, actions, what, bound):
         """Reports the first problem with an action list; returns the usable actions."""
-        bad = next((a for a in actions if not _is_int(a) or a < 0 or
+        bad = next((a for a in actions if not is_int(a) or a < 0 or
                     (bound is not None and a >= bound)), None)
         problem = (f"{what} is empty at a non-terminal state" if not actions else
                    f"{what} contains {bad!r}: not an integer in [0, {bound or 'inf'})"
@@ -235,14 +235,14 @@ class _Checker:
                    if check == "legal_actions_valid" and actions != sorted(actions) else None)
         if problem:
             self.fail(check, where, problem, state)
-        return list(dict.fromkeys(a for a in actions if _is_int(a) and a >= 0))
+        return list(dict.fromkeys(a for a in actions if is_int(a) and a >= 0))
 
     def check_chance(self, state, where, outcomes):
         if not all(isinstance(o, tuple) and len(o) == 2 for o in outcomes):
             return self.fail("chance_outcomes", where, f"chance_outcomes() must be (action, "
                              f"probability) pairs, got {outcomes}", state) or []
         probs = [p for _, p in outcomes]
-        if not all(_is_real(p) and p >= 0 for p in probs):
+        if not all(_is_finite(p) and p >= 0 for p in probs):
             self.fail("chance_outcomes", where, f"a chance probability is negative or not "
                       f"finite: {probs}", state)
         elif abs(sum(probs) - 1.0) > _TOL:
@@ -303,7 +303,7 @@ class _Checker:
         if values is _ERR:
             return
         values = list(_norm(values)) if isinstance(values, (list, tuple, np.ndarray)) else values
-        if not isinstance(values, list) or len(values) != self.P or not all(map(_is_real, values)):
+        if not isinstance(values, list) or len(values) != self.P or not all(map(_is_finite, values)):
             return self.fail("returns_valid", where, f"returns() is {values!r}: expected "
                              f"{self.P} finite numbers", state)
         tol = _TOL * max(1.0, *map(abs, values))
@@ -380,7 +380,7 @@ class _Checker:
                         break
                     try:
                         acts, probs = zip(*outcomes)
-                        valid = all(_is_real(p) and p >= 0 for p in probs) and sum(probs) > 0
+                        valid = all(_is_finite(p) and p >= 0 for p in probs) and sum(probs) > 0
                         a = rng.choices(acts, weights=probs if valid else None)[0]
                     except (TypeError, ValueError):  # malformed: chance_outcomes reports it
                         break
