@@ -23,7 +23,7 @@ def test_ratio_is_the_ratio_of_medians_over_all_calls(monkeypatch, capsys):
     out = bench_mcts._ratio_report("gumbel", [[1, 2], [3, 4]], [[2, 5], [9, 10]])
     assert out["ratio"] == 2.8
     assert out["per_round"] == [3.5 / 1.5, 9.5 / 3.5]
-    assert "(mctx time / ours): 2.80x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
+    assert "(mctx time / ours): 2.800x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
         capsys.readouterr().out
 
 
