@@ -34,7 +34,15 @@ from jaxsolve.alphazero import checks, network, policies, search
 
 @dataclasses.dataclass(frozen=True)
 class SearchConfig:
-    """Static search settings (hashable)."""
+    """Static search settings (hashable; checked on construction by the policies' rules).
+
+    * `num_simulations`: simulations per move (default 32).
+    * `kind`: "gumbel" (`policies.gumbel_policy`, the default) or "puct"
+      (`policies.alphazero_policy`).
+    * `dirichlet_fraction`, `dirichlet_alpha`: PUCT's root noise.
+    * `gumbel_scale`: the scale of Gumbel's root noise (0 turns it off).
+    * `max_num_considered_actions`: the root actions Sequential Halving starts with.
+    """
 
     num_simulations: int = 32
     kind: str = "gumbel"  # "gumbel" | "puct"

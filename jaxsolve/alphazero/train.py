@@ -42,7 +42,25 @@ _LAYER_WIDTHS = checks.Rule(
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """Static training settings (hashable)."""
+    """Static training settings (hashable; every field is checked on construction).
+
+    One training iteration (`train`) plays `games_per_iter` self-play games in
+    parallel, adds every ply to the replay buffer, then takes `train_steps` AdamW steps
+    on minibatches drawn uniformly from it.
+
+    * `env`: the game's rules (`games.pursuit_evasion.Params`).
+    * `search`: the self-play search (`selfplay.SearchConfig`: Gumbel or PUCT, simulations).
+    * `hidden`: the network's hidden layer widths (default the seed's 3 x 128).
+    * `games_per_iter`: self-play games per iteration, played as one batch.
+    * `train_steps`, `batch_size`: gradient steps per iteration, positions per step.
+    * `learning_rate`, `weight_decay`: AdamW's (`optax.adamw`).
+    * `buffer_size`: positions the replay buffer keeps; the oldest are overwritten.
+    * `temperature_moves`: the first plies of each game sample from the search's
+      policy; later plies play its action.
+    * `explore_fraction`: the fraction of each iteration's games that start from
+      `pe.exploring_start` (random reachable positions) instead of the initial one.
+    * `seed`: the network's initialisation and every key of the run.
+    """
 
     env: pe.Params = pe.Params()
     search: selfplay.SearchConfig = selfplay.SearchConfig()
