@@ -13,7 +13,7 @@ import pytest
 
 import games
 import jaxsolve
-from conftest import AVERAGE, EXPLOITABILITY, builtin_tree, solve
+from conftest import AVERAGE, EXPLOITABILITY, POLICY_VALUE, builtin_tree, solve
 from jaxsolve.abstraction import (Abstraction, abstract, exploitability_in_true_game,
                                   infoset_map, lift, lift_policy)
 
@@ -83,9 +83,12 @@ def test_kuhn_card_blind_map_and_hand_derived_values():
     # each player, on-policy value 0, so exploitability 1/3.
     always_bet = jnp.zeros_like(uniform).at[:, 1].set(1.0)
     np.testing.assert_allclose(EXPLOITABILITY(fine, abs_.lift(always_bet)), 1 / 3, atol=1e-12)
-    # The abstract game: a blind bettor is always called, value 0; CFR+ solves it.
+    # The abstract game: neither player sees a card, so every showdown is worth 0 in
+    # expectation while folding loses the ante: a blind bettor is always called, and
+    # the game's value is 0. CFR+ solves it.
     policy = AVERAGE(coarse, solve(jaxsolve.cfr_plus(), coarse, 500))
     assert float(EXPLOITABILITY(coarse, policy)) < 1e-3
+    np.testing.assert_allclose(np.asarray(POLICY_VALUE(coarse, policy)), 0.0, atol=1e-3)
     true = float(EXPLOITABILITY(fine, abs_.lift(policy)))
     assert 0.1 < true < 1.0  # blind play is exploitable by a player who sees the card
 

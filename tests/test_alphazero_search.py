@@ -94,24 +94,47 @@ def _uniform_recurrent(env):
 
 @pytest.mark.parametrize("kind", ["puct", "gumbel"])
 def test_masks_every_node_and_stops_at_terminals(kind):
-    # 3x3 with 2 turns: the whole game has 4 plies, so 200 simulations hit terminals
-    # many times; the defender's stay (8) and out-of-turn-rate moves are illegal.
+    # 3x3 with 2 turns: the whole game has 4 plies and 1 + 9 + 27 + 243 + 729 = 1009
+    # positions, so 1000 simulations reach terminal ones (200 did not, with PUCT's
+    # breadth-first start under uniform priors); the defender's stay (8) and
+    # out-of-turn-rate moves are illegal.
     env = pe.Params(grid_size=3, max_turns=2, threshold=0.0, turn_rate=1, evader_start=(1, 0))
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.key(0), 2))
     root = search.RootFnOutput(jnp.zeros((2, 9)), jnp.zeros(2), state, state.legal_action_mask)
     rec = _uniform_recurrent(env)
+    masked = root._replace(prior_logits=selection.masked_logits(root.prior_logits,
+                                                                root.legal_action_mask))
+    sims = 1000
     if kind == "puct":
         policy = functools.partial(policies.alphazero_policy, dirichlet_fraction=0.0, temperature=0.0)
+        sel = dict(root_select=search.puct_select, interior_select=search.puct_select)
     else:
         policy = functools.partial(policies.gumbel_policy, gumbel_scale=0.0)
-    tree_fn = jax.jit(lambda k: search.search(
-        None, k, root._replace(prior_logits=selection.masked_logits(root.prior_logits, root.legal_action_mask)),
-        rec, num_simulations=200, root_select=search.puct_select, interior_select=search.puct_select))
-    tree = tree_fn(jax.random.key(0))
-    idx, legal = np.asarray(tree.children_index), np.asarray(tree.legal)
-    assert np.all(idx[~legal] == search.UNVISITED)  # no illegal edge anywhere
-    assert not np.any(idx[np.asarray(tree.terminal)] != search.UNVISITED)  # leaves
-    out = jax.jit(lambda k: policy(None, k, root, rec, 1000))(jax.random.key(1))
+        # The rules gumbel_policy passes (noise off): Sequential Halving at the root over
+        # its legal actions, the deterministic Gumbel rule below it.
+        schedule = jnp.asarray(search.considered_visits_table(9, sims), jnp.int32)[
+            jnp.minimum(9, jnp.sum(root.legal_action_mask, -1))]
+        sel = dict(root_select=functools.partial(
+            search.gumbel_root_select, gumbel_logits=masked.prior_logits.T, schedule=schedule),
+            interior_select=search.gumbel_interior_select)
+    tree = jax.jit(lambda k: search.search(None, k, masked, rec, num_simulations=sims, **sel))(
+        jax.random.key(0))
+    # Judged by the game's own states stored in the tree (not by the tree's masks):
+    # every node that exists holds step(parent, action) (test_tree_is_consistent).
+    idx = np.asarray(tree.children_index)
+    exists = np.zeros(idx.shape[:2], bool)
+    exists[:, 0] = True
+    exists[np.nonzero(idx >= 0)[0], idx[idx >= 0]] = True
+    legal = np.asarray(tree.embeddings.legal_action_mask)
+    terminal = np.asarray(tree.embeddings.terminated)
+    inner = exists & ~terminal
+    inner[:, 0] = False
+    assert (idx[:, 1:] >= 0).any() and (~legal[inner]).any()  # something to check below
+    assert np.all(idx[np.broadcast_to(exists[..., None], idx.shape) & ~legal]
+                  == search.UNVISITED)  # no illegal edge anywhere
+    assert (exists & terminal).any()  # the walks reached the end of the game...
+    assert np.all(idx[exists & terminal] == search.UNVISITED)  # ... and never went past it
+    out = jax.jit(lambda k: policy(None, k, root, rec, sims))(jax.random.key(1))
     # The move chosen is one the exact solver calls winning (the evader starts on the
     # N ray; only some first moves escape both looks).
     optimal = np.asarray(exact.solve(env).optimal_moves(pe.EVADER))[0, 0, 1, 0]

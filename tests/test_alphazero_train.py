@@ -3,6 +3,7 @@ starts); evaluation runs from the initial position and is graded."""
 
 import dataclasses
 import re
+import types
 
 import jax
 import jax.numpy as jnp
@@ -135,16 +136,117 @@ def test_buffer_values_are_from_the_movers_side():
     assert np.asarray(buf.value).tolist() == [1.0, -1.0, 1.0, -1.0]
 
 
-def test_evaluation_against_random_and_exact(compiled):
-    graphdef, _ = compiled
-    _, s = train.init(CFG)
-    sol = exact.solve(ENV)
-    res = evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol, jax.random.PRNGKey(0),
-                            batch=8)
-    for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
-        assert 0.0 <= res[k] <= 1.0
-    best = evaluate.best_rates_vs_random(ENV)
-    assert 0.9 < best["best_vs_random_as_evader"] <= 1.0
+# The hand-worked game of test_alphazero_exact.test_best_vs_random_on_a_hand_case, whose
+# rules (games/pursuit_evasion.py) decide every game by hand:
+# * 3x3 grid, the evader starts at the centre (cell 4; cells are y * 3 + x, y down),
+#   moves first: 8 king moves, each to a different one of the 8 neighbours (no wall is
+#   reached from the centre), or 8 = stay. Then the defender points the sensor in any of
+#   8 directions (turn_rate 4) and, max_turns = 1, the game ends.
+# * The ray starts next to the centre, so on 3x3 direction d sees exactly the one
+#   neighbour in direction d, and no direction sees the centre.
+# * threshold 0: max_detections = floor(0 * 1) = 0, so one detection wins it for the
+#   defender; no goal row. The evader wins iff it is not seen.
+# Hence (minimax): staying wins for the evader (+1), any other move loses (the defender
+# points at it); the initial position is won for the evader and "stay" is its only
+# winning move. A defender to move with the evader on a neighbour is won for it, and the
+# one direction pointing at the evader is its only winning move; with the evader at
+# the centre it is lost whatever it plays (so no defender move there is a mistake).
+HAND = pe.Params(grid_size=3, max_turns=1, threshold=0.0)
+# TOWARD[c]: the direction (0=N, 1=NE, ..., 7=NW) from the centre to cell c, written out
+# by hand: cell 0 = (0, 0) is NW, 1 = (1, 0) N, 2 NE, 3 W, 5 E, 6 SW, 7 S, 8 SE; the
+# centre's entry (0) is arbitrary, nothing sees it.
+TOWARD = jnp.array([7, 0, 1, 6, 0, 2, 5, 4, 3], jnp.int32)
+EXACT, LOSING = 0, 1  # the stub agent's strategy, passed in place of the network params
+
+
+def _hand_agent(seen):
+    """A stand-in for `selfplay.run_search` in `evaluate.make_match`, which calls it
+    as `selfplay.run_search(graphdef, env, cfg, params, key, state, noise=False)` and
+    plays its `.action` on the agent's turns. `params` is the strategy: EXACT plays
+    the hand-derived winning moves (evader: stay; defender: point at the evader),
+    LOSING a known losing one from every won position (evader: move N, to cell 1;
+    defender: point away from the evader, whose cell that ray does not see). It records
+    (mover, evader cell) of every position it is shown in `seen`, outside the library,
+    so the test can recompute each game's outcome from the rules."""
+    def run_search(graphdef, env, cfg, strategy, key, state, **kwargs):
+        jax.debug.callback(lambda p, c: seen.append((np.asarray(p), np.asarray(c))),
+                           state.current_player, state.cell)
+        toward = TOWARD[state.cell]
+        losing = strategy == LOSING
+        evader = jnp.where(losing, 0, pe.STAY)
+        defender = jnp.where(losing, (toward + 4) % 8, toward)
+        action = jnp.where(state.current_player == pe.EVADER, evader, defender)
+        return types.SimpleNamespace(action=action.astype(jnp.int32))
+    return run_search
+
+
+def test_evaluation_against_random_and_exact(monkeypatch):
+    """Win rates and the mistake rate of hand-played agents on HAND, against the
+    hand derivation above. `evaluate` has no hook for the agent (`matches=` replaces
+    the whole match, the code under test), so `selfplay.run_search` is monkeypatched:
+    `make_match` looks it up on the `selfplay` module when jit traces the match, and
+    the real opponent, exact grading and win accounting all run as in evaluation."""
+    seen = []
+    monkeypatch.setattr(selfplay, "run_search", _hand_agent(seen))
+    sol = exact.solve(HAND)
+    b, matches = 512, {}  # one compiled match (strategy and side are traced) for all
+    # Binomial 5-sigma band for a win rate of probability p over b games.
+    band = lambda p: 5 * np.sqrt(p * (1 - p) / b)
+
+    def run(strategy, seed):
+        return evaluate.evaluate(HAND, CFG.search, None, jnp.int32(strategy), sol,
+                                 jax.random.PRNGKey(seed), batch=b, matches=matches)
+
+    # EXACT as evader stays and always wins (1.0); as defender it wins iff the random
+    # evader left the centre: 8 of its 9 equally likely moves, p = 8/9. It never
+    # leaves a won position, so the mistake rate is 0 (over b + ~8b/9 won moves).
+    res = run(EXACT, 0)
+    assert res["win_vs_random_as_evader"] == 1.0 and res["mistake_rate"] == 0.0
+    assert abs(res["win_vs_random_as_defender"] - 8 / 9) < band(8 / 9)
+    # LOSING as evader moves N from the won start (a mistake every game) and is seen
+    # only if the random defender points N, 1 of 8: p = 7/8. As defender it never sees
+    # the evader (0.0), and each of its moves from a won position (evader on a
+    # neighbour) is a mistake: mistakes = won moves, rate 1.0.
+    res = run(LOSING, 1)
+    assert res["mistake_rate"] == 1.0 and res["win_vs_random_as_defender"] == 0.0
+    assert abs(res["win_vs_random_as_evader"] - 7 / 8) < band(7 / 8)
+    # EXACT reaches the best rates any policy has against random play: 1 and 8/9.
+    best = evaluate.best_rates_vs_random(HAND)
+    assert best == {"best_vs_random_as_evader": 1.0,
+                    "best_vs_random_as_defender": pytest.approx(8 / 9)}
+
+    # Game by game, on the match evaluate compiled: each side's reported wins and
+    # counts against the outcome recomputed from the cells the agent was shown.
+    match, key = matches["random"], jax.random.PRNGKey(2)
+
+    def play(strategy, side):
+        seen.clear()
+        out = {k: np.asarray(v) for k, v in
+               match(jnp.int32(strategy), sol, key, jnp.int32(side)).items()}
+        jax.effects_barrier()
+        # Shown twice per game: evader to move (the start), then defender to move.
+        assert [p.tolist() for p, _ in seen] == [[pe.EVADER] * b, [pe.DEFENDER] * b]
+        assert int(out["moves"]) == b  # one agent move per game
+        return out, seen[1][1]  # the evader's cell when the defender moves
+
+    out, cells = play(EXACT, pe.EVADER)
+    assert (cells == 4).all() and out["agent_wins"].all()
+    assert (int(out["won_moves"]), int(out["mistakes"])) == (b, 0)
+    out, cells = play(LOSING, pe.EVADER)
+    assert (cells == 1).all()  # moved N, from the won start: b won moves, b mistakes
+    assert (int(out["won_moves"]), int(out["mistakes"])) == (b, b)
+    # Defender side: the random evader left the centre in `left` games; those are the
+    # defender's won positions, the ones EXACT wins and LOSING throws away. With the
+    # same key both strategies face the same evader moves (drawn before they play).
+    out, cells = play(EXACT, pe.DEFENDER)
+    left = cells != 4
+    assert 0 < left.sum() < b
+    np.testing.assert_array_equal(out["agent_wins"], left)
+    assert (int(out["won_moves"]), int(out["mistakes"])) == (left.sum(), 0)
+    out, cells_losing = play(LOSING, pe.DEFENDER)
+    np.testing.assert_array_equal(cells_losing, cells)
+    assert not out["agent_wins"].any()
+    assert (int(out["won_moves"]), int(out["mistakes"])) == (left.sum(), left.sum())
 
 
 @pytest.mark.parametrize("cfg", [CFG, EXPLORE_CFG], ids=["plain", "exploring_starts"])

@@ -3,7 +3,8 @@
 For each (solver, game), full-width and sampling solvers alike: the state is a pytree of the documented shapes; after some
 iterations the average and current policies are distributions over the legal
 actions; the iteration counter advances; runs are deterministic; and in two-player
-zero-sum games the average policy is less exploitable than the uniform one.
+zero-sum games the average policy's exploitability is below 0.6 of the uniform one's
+(where uniform is not already an equilibrium).
 """
 
 import warnings
@@ -76,10 +77,17 @@ def test_solver_contract(algo, game):
 
     if tree.sizes.num_players == 2 and tree.sizes.utility_sum == 0.0:
         uniform = float(EXPLOITABILITY(tree, jaxsolve.uniform_policy(tree)))
-        # A sampled average is noisy: where uniform is already the equilibrium
-        # (matching pennies) it can only come within sampling error of it.
-        slack = 0.05 if sampled else 1e-12
-        assert float(EXPLOITABILITY(tree, average)) <= uniform + slack
+        got = float(EXPLOITABILITY(tree, average))
+        if uniform == 0.0:
+            # Uniform is already the equilibrium (matching pennies): a sampled average
+            # can only come within sampling error of it.
+            assert got <= (0.05 if sampled else 1e-12)
+        else:
+            # A real improvement, not "no worse" (an average that never moved would pass
+            # that). Measured at 40 iterations (batch 256 for the samplers): at most 0.46
+            # of uniform (os-mccfr on Leduc), 0.35 for full-width solvers (cfr on
+            # maneuver_detection), most below 0.1.
+            assert got < 0.6 * uniform
 
 
 @pytest.mark.parametrize("algo", ["cfr+", "lcfr", "dcfr", "pcfr+"])

@@ -235,6 +235,83 @@ def test_orbital_names_and_tensors():
 
 
 # -- Maneuver detection ---------------------------------------------------------------
+# The parameter table, as literals. Seed 000 ("Mapping this to the capstone", its last
+# section) fixes only the structure: the card is dealt as in Mini Maneuver ("each with
+# probability 0.5"), the Operator picks one of 4 maneuver intensities, the Observer one
+# of 5 sensor allocations, and detection is a chance node whose probability depends on
+# both. The seed gives NO numbers for the detection probabilities or the payoffs; those
+# below are the defaults written out in the docstring of games/maneuver_detection.py
+# ("Defaults (intensity rows None/Small/Medium/Large; allocation columns as above)"),
+# i.e. the game's specification, copied from that text rather than imported. The
+# situation order (0 = No-maneuver, 1 = Maneuver), intensity order and allocation order
+# are pinned to the game's own action names in the test below.
+MD_SITUATION_PROBS = (0.5, 0.5)                      # seed 000, Mini Maneuver's deal
+MD_INTENSITIES = ("None", "Small", "Medium", "Large")
+MD_ALLOCATIONS = ("Wide survey", "Small-burn watch", "Medium-burn watch",
+                  "Large-burn watch", "Passive")
+MD_DETECTION = np.array([[0.00, 0.00, 0.00, 0.00, 0.00],     # None: never detected
+                         [0.55, 0.85, 0.25, 0.10, 0.05],     # Small
+                         [0.60, 0.25, 0.95, 0.10, 0.10],     # Medium
+                         [0.60, 0.20, 0.15, 0.85, 0.30]])    # Large
+MD_UNDETECTED = np.array([[0.0, -0.3, -0.7, -0.9],           # No-maneuver (decoy fuel)
+                          [-0.5, 0.5, 2.0, 2.5]])            # Maneuver (mission value)
+MD_DETECTED = np.array([[0.0, 0.9, 0.5, 0.3],                # No-maneuver (decoy spotted)
+                        [-0.5, -1.5, -1.5, -1.5]])           # Maneuver (caught)
+
+
+def _md_expected_payoffs() -> np.ndarray:
+    """U[s, i, j]: the Operator's expected payoff given situation s, intensity i and
+    allocation j, averaging over the detection chance node: p U_det + (1 - p) U_undet."""
+    p = MD_DETECTION[None, :, :]
+    return p * MD_DETECTED[:, :, None] + (1 - p) * MD_UNDETECTED[:, :, None]
+
+
+def _md_lp(payoff, w, extra_ub=None, objective=None):
+    """The game as an LP, written from the table alone. The Operator sees s and then
+    moves once, so its strategy is a behaviour x[s, :] per situation (a distribution over
+    intensities; with one decision per infoset this IS its realization plan); the
+    Observer moves once at a single infoset knowing nothing, so its strategy is one
+    distribution y over allocations. The Operator's expected payoff is bilinear,
+    sum_{s,i,j} w_s x[s,i] y_j U[s,i,j], and the inner min over y is attained at a pure
+    allocation, so the value is
+        max v  s.t.  v <= sum_{s,i} w_s x[s,i] U[s,i,j]  for every j,  sum_i x[s,i] = 1.
+    Variables (x flattened, v). Returns the scipy result."""
+    from scipy.optimize import linprog
+    S, I, J = payoff.shape
+    n = S * I
+    coef = (w[:, None, None] * payoff).reshape(n, J)      # coef[(s,i), j]
+    a_ub = np.hstack([-coef.T, np.ones((J, 1))])           # v - x.coef[:, j] <= 0
+    b_ub = np.zeros(J)
+    if extra_ub is not None:
+        a_ub, b_ub = np.vstack([a_ub, extra_ub[0]]), np.concatenate([b_ub, extra_ub[1]])
+    a_eq = np.hstack([np.kron(np.eye(S), np.ones((1, I))), np.zeros((S, 1))])
+    c = np.zeros(n + 1)
+    c[-1] = -1.0                                           # maximise v
+    if objective is not None:
+        c = objective
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(S),
+                  bounds=[(0, None)] * n + [(None, None)], method="highs")
+    assert res.status == 0, res.message
+    return res
+
+
+def _md_observer_lp(payoff, w, extra_ub=None, objective=None):
+    """The Observer's side (the LP dual): min sum_s w_s u_s  s.t.
+    sum_j y_j U[s,i,j] <= u_s for every (s, i),  sum_j y_j = 1,  y >= 0  (u_s is the
+    Operator's best-response payoff in situation s). Variables (y, u)."""
+    from scipy.optimize import linprog
+    S, I, J = payoff.shape
+    a_ub = np.hstack([payoff.reshape(S * I, J), -np.kron(np.eye(S), np.ones((I, 1)))])
+    b_ub = np.zeros(S * I)
+    if extra_ub is not None:
+        a_ub, b_ub = np.vstack([a_ub, extra_ub[0]]), np.concatenate([b_ub, extra_ub[1]])
+    c = np.concatenate([np.zeros(J), w]) if objective is None else objective
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=np.hstack([np.ones((1, J)), np.zeros((1, S))]),
+                  b_eq=[1.0], bounds=[(0, None)] * J + [(None, None)] * S, method="highs")
+    assert res.status == 0, res.message
+    return res
+
+
 def test_maneuver_detection_structure_and_mixing():
     game = games.load("maneuver_detection")
     histories, own, terminals, chance = walk(game)
@@ -244,17 +321,87 @@ def test_maneuver_detection_structure_and_mixing():
     assert histories == 121 and len(chance) == 1 + 2 * 4 * 5 and len(terminals) == 70
     assert sorted(len(o) for _, o in chance).count(1) == 2 * 5
     assert perfect_recall(own) == {0: True, 1: True}
+
+    # Pin the literal table's row/column order to the game's action names, then check
+    # every (situation, intensity, allocation) entry of the game's tree against it.
+    root = game.new_initial_state()
+    assert root.chance_outcomes() == [(0, MD_SITUATION_PROBS[0]), (1, MD_SITUATION_PROBS[1])]
+    assert [root.action_to_string(CHANCE, s) for s in (0, 1)] == ["No-maneuver", "Maneuver"]
+    assert [root.child(s).information_state_string(0) for s in (0, 1)] == [
+        "situation=N", "situation=M"]
+    payoff = _md_expected_payoffs()
+    for s in (0, 1):
+        node = root.child(s)
+        assert [node.action_to_string(0, i) for i in node.legal_actions()] == list(MD_INTENSITIES)
+        for i in range(4):
+            observer = node.child(i)
+            assert [observer.action_to_string(1, j)
+                    for j in observer.legal_actions()] == list(MD_ALLOCATIONS)
+            for j in range(5):
+                detect = observer.child(j)
+                got = sum(p * detect.child(d).returns()[0] for d, p in detect.chance_outcomes())
+                assert got == pytest.approx(payoff[s, i, j], abs=1e-12), (s, i, j)
+
+    # Solve the table's LP (both sides) with scipy, independently of the game code.
     pytest.importorskip("scipy")
+    w = np.asarray(MD_SITUATION_PROBS)
+    op = _md_lp(payoff, w)
+    value, x = -op.fun, op.x[:8].reshape(2, 4)
+    ob = _md_observer_lp(payoff, w)
+    y = ob.x[:5]
+    assert ob.fun == pytest.approx(value, abs=1e-9)        # LP duality: same value
+    # (Sanity of the construction, not asserted: an auditor's separate operator LP over
+    # the same defaults found 0.1313036, N: None/Small (0.266, 0.734), M: Medium/Large
+    # (0.508, 0.492); this LP reproduces it.)
+    # Uniqueness: over the optimal faces (value within 1e-9 of optimum), minimise and
+    # maximise every coordinate of x and y; each range collapsing to a point means the
+    # equilibrium strategy of that player is unique, so comparing mixes is legitimate.
+    n = 8
+    keep_op = (np.concatenate([-(w[:, None, None] * payoff).reshape(n, 5).T,
+                               np.zeros((5, 1))], axis=1), np.full(5, -(value - 1e-9)))
+    keep_ob = (np.concatenate([np.zeros(5), w])[None, :], np.array([value + 1e-9]))
+    for k in range(n):
+        for sign in (1.0, -1.0):
+            obj = np.zeros(n + 1)
+            obj[k] = sign
+            r = _md_lp(payoff, w, extra_ub=keep_op, objective=obj)
+            assert abs(r.x[k] - x.flat[k]) < 1e-6, ("operator not unique", k)
+    for k in range(5):
+        for sign in (1.0, -1.0):
+            obj = np.zeros(5 + 2)
+            obj[k] = sign
+            r = _md_observer_lp(payoff, w, extra_ub=keep_ob, objective=obj)
+            assert abs(r.x[k] - y[k]) < 1e-6, ("observer not unique", k)
+    # Indifference: against the Operator's mix every allocation the Observer uses earns
+    # exactly the value, and every other allocation is strictly worse for the Observer.
+    per_allocation = np.einsum("s,si,sij->j", w, x, payoff)
+    used = y > 1e-6
+    assert per_allocation[used] == pytest.approx(np.full(used.sum(), value), abs=1e-9)
+    assert np.all(per_allocation[~used] > value + 1e-6)
+    # Likewise each situation's used intensities are best responses to y.
+    per_intensity = payoff @ y                                   # [s, i]
+    for s in (0, 1):
+        best = per_intensity[s].max()
+        assert np.all(per_intensity[s][x[s] > 1e-6] == pytest.approx(best, abs=1e-9))
+
+    # The project's sequence-form LP on the game's tree must agree with all of it.
     try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)
         from reference.sequence_form_lp import solve_zero_sum
     except ImportError:  # pragma: no cover
         from tests.reference.sequence_form_lp import solve_zero_sum  # type: ignore
     solution = solve_zero_sum(game)
-    assert solution.value == pytest.approx(0.1313, abs=1e-4)
+    assert solution.value == pytest.approx(value, abs=1e-7)
+    strategies = solution.strategies
+    for s, info in enumerate(("situation=N", "situation=M")):
+        got = [strategies[0][info][i] for i in range(4)]
+        assert got == pytest.approx(x[s].tolist(), abs=1e-6), info
+    got = [strategies[1]["operator_acted"][j] for j in range(5)]
+    assert got == pytest.approx(y.tolist(), abs=1e-6)
     supports = {info: sorted(a for a, p in strategy.items() if p > 1e-6)
-                for player in (0, 1) for info, strategy in solution.strategies[player].items()}
-    assert supports == {"situation=N": [0, 1], "situation=M": [2, 3],
-                        "operator_acted": [0, 2, 3]}
+                for player in (0, 1) for info, strategy in strategies[player].items()}
+    assert supports == {"situation=N": np.flatnonzero(x[0] > 1e-6).tolist(),
+                        "situation=M": np.flatnonzero(x[1] > 1e-6).tolist(),
+                        "operator_acted": np.flatnonzero(y > 1e-6).tolist()}
 
 
 # -- Conjunction --------------------------------------------------------------------
@@ -264,12 +411,26 @@ def test_conjunction_structure():
     histories, own, terminals, chance = walk(game)
     assert counts(own) == (2, 4) and len(terminals) == 16
     assert all(o == [(0, 0.5), (1, 0.5)] for _, o in chance) and len(chance) == 3
-    # Returns are the seed's table entries.
-    from games.conjunction import SEED_COSTS
-    assert SEED_COSTS[0, 1, 0, 0].tolist() == [-3, -1]   # H, L, M, M
-    assert SEED_COSTS[1, 0, 1, 0].tolist() == [-1, -3]   # L, H, H, M
+    # Returns are the seed's table entries: all 16 rows of the cost table in seed 001
+    # ("The game", "Cost structure"), copied as literals in the seed's column order:
+    # Alice priority, Bob priority, A action, B action -> (Alice cost, Bob cost).
+    seed_table = {
+        "HHMM": (-3, -3), "HHMH": (-3, -1), "HHHM": (-1, -3), "HHHH": (-10, -10),
+        "HLMM": (-3, -1), "HLMH": (-3, -1), "HLHM": (-1, -1), "HLHH": (-10, -10),
+        "LHMM": (-1, -3), "LHMH": (-1, -1), "LHHM": (-1, -3), "LHHH": (-10, -10),
+        "LLMM": (-1, -1), "LLMH": (-1, -1), "LLHM": (-1, -1), "LLHH": (-10, -10),
+    }
+    # Key each terminal by the game's own move names ("Alice priority High", ...,
+    # "Maneuver"/"Hold"), so the index encoding is checked too, not assumed.
+    seen = set()
     for path, returns in terminals:
-        assert returns == SEED_COSTS[tuple(a for _, _, a in path)].tolist()
+        state, key = game.new_initial_state(), ""
+        for player, _, a in path:
+            key += state.action_to_string(player, a).split()[-1][0]
+            state = state.child(a)
+        assert returns == list(seed_table[key]), key
+        seen.add(key)
+    assert seen == set(seed_table)
     assert counts(walk(games.load("conjunction", alice_sees_bob_priority=True))[1]) == (4, 4)
     three = games.load("conjunction", num_actions=3)
     _, own3, terminals3, _ = walk(three)
