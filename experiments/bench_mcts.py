@@ -2,8 +2,10 @@
 
 Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
 medians over repeated calls after compilation. The calls are interleaved in rounds
-(each round times every function `repeats` times), so that a change in the machine's
-load during the run hits all four alike. Prints our speed-up over mctx (mctx's median
+(each round times every function `repeats` times, in an order that rotates from round
+to round), so that a change in the machine's load during the run hits all four alike.
+The first call of each function, with its tracing and compilation, is timed apart and
+printed beside its median. Prints our speed-up over mctx (mctx's median
 time divided by ours: 2x means our search runs twice as many simulations per second),
 and its spread over the rounds (a shared machine's load shifts it: mctx's larger ops
 run on two threads and slow down more than ours when the other core is busy).
@@ -54,15 +56,24 @@ from machine import machine_info, version  # noqa: E402  (experiments/machine.py
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _seconds(fns, params, repeats, rounds):
-    """{name: fn(params, key)} -> {name: [[seconds per call] per round]}, interleaved.
-    The keys are made before timing: making one is a host-side call of ~40 us."""
+def _seconds(fns, params, repeats, rounds, compile_s=None):
+    """{name: fn(params, key)} -> {name: [[seconds per call] per round]}, interleaved,
+    the functions' order rotating from round to round (so that an order effect, a warm
+    cache or a clock change after the previous call, does not always fall on the same
+    side). The keys are made before timing: making one is a host-side call of ~40 us.
+    The first call of each function (trace, compilation and one run) is timed apart
+    and stored in `compile_s` when a dict is given."""
     keys = [jax.block_until_ready(jax.random.PRNGKey(i)) for i in range(repeats)]
-    for fn in fns.values():
-        jax.block_until_ready(fn(params, keys[0]))  # compile
+    for name, fn in fns.items():
+        t = time.perf_counter()
+        jax.block_until_ready(fn(params, keys[0]))
+        if compile_s is not None:
+            compile_s[name] = time.perf_counter() - t
     times = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    order = list(fns)
+    for r in range(rounds):
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            fn = fns[name]
             times[name].append([])
             for key in keys:
                 t = time.perf_counter()
@@ -220,16 +231,19 @@ def main(argv=None):
         fns["ours_gumbel_waves"] = ours_gumbel_waves
     if args.only != "both":
         fns = {k: v for k, v in fns.items() if args.only in k or k == "model_only"}
+    compile_s = {}
     times = _seconds({name: jax.jit(fn) for name, fn in fns.items()}, params,
-                     args.repeats, args.rounds)
+                     args.repeats, args.rounds, compile_s)
     results = {}
     report["calls"] = {}
     for name, ts in times.items():
         sec = statistics.median([t for r in ts for t in r])
         results[name] = sims / sec
         report["calls"][name] = {"ms": sec * 1e3, "sims_per_s": sims / sec,
-                                 "ms_per_round": [statistics.median(r) * 1e3 for r in ts]}
-        print(f"{name:17s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s", flush=True)
+                                 "ms_per_round": [statistics.median(r) * 1e3 for r in ts],
+                                 "compile_s": compile_s[name]}
+        print(f"{name:17s} {sec * 1e3:8.2f} ms/call  {sims / sec:12,.0f} sims/s   "
+              f"(first call, with compilation: {compile_s[name]:.2f} s)", flush=True)
     model = statistics.median([t for r in times["model_only"] for t in r])
     for kind in ("gumbel", "gumbel_waves", "puct"):
         if f"ours_{kind}" in times:

@@ -39,7 +39,20 @@ def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
     assert set(report["calls"]) == {"ours_gumbel", "mctx_gumbel", "model_only"}
     for call in report["calls"].values():
         assert len(call["ms_per_round"]) == 2 and call["ms"] > 0
+        assert call["compile_s"] > call["ms"] / 1e3  # the first call also traces and compiles
         assert abs(call["sims_per_s"] - 4 * 3 / (call["ms"] / 1e3)) < 1e-6 * call["sims_per_s"]
     ratio = report["ratio_gumbel"]
     assert ratio["ratio"] == results["ratio_gumbel"] and len(ratio["per_round"]) == 2
     assert report["overhead_ms_gumbel"]["model_alone"] == report["calls"]["model_only"]["ms"]
+
+
+def test_timing_rotates_the_order_and_times_the_first_call_apart(monkeypatch):
+    bench_mcts = _bench_mcts(monkeypatch)
+    calls = []
+    fns = {name: (lambda p, k, name=name: calls.append(name)) for name in ("a", "b", "c")}
+    compile_s = {}
+    times = bench_mcts._seconds(fns, None, repeats=1, rounds=3, compile_s=compile_s)
+    # First calls in order, then rounds a b c / b c a / c a b: each name leads once.
+    assert calls == ["a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert set(compile_s) == {"a", "b", "c"}
+    assert all(len(rounds) == 3 and all(len(r) == 1 for r in rounds) for rounds in times.values())
