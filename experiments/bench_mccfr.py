@@ -41,7 +41,8 @@ shared machine's load falls on all of them alike. The table gives the median
 samples per second over the blocks and jaxsolve's ratio to C++.
 
 (b) Exploitability at equal wall-clock time: each scheme, jaxsolve at each
-`--equal-configs` B:rule (default 256:cfr, 4096:dcfr) and C++ each get
+`--equal-configs` B:rule (default 256:cfr, 4096:dcfr; --quick 256:cfr, 1024:dcfr)
+and C++ each get
 `--seconds` (10) of solver time, again in
 alternating blocks, and are evaluated at a quarter, half and all of it (blocks are
 cut to end near each checkpoint, but a jaxsolve step is indivisible: where one
@@ -50,13 +51,20 @@ solver time each point was actually taken at).
 Evaluation is off the clock: `pyspiel.exploitability(game,
 solver.average_policy())` for C++, jitted `jaxsolve.exploitability` of
 `jaxsolve.average_policy` for jaxsolve (NashConv / 2, the same definition), and at
-the end jaxsolve's policy is also scored by `pyspiel.exploitability` (through
-`jaxsolve.openspiel.to_tabular_policy`) as a check by code nobody here wrote.
+every point jaxsolve's policy is also scored by `pyspiel.exploitability` (through
+`jaxsolve.openspiel.to_tabular_policy`, float64), by code nobody here wrote. The
+verdict and the printed jaxsolve / C++ ratio use that independent pyspiel score, so
+both sides are judged by the same evaluator; only where it is missing (`--no-check`,
+or pyspiel failed on the policy) do they fall back to `jaxsolve.exploitability`, and
+the output and the JSON say so. |jaxsolve - pyspiel| is printed for every point and
+flagged MISMATCH above the tolerance of `CHECK_TOLERANCE`.
 
 Targets printed with PASS/FAIL: "more samples per second than C++ at B >= 256"
-(every measured B >= 256) and "lower exploitability at equal wall time" (at the
-full budget). Both are single runs with one seed: sampled solvers' exploitability
-is noisy, so read small differences in (b) with care.
+(every measured B >= 256: ratio > 1) and "lower exploitability at equal wall time"
+(at the full budget: ratio < 1). The ratios next to them are printed with as many
+digits as it takes to stay on the verdict's side of 1 (0.996 prints "0.996", not
+"1.00"). Both are single runs with one seed: sampled solvers' exploitability is
+noisy, so read small differences in (b) with care.
 
 Results go to `results/bench_mccfr.json` (`--quick`: `results/bench_mccfr_quick.json`;
 or `--out`) with machine information (CPU model, cores, load average at start and
@@ -87,8 +95,65 @@ SCHEMES = ("es", "os")
 SCHEME_LABEL = {"es": "external sampling", "os": "outcome sampling"}
 EXPLORATION = 0.6
 
+# |jaxsolve.exploitability - pyspiel.exploitability| of the same policy above
+# rtol * |pyspiel| + atol is flagged MISMATCH. Keyed by --x64. float32: both sides
+# score the same policy (pyspiel in float64), so the gap is jaxsolve's float32
+# round-off in the best-response sums, which is absolute in nature (terms of the size
+# of the payoffs, eps32 = 1.2e-7), not relative to an exploitability that can be
+# 1e-4 or smaller. The committed results/bench_mccfr.json (Leduc and liar's dice, ES
+# and OS, B = 256 and 4096) has gaps of 1e-9 to 3e-8, i.e. up to 2.6e-5 relative at
+# an exploitability of 1e-3: a purely relative 1e-5 would flag round-off, so the
+# tolerance is 1e-4 relative plus 1e-6 absolute (about 8 eps32 at unit payoff scale,
+# 30x the largest gap seen), still far below the differences between contestants
+# that part (b) reads. float64 (--x64): the same reasoning at eps64 = 2.2e-16.
+CHECK_TOLERANCE = {False: (1e-4, 1e-6), True: (1e-8, 1e-10)}
 
-from machine import machine_info  # noqa: E402  (experiments/machine.py)
+
+def throughput_verdict(res: dict) -> tuple[bool, float, str] | None:
+    """Target (a) from one scheme's `throughput` result: more samples per second than
+    C++ (the entry with batch_size None) at every B >= 256, i.e. every ratio > 1.
+    Returns (pass, worst ratio, detail text), or None when no B >= 256 was measured."""
+    base = next(r for r in res.values() if r["batch_size"] is None)["samples_per_s"]
+    ratios = [r["samples_per_s"] / base for r in res.values() if (r["batch_size"] or 0) >= 256]
+    if not ratios:
+        return None
+    worst = min(ratios)
+    return worst > 1, worst, f"worst ratio {figure_beside(worst, 1, 2)}x"
+
+
+def check_gap(own: float, independent: float, rtol: float, atol: float):
+    """(|own - independent|, tolerance, whether the gap is above it): see CHECK_TOLERANCE."""
+    diff, tol = abs(own - independent), rtol * abs(independent) + atol
+    return diff, tol, diff > tol
+
+
+def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> dict:
+    """Target (b) for one jaxsolve contestant: lower exploitability than C++ at the
+    full budget, i.e. ratio < 1. `mine` and `theirs` are the final points of
+    `equal_time` ("exploitability"; ours may carry "pyspiel_exploitability" or
+    "pyspiel_error"). C++ is scored by pyspiel.exploitability, so ours is too where
+    that score exists (source "pyspiel"); otherwise the verdict falls back to our own
+    jaxsolve.exploitability (source "jaxsolve") and says why."""
+    own = mine["exploitability"]
+    independent = mine.get("pyspiel_exploitability")
+    verdict = {"jaxsolve_exploitability": own, "pyspiel_exploitability": independent,
+               "cpp_exploitability": theirs["exploitability"]}
+    if independent is not None:
+        diff, tol, _ = check_gap(own, independent, rtol, atol)
+        verdict.update(value=independent, source="pyspiel", abs_diff=diff, tolerance=tol,
+                       mismatch=diff > tol)
+    else:
+        verdict.update(value=own, source="jaxsolve", abs_diff=None, tolerance=None,
+                       mismatch=None,
+                       fallback_reason=mine.get("pyspiel_error",
+                                                "pyspiel check skipped (--no-check)"))
+    ratio = verdict["value"] / theirs["exploitability"] if theirs["exploitability"] \
+        else math.inf
+    verdict.update(ratio=ratio, ratio_text=figure_beside(ratio, 1, 3), passed=ratio < 1)
+    return verdict
+
+
+from machine import figure_beside, machine_info  # noqa: E402  (experiments/machine.py)
 
 
 # ----------------------------------------------------------------- contestants
@@ -127,11 +192,12 @@ class Ours:
     """A jaxsolve sampling solver; one unit = one step = B x P samples."""
 
     def __init__(self, tree, scheme: str, batch_size: int, seed: int, run, evaluate,
-                 rule: str = "cfr"):
+                 rule: str = "cfr", check_game=None):
         import jax  # noqa: PLC0415
         import jaxsolve  # noqa: PLC0415
 
         self.jax, self.tree, self.run, self._evaluate = jax, tree, run, evaluate
+        self.check_game = check_game  # pyspiel game to score our policies with, or None
         self.batch_size, self.rule = batch_size, rule
         if scheme == "es":
             self.solver = jaxsolve.external_sampling(batch_size=batch_size, rule=rule)
@@ -165,6 +231,16 @@ class Ours:
 
     def evaluate(self) -> float:
         return float(self._evaluate(self.tree, self.state))
+
+    def check(self) -> dict | None:
+        """The independent score of the current average policy: {"pyspiel_exploitability"}
+        or, where pyspiel cannot evaluate it, {"pyspiel_error"}; None without a game."""
+        if self.check_game is None:
+            return None
+        try:
+            return {"pyspiel_exploitability": pyspiel_check(self.check_game, self)}
+        except Exception as e:  # noqa: BLE001 -- reported, and the verdict falls back
+            return {"pyspiel_error": f"pyspiel could not evaluate it: {type(e).__name__}: {e}"}
 
 
 def calibrate(c, block_s: float) -> int:
@@ -214,7 +290,7 @@ def equal_time(contestants, seconds: float, block_s: float, fractions=(0.25, 0.5
     """Runs the contestants in alternating blocks, each to `seconds` of its own solver
     time; evaluates (off the clock) when each passes a fraction of the budget."""
     checkpoints = [f * seconds for f in fractions]
-    state = {c.label: {"spent": 0.0, "next": 0, "points": [], "eval_s": 0.0}
+    state = {c.label: {"spent": 0.0, "next": 0, "points": [], "eval_s": 0.0, "check_s": 0.0}
              for c in contestants}
     while True:
         live = [c for c in contestants if state[c.label]["next"] < len(checkpoints)]
@@ -238,12 +314,19 @@ def equal_time(contestants, seconds: float, block_s: float, fractions=(0.25, 0.5
             start = time.perf_counter()
             value = c.evaluate()
             s["eval_s"] += time.perf_counter() - start
-            s["points"].append({"seconds": s["spent"], "units": c.units,
-                                "samples": c.units * c.samples_per_unit,
-                                "exploitability": value, "checkpoints": passed})
+            point = {"seconds": s["spent"], "units": c.units,
+                     "samples": c.units * c.samples_per_unit,
+                     "exploitability": value, "checkpoints": passed}
+            if hasattr(c, "check"):  # jaxsolve: scored by pyspiel too, off the clock
+                start = time.perf_counter()
+                point.update(c.check() or {})
+                s["check_s"] += time.perf_counter() - start
+            s["points"].append(point)
     return {c.label: {"points": state[c.label]["points"],
                       "final": state[c.label]["points"][-1],
                       "evaluation_s": state[c.label]["eval_s"],
+                      **({"pyspiel_check_s": state[c.label]["check_s"]}
+                         if hasattr(c, "check") else {}),
                       "setup_s": c.setup_s, "compile_s": c.compile_s,
                       "batch_size": getattr(c, "batch_size", None),
                       "rule": getattr(c, "rule", "cfr"),
@@ -267,24 +350,33 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: Leduc, B=64,256, short blocks, 3 s budget")
-    parser.add_argument("--games", default=None, help="comma-separated from leduc,liars")
-    parser.add_argument("--schemes", default="es,os", help="comma-separated from es,os")
-    parser.add_argument("--batch-sizes", default=None, help="throughput B values (64,256,1024)")
+    parser.add_argument("--games", default=None,
+                        help="comma-separated from leduc,liars (default leduc,liars; "
+                             "--quick leduc)")
+    parser.add_argument("--schemes", default="es,os",
+                        help="comma-separated from es,os (default es,os)")
+    parser.add_argument("--batch-sizes", default=None,
+                        help="jaxsolve B values of part (a), comma-separated, no repeats "
+                             "(default 64,256,1024,8192; --quick 64,256)")
     parser.add_argument("--equal-configs", default=None,
-                        help="jaxsolve contestants of part (b) as B:rule,... (default "
-                             "256:cfr,4096:dcfr: OpenSpiel's rule at B = 256, then the "
-                             "discounted rule at a large batch)")
+                        help="jaxsolve contestants of part (b) as B:rule,..., no repeats "
+                             "(default 256:cfr,4096:dcfr: OpenSpiel's rule at B = 256, then "
+                             "the discounted rule at a large batch; --quick 256:cfr,1024:dcfr)")
     parser.add_argument("--seconds", type=float, default=None,
                         help="solver time per contestant in part (b) (10; --quick 3)")
     parser.add_argument("--block", type=float, default=None,
                         help="seconds per timed block (0.5; --quick 0.15)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed blocks per contestant in part (a) (7; --quick 3)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--skip-equal-time", action="store_true")
+    parser.add_argument("--seed", type=int, default=1,
+                        help="seed of every solver, C++ and jaxsolve (default 1)")
+    parser.add_argument("--skip-throughput", action="store_true",
+                        help="skip part (a), samples per second")
+    parser.add_argument("--skip-equal-time", action="store_true",
+                        help="skip part (b), exploitability at equal solver time")
     parser.add_argument("--no-check", action="store_true",
-                        help="skip scoring jaxsolve's final policies with pyspiel")
+                        help="skip scoring jaxsolve's policies with pyspiel.exploitability; "
+                             "part (b)'s verdicts then use jaxsolve.exploitability")
     parser.add_argument("--x64", action="store_true", help="float64 for jaxsolve")
     parser.add_argument("--out", type=Path, default=None,
                         help="JSON file to write (default results/bench_mccfr.json, "
@@ -294,8 +386,11 @@ def main(argv=None) -> int:
     q = args.quick
     games = (args.games or ("leduc" if q else "leduc,liars")).split(",")
     schemes = args.schemes.split(",")
-    batch_sizes = [int(b) for b in (args.batch_sizes or ("64,256" if q else "64,256,1024,8192"))
-                   .split(",")]
+    batch_sizes = []
+    for item in (args.batch_sizes or ("64,256" if q else "64,256,1024,8192")).split(","):
+        if not item.isdigit() or int(item) < 1:
+            parser.error(f"--batch-sizes entry {item!r}: expected a positive integer")
+        batch_sizes.append(int(item))
     equal_configs = []
     for item in (args.equal_configs or ("256:cfr,1024:dcfr" if q else "256:cfr,4096:dcfr")
                  ).split(","):
@@ -304,6 +399,16 @@ def main(argv=None) -> int:
             parser.error(f"--equal-configs entry {item!r}: expected B:rule with B a positive "
                          "integer and rule one of cfr, cfr+, dcfr")
         equal_configs.append((int(b), rule))
+    # Contestants, games and schemes are keyed by label: a repeat would merge two
+    # contestants' results (or overwrite a game's) without a word, so refuse it.
+    for option, values, show in (
+            ("--games", games, str), ("--schemes", schemes, str),
+            ("--batch-sizes", batch_sizes, lambda b: f"B={b}"),
+            ("--equal-configs", equal_configs, lambda c: f"{c[0]}:{c[1]}")):
+        repeated = sorted({show(v) for v in values if values.count(v) > 1})
+        if repeated:
+            parser.error(f"{option}: duplicate entries {', '.join(repeated)} (results are "
+                         "keyed by label, so repeats would silently merge into one entry)")
     seconds = args.seconds if args.seconds is not None else (3.0 if q else 10.0)
     block_s = args.block if args.block is not None else (0.15 if q else 0.5)
     repeats = args.repeats if args.repeats is not None else (3 if q else 7)
@@ -324,6 +429,8 @@ def main(argv=None) -> int:
     import jaxsolve  # noqa: PLC0415
 
     run = jax.jit(jaxsolve.run, static_argnums=0)
+    rtol, atol = CHECK_TOLERANCE[bool(args.x64)]
+    dtype = "float64" if args.x64 else "float32"
     evaluate = jax.jit(lambda tree, state: jaxsolve.exploitability(
         tree, jaxsolve.average_policy(tree, state)))
 
@@ -337,6 +444,11 @@ def main(argv=None) -> int:
                        "(block_until_ready) after a zero-step compile call; evaluations and "
                        "setup off the clock",
             "exploitability": "NashConv / 2 (pyspiel.exploitability; jaxsolve.exploitability)",
+            "verdict": "part (b): ratio of the pyspiel.exploitability of jaxsolve's policy "
+                       "(point key pyspiel_exploitability) to C++'s; falls back to "
+                       "jaxsolve.exploitability only without it (verdict.source, "
+                       "verdict.fallback_reason)",
+            "check_tolerance": {"rtol": rtol, "atol": atol},
         },
         "config": {"games": games, "schemes": schemes, "batch_sizes": batch_sizes,
                    "equal_configs": equal_configs, "seconds": seconds, "block_s": block_s,
@@ -380,53 +492,78 @@ def main(argv=None) -> int:
                   f"{'compile s':>11}{'per block':>11}")
             for lbl, r in res.items():
                 print(f"  {lbl:<26}{r['samples_per_s']:>12.4g}"
-                      f"{r['samples_per_s'] / base:>8.2f}x{r['setup_s']:>10.3f}"
+                      f"{figure_beside(r['samples_per_s'] / base, 1, 2):>8}x{r['setup_s']:>10.3f}"
                       f"{r['compile_s']:>11.2f}{r['units_per_block']:>11}")
-            big = [r for r in res.values() if (r["batch_size"] or 0) >= 256]
-            if big:
-                ok = all(r["samples_per_s"] > base for r in big)
-                worst = min(r["samples_per_s"] / base for r in big)
+            verdict = throughput_verdict(res)
+            if verdict is not None:
+                ok, _, detail = verdict
                 targets.append((f"{label}, {scheme.upper()}: more samples per second than "
-                                f"C++ at B >= 256", ok, f"worst ratio {worst:.2f}x"))
+                                f"C++ at B >= 256", ok, detail))
 
         for scheme in schemes:
             if args.skip_equal_time:
                 break
             cpp = Cpp(game, scheme, args.seed)
-            ours = [Ours(tree, scheme, b, args.seed, run, evaluate, rule)
+            ours = [Ours(tree, scheme, b, args.seed, run, evaluate, rule,
+                         check_game=None if args.no_check else game)
                     for b, rule in equal_configs]
             for o in ours:
                 float(evaluate(tree, o.state))  # compile the evaluation off the clock
             res = equal_time([*ours, cpp], seconds, block_s)
-            if not args.no_check:
-                for o in ours:
-                    start = time.perf_counter()
-                    res[o.label]["pyspiel_exploitability"] = pyspiel_check(game, o)
-                    res[o.label]["pyspiel_check_s"] = time.perf_counter() - start
+            for o in ours:  # the final point's independent score, as before, at top level
+                final = res[o.label]["final"]
+                if "pyspiel_exploitability" in final:
+                    res[o.label]["pyspiel_exploitability"] = final["pyspiel_exploitability"]
             entry["equal_time"][scheme] = res
             save()
             print(f"\n  (b) {SCHEME_LABEL[scheme]}: exploitability after equal solver time "
                   f"(evaluation off the clock)")
             print(f"  {'contestant':<34}{'seconds':>9}{'samples':>11}{'exploitability':>16}"
-                  f"{'pyspiel check':>15}")
+                  f"{'pyspiel check':>15}{'|diff|':>10}")
             for lbl, r in res.items():
                 for p in r["points"]:
-                    check = r.get("pyspiel_exploitability") if p is r["final"] else None
+                    check = p.get("pyspiel_exploitability")
+                    cells = ""
+                    if check is not None:
+                        diff, _, p["check_mismatch"] = check_gap(p["exploitability"], check,
+                                                                 rtol, atol)
+                        flag = " MISMATCH" if p["check_mismatch"] else ""
+                        cells = f"{check:>15.4g}{diff:>10.2g}{flag}"
+                    elif "pyspiel_error" in p:
+                        cells = f"{'n/a':>15}  ({p['pyspiel_error']})"
                     print(f"  {lbl:<34}{p['seconds']:>9.2f}{p['samples']:>11.3g}"
-                          f"{p['exploitability']:>16.4g}"
-                          f"{'' if check is None else format(check, '.4g'):>15}")
+                          f"{p['exploitability']:>16.4g}{cells}")
+            if args.no_check:
+                print(f"  pyspiel check off (--no-check): the verdicts below use "
+                      f"jaxsolve.exploitability ({dtype}) against C++'s pyspiel.exploitability "
+                      "(float64)")
+            else:
+                print(f"  exploitability: jaxsolve.exploitability ({dtype}); pyspiel check: "
+                      f"pyspiel.exploitability (float64) of the same policy, at every point\n"
+                      f"  |diff| = |exploitability - pyspiel check|, MISMATCH when > "
+                      f"{rtol:g} * pyspiel check + {atol:g}; verdicts use the pyspiel check")
             theirs = res[cpp.label]["final"]
             for o in ours:
                 mine = res[o.label]["final"]
-                ratio = mine["exploitability"] / theirs["exploitability"]
+                v = res[o.label]["verdict"] = equal_time_verdict(mine, theirs, rtol, atol)
+                if v["source"] == "pyspiel":
+                    source = "pyspiel score of our policy"
+                    if v["mismatch"]:
+                        source += (f"; MISMATCH: jaxsolve.exploitability "
+                                   f"{v['jaxsolve_exploitability']:.6g}, "
+                                   f"|diff| {v['abs_diff']:.2g} > {v['tolerance']:.2g}")
+                else:
+                    source = (f"jaxsolve.exploitability ({dtype}), no independent score: "
+                              f"{v['fallback_reason']}")
                 same = " (OpenSpiel's rule)" if o.rule == "cfr" else ""
-                print(f"  ratio {o.label} / C++ at {seconds:g} s: {ratio:.3f} (final points "
-                      f"at {mine['seconds']:.2f} s and {theirs['seconds']:.2f} s)")
+                print(f"  ratio {o.label} / C++ at {seconds:g} s: {v['ratio_text']} ({source}; "
+                      f"final points at {mine['seconds']:.2f} s and {theirs['seconds']:.2f} s)")
                 targets.append((f"{label}, {scheme.upper()}: lower exploitability at equal "
                                 f"wall time ({seconds:g} s, B={o.batch_size}, rule "
-                                f"{o.rule}{same})", ratio < 1,
-                                f"jaxsolve/C++ = {ratio:.3f}; at {mine['seconds']:.2f} s vs "
-                                f"{theirs['seconds']:.2f} s"))
+                                f"{o.rule}{same})", v["passed"],
+                                f"jaxsolve/C++ = {v['ratio_text']} ({source}); at "
+                                f"{mine['seconds']:.2f} s vs {theirs['seconds']:.2f} s"))
+            save()
 
     results["machine"]["load_average_end"] = list(os.getloadavg())
     results["targets"] = [{"target": t, "pass": ok, "detail": d} for t, ok, d in targets]
@@ -439,8 +576,8 @@ def main(argv=None) -> int:
         for key, g in results["games"].items():
             for scheme, res in g["throughput"].items():
                 base = next(r for r in res.values() if r["batch_size"] is None)["samples_per_s"]
-                cells = "".join(f"{r['samples_per_s'] / base:>9.2f}x" for r in res.values()
-                                if r["batch_size"] is not None)
+                cells = "".join(f"{figure_beside(r['samples_per_s'] / base, 1, 2):>9}x"
+                                for r in res.values() if r["batch_size"] is not None)
                 print(f"  {g['label']:<18}{scheme.upper():<8}{cells}")
     print("\nTargets")
     for t, ok, d in targets:

@@ -43,3 +43,20 @@ def machine_info() -> dict:
         "numpy": version("numpy"), "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.devices()], "x64": bool(jax.config.jax_enable_x64),
     }
+
+
+def figure_beside(value, threshold, decimals: int = 3) -> str:
+    """`value` in fixed point with `decimals` decimals, or as many more as it takes for
+    the printed number to compare with `threshold` as `value` does (below, equal or
+    above), so that a figure printed beside a target's verdict never reads as the
+    opposite: 9.9996 against 10 prints "9.9996", not "10.000"; 0.996 against 1 with
+    2 decimals "0.996", not "1.00". None prints "-"."""
+    if value is None:
+        return "-"
+    side = (value > threshold) - (value < threshold)
+    for d in range(decimals, 18):
+        text = f"{value:.{d}f}"
+        shown = float(text)
+        if (shown > threshold) - (shown < threshold) == side:
+            return text
+    return repr(value)

@@ -56,3 +56,22 @@ def test_timing_rotates_the_order_and_times_the_first_call_apart(monkeypatch):
     assert calls == ["a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"]
     assert set(compile_s) == {"a", "b", "c"}
     assert all(len(rounds) == 3 and all(len(r) == 1 for r in rounds) for rounds in times.values())
+
+
+def test_figures_beside_a_target_read_the_right_way(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
+    from machine import figure_beside
+    assert figure_beside(9.96, 10, 1) == "9.96"  # "10.0" would read as meeting >= 10
+    assert figure_beside(9.9996, 10, 3) == "9.9996"
+    assert figure_beside(0.996, 1, 2) == "0.996"
+    assert figure_beside(1.0004, 1, 2) == "1.0004"
+    assert figure_beside(8.004, 8.0, 3) == "8.004"
+    assert figure_beside(10.0, 10, 3) == "10.000" and figure_beside(0.5, 1, 2) == "0.50"
+    assert figure_beside(None, 1) == "-"
+    for threshold in (10, 3, 8.0, 0.3, 1):
+        for delta in (-1e-3, -1e-4, -1e-6, -1e-9, 0.0, 1e-9, 1e-6, 1e-4, 1e-3):
+            value = threshold * (1 + delta)
+            for decimals in (1, 2, 3, 4):
+                shown = float(figure_beside(value, threshold, decimals))
+                assert (shown > threshold) - (shown < threshold) == \
+                    (value > threshold) - (value < threshold), (value, decimals, shown)

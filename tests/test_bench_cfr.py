@@ -1,0 +1,96 @@
+"""bench_cfr's verdicts and checks, without running any benchmark: the H200 targets are
+judged only on an H200, printed figures never read as the other side of a target, and
+the pyspiel check of our exploitability flags a mismatch above its tolerance only."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+CPU = {"jax_backend": "cpu", "device_kind": "cpu"}
+H200 = {"jax_backend": "gpu", "device_kind": "NVIDIA H200"}
+H100 = {"jax_backend": "gpu", "device_kind": "NVIDIA H100 80GB HBM3"}
+
+
+@pytest.fixture
+def bench_cfr(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))  # as when run as a script
+    sys.modules.pop("bench_cfr", None)
+    import bench_cfr
+    return bench_cfr
+
+
+def _leduc(ms, cpp_ratio=50.0, quick=False):
+    return {"leduc": {"quick": quick, "jaxsolve": {"ms_per_iter": ms},
+                      "ratios": {"cpp_ms_per_iter_over_jaxsolve": cpp_ratio}}}
+
+
+def _check(checks, text):
+    return next(c for c in checks if c["target"].startswith(text))
+
+
+def test_h200_targets_are_judged_only_on_an_h200(bench_cfr):
+    leduc_ms = "Leduc <= 0.3 ms"
+    for probe in (CPU, H100, None):
+        check = _check(bench_cfr.targets(_leduc(0.159), probe), leduc_ms)
+        assert check["met"] is None and check["value"] == 0.159
+        assert check["reason"].startswith("not measured on an H200 (ran on ")
+        assert "(not judged: not measured on an H200" in bench_cfr.format_check(check)
+    assert "(ran on cpu/cpu)" in _check(bench_cfr.targets(_leduc(0.159), CPU),
+                                        leduc_ms)["reason"]
+    # On a (fake) H200 probe: judged both ways.
+    assert _check(bench_cfr.targets(_leduc(0.159), H200), leduc_ms)["met"] is True
+    assert _check(bench_cfr.targets(_leduc(0.31), H200), leduc_ms)["met"] is False
+    # The game's own worker facts win over the probe (a --merge can mix machines).
+    on_cpu = _leduc(0.159)
+    on_cpu["leduc"].update(CPU)
+    assert _check(bench_cfr.targets(on_cpu, H200), leduc_ms)["met"] is None
+    # A quick run is a smoke run even on an H200; the ratio targets are not judged.
+    quick = bench_cfr.targets(_leduc(0.159, quick=True), H200)
+    assert _check(quick, leduc_ms)["met"] is None
+    assert _check(quick, "Leduc >= 10x")["met"] is None
+    assert "smoke run" in _check(quick, "Leduc >= 10x")["reason"]
+    # A full run's ratio targets are judged anywhere (they are not H200 targets).
+    assert _check(bench_cfr.targets(_leduc(0.159), CPU), "Leduc >= 10x")["met"] is True
+
+
+def test_printed_figures_never_cross_the_target(bench_cfr):
+    # The full target line: 9.996 against >= 10 is printed 9.996x, NOT met.
+    line = bench_cfr.format_check(
+        _check(bench_cfr.targets(_leduc(0.159, cpp_ratio=9.996), CPU), "Leduc >= 10x"))
+    assert line == "target: Leduc >= 10x faster/iter than C++ CFR+: 9.996x (NOT met)"
+    assert bench_cfr._fmt_sig(90.34785) == "90.35"
+    assert bench_cfr._fmt_sig(0.000912) == "0.0009120"
+
+
+def test_mismatch_flag_fires_above_the_tolerance_only(bench_cfr):
+    # float32, payoffs up to 1: atol = 4 * 2**-23 = 4.76837e-7; at 0.01 the relative
+    # part adds 1e-5 * 0.01 = 1e-7, so the tolerance is 5.76837e-7.
+    rtol, atol = bench_cfr.check_tolerance("float32", 1.0)
+    assert (rtol, atol) == (1e-5, 4.76837158203125e-07)
+    ok = bench_cfr.compare_check(0.01 + 5e-7, 0.01, "float32", 1.0)
+    assert ok["tolerance"] == pytest.approx(5.76837158203125e-07, rel=1e-12)
+    assert ok["abs_diff"] == pytest.approx(5e-7, rel=1e-6) and not ok["mismatch"]
+    assert ok["rel_diff"] == pytest.approx(5e-5, rel=1e-6)
+    assert bench_cfr.compare_check(0.01 + 7e-7, 0.01, "float32", 1.0)["mismatch"]
+    assert bench_cfr.compare_check(0.01 - 7e-7, 0.01, "float32", 1.0)["mismatch"]
+    # The absolute part scales with the payoffs: Leduc's 13 allows 6.2e-6.
+    assert not bench_cfr.compare_check(0.01 + 6e-6, 0.01, "float32", 13.0)["mismatch"]
+    # float64: 1e-9 * 0.01 + 4 * 2**-52 = 1.0000888e-11.
+    assert not bench_cfr.compare_check(0.01 + 5e-12, 0.01, "float64", 1.0)["mismatch"]
+    assert bench_cfr.compare_check(0.01 + 2e-11, 0.01, "float64", 1.0)["mismatch"]
+    # The committed float32 Leduc figures (2.49863e-4 against 2.49847e-4) pass.
+    assert not bench_cfr.compare_check(2.498626708984375e-4, 2.498465532158045e-4,
+                                       "float32", 13.0)["mismatch"]
+
+
+def test_trajectory_spread(bench_cfr):
+    out = {"checkpoints": [10, 30],
+           "openspiel_cpp": {"exploitability": {"10": 0.2435, "30": 0.0633}},
+           "jaxcfr": None,
+           "jaxsolve": {"exploitability": {"10": 0.2435, "30": 0.0500}}}
+    spread = bench_cfr.trajectory_spread(out)
+    assert spread["10"] == 0.0
+    assert spread["30"] == pytest.approx((0.0633 - 0.05) / 0.0633)
