@@ -466,9 +466,12 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     if warn_imperfect_recall:
         for p, example in enumerate(walk.recall_example):
             if example:
-                warnings.warn(f"imperfect recall: {example}. CFR still runs; best "
-                              "response and exploitability are not exact for this "
-                              "player.", ImperfectRecallWarning, stacklevel=2)
+                warnings.warn(f"imperfect recall: {example}. CFR still runs, but for this "
+                              "player best response, exploitability and NashConv are not "
+                              "exact (they can err either way, even below the policy's own "
+                              "value), and the average policy weights each infoset by the "
+                              "reach of one recorded history, so it differs from "
+                              "OpenSpiel's.", ImperfectRecallWarning, stacklevel=2)
     return tree
 
 

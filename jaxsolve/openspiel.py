@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import GameError
+from jaxsolve.errors import ArgumentError, GameError
 from jaxsolve.tree import GameTree
 
 
@@ -40,6 +40,10 @@ def load_pyspiel(game: Any, **params):
             raise GameError(f"OpenSpiel cannot load {game!r} with {params}: {e}") from None
     elif params:
         raise TypeError("parameters are only accepted with a game name")
+    if not hasattr(game, "get_type"):  # a protocol game (Python), not a pyspiel one
+        raise ArgumentError(
+            f"{type(game).__name__} is not a pyspiel game: pass a game name, a pyspiel game, "
+            f"or wrap a Python game with jaxsolve.openspiel.as_openspiel_game(game)")
     if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
         game = pyspiel.convert_to_turn_based(game)
     return game

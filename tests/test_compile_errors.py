@@ -98,8 +98,12 @@ def test_imperfect_recall_is_reported_and_allowed():
     # Player 0 moves, then moves again without remembering its first move.
     game = SpecGame(decision(0, "first", decision(0, "second", leaf(1, -1), leaf(0, 0)),
                              decision(0, "second", leaf(0, 0), leaf(2, -2))))
-    with pytest.warns(jaxsolve.ImperfectRecallWarning, match="player 0 reaches 'second'"):
+    with pytest.warns(jaxsolve.ImperfectRecallWarning, match="player 0 reaches 'second'") as got:
         tree = compile_game(game)
+    # What the user is told to distrust: the best response (it can err either way) and
+    # the average policy (it differs from OpenSpiel's on such games).
+    message = str(got[0].message)
+    assert "can err either way" in message and "average policy" in message
     assert tree.sizes.perfect_recall == (False, True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -124,3 +124,13 @@ def test_openspiel_view_of_a_general_sum_game():
     view = as_openspiel_game(games.load("conjunction"))
     assert view.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
     assert view.utility_sum() is None
+
+
+def test_a_python_game_where_a_pyspiel_game_belongs_is_named():
+    import games
+    # to_tabular_policy wants the pyspiel game (or its name); a protocol game gets the
+    # way to wrap it instead of an AttributeError from OpenSpiel's API.
+    game = games.load("mini_maneuver")
+    tree = jaxsolve.compile_game(game)
+    with pytest.raises(jaxsolve.ArgumentError, match="not a pyspiel game.*as_openspiel_game"):
+        to_tabular_policy(tree, game, jaxsolve.uniform_policy(tree))
