@@ -573,7 +573,7 @@ def main(argv=None) -> int:
         print("\nSamples-per-second ratio jaxsolve / C++ (median blocks)")
         head = f"  {'game':<18}{'scheme':<8}" + "".join(f"{'B=' + str(b):>10}" for b in batch_sizes)
         print(head)
-        for key, g in results["games"].items():
+        for g in results["games"].values():
             for scheme, res in g["throughput"].items():
                 base = next(r for r in res.values() if r["batch_size"] is None)["samples_per_s"]
                 cells = "".join(f"{figure_beside(r['samples_per_s'] / base, 1, 2):>9}x"

@@ -234,7 +234,7 @@ def main():
     out["iterations_to_0.001"] = rows
     print(f"\nIterations to exploitability < {THRESHOLD} (cap {cap}):")
     print(f"{'solver':<18}{'first':>9}{'stays':>9}{'expl. @20k':>13}{'expl. @cap':>13}")
-    for name, r in rows.items():
+    for r in rows.values():
         print(f"{r['solver']:<18}{str(r['first']):>9}{str(r['stays']):>9}"
               f"{r['exploitability_at_20000']:>13.2e}{r['final']:>13.2e}")
     plot_convergence(traces, os.path.join(args.out, "conjunction_convergence.png"))

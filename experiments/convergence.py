@@ -186,7 +186,7 @@ def plot(path: Path, label: str, metric: str, runs: dict, seconds: float) -> Non
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
-    for name, r in runs.items():
+    for r in runs.values():
         pts = [p for p in r["points"] if p["value"] > 0]
         if not pts:
             continue
@@ -218,14 +218,14 @@ def fmt(x, digits=3):
 
 def summary(results: dict, thresholds) -> str:
     lines = []
-    for key, g in results["games"].items():
+    for g in results["games"].values():
         lines.append(f"\n{g['label']}  ({g['metric']}; {g['sizes']['num_nodes']} histories, "
                      f"{g['sizes']['num_infosets']} infosets; uniform policy "
                      f"{fmt(g['initial_value'])})")
         head = (f"  {'solver':<14}{'iters':>9}{'histories':>11}{'seconds':>9}{'compile s':>10}"
                 f"{'final':>11}" + "".join(f"{'t<=' + fmt(t, 2):>10}" for t in thresholds))
         lines.append(head)
-        for name, r in g["runs"].items():
+        for r in g["runs"].values():
             f = r["final"]
             lines.append(
                 f"  {r['solver']:<14}{f['iteration']:>9}{f['histories']:>11.3g}"

@@ -464,7 +464,7 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
         raise GameError("the game has no decision node: there is nothing to solve")
     tree = _assemble(walk, offsets, name or _game_name(game), _utility_sum(game))
     if warn_imperfect_recall:
-        for p, example in enumerate(walk.recall_example):
+        for example in walk.recall_example:
             if example:
                 warnings.warn(f"imperfect recall: {example}. CFR still runs, but for this "
                               "player best response, exploitability and NashConv are not "
