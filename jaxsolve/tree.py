@@ -15,7 +15,8 @@ code. The tree holds three views of the same game:
 Sequences are flat indices `infoset * num_actions + action` into a flattened policy;
 the index `num_infosets * num_actions` (`empty_sequence`) is the empty sequence and
 pads every path, and a flattened policy always carries a trailing 1.0 for it. Chance
-paths index `chance_probs` the same way, with `num_chance * num_actions` as padding.
+paths index the flattened `chance_probs` [C, Ac] the same way, `chance * Ac + outcome`,
+with `num_chance * num_chance_outcomes` as padding.
 
 Array leaves are what `jit`/`vmap` see; sizes are static and the names (infoset
 strings, action labels) are metadata that never enters a trace. Two trees from one

@@ -524,3 +524,21 @@ def test_traced_settings_pass_and_one_wave_size_is_a_sequence(net, roots):
     out = jax.eval_shape(lambda k: policies.gumbel_policy(params, k, root, rec, 8, wave_sizes=8),
                          jax.random.key(0))
     assert out.visit_counts.shape == (8, 9)
+
+
+def test_a_traced_temperature_samples_or_plays_greedily_as_a_concrete_one(net, roots):
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    key = jax.random.key(5)
+
+    def act(t):
+        return policies.alphazero_policy(params, key, root, rec, 8, temperature=t).action
+
+    traced = jax.jit(act)
+    for t in (0.0, 1.0, 0.5):
+        np.testing.assert_array_equal(np.asarray(traced(jnp.float32(t))), np.asarray(act(t)))
+    # Temperature 0 is the most visited action.
+    out = policies.alphazero_policy(params, key, root, rec, 8, temperature=0.0)
+    visits = np.asarray(out.visit_counts)
+    assert (visits[np.arange(len(visits)), np.asarray(out.action)] == visits.max(1)).all()

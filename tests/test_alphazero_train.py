@@ -404,3 +404,47 @@ def test_damaged_checkpoints_are_named(tmp_path):
     for name, error in (("truncated.npz", "BadZipFile"), ("damaged.npz", "Bad CRC-32")):
         with pytest.raises(ValueError, match=f"{name}: not a readable checkpoint .*{error}"):
             train.load(str(tmp_path / name), state)
+
+
+def test_puct_self_play_takes_the_most_visited_move_after_the_temperature_moves(monkeypatch):
+    # The search's move, which `play` takes after `temperature_moves`, must be PUCT's
+    # most visited action (root noise on). Before, `play` asked for a sample at
+    # temperature 1 there too, and ~1 move in 13 was not the most visited one.
+    cfg = selfplay.SearchConfig(num_simulations=16, kind="puct")
+    graphdef, params = network.init_params(ENV.obs_size, hidden=(8,), seed=1)
+    real, seen = selfplay.run_search, []
+
+    def recording(*args, **kwargs):
+        out = real(*args, **kwargs)
+        jax.debug.callback(lambda a, w: seen.append((np.asarray(a), np.asarray(w))),
+                           out.action, out.action_weights)
+        return out
+
+    monkeypatch.setattr(selfplay, "run_search", recording)
+    jax.block_until_ready(selfplay.play(graphdef, ENV, cfg, params, jax.random.PRNGKey(0), 64,
+                                        temperature_moves=0))
+    jax.effects_barrier()
+    assert len(seen) == 2 * ENV.max_turns
+    for action, weights in seen:
+        # The chosen move has the most visits (ties: any of the tied ones).
+        chosen = np.take_along_axis(weights, action[:, None], 1)[:, 0]
+        np.testing.assert_array_equal(chosen, weights.max(1))
+
+
+def test_stop_fn_without_evaluations_is_refused():
+    with pytest.raises(ValueError, match="stop_fn is asked after each evaluation"):
+        train.train(CFG, None, stop_fn=lambda m: True, progress=False)
+    with pytest.raises(ValueError, match="stop_fn is asked after each evaluation"):
+        train.train(CFG, 3, eval_fn=lambda p: {}, stop_fn=lambda m: True, progress=False)
+
+
+def test_a_cached_match_of_other_settings_is_refused(compiled):
+    graphdef, _ = compiled
+    _, s = train.init(CFG)
+    sol, matches = exact.solve(ENV), {}
+    evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol, jax.random.PRNGKey(0), batch=2,
+                      matches=matches)
+    with pytest.raises(ValueError, match=r"matches\['random'\] was compiled for another.*"
+                                         r"batch 2, asked 4"):
+        evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol, jax.random.PRNGKey(0),
+                          batch=4, matches=matches)

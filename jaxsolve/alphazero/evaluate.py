@@ -1,8 +1,9 @@
 """Evaluation: matches against random play and pure MCTS, graded by the exact solver.
 
-* `win_rates_vs_random`: the agent (search with the trained network, noise off) as
-  each side against uniform random play, next to the best rate any policy achieves
-  against random play (`exact.best_vs_random`, computed exactly).
+* `evaluate(..., opponents=("random",))`: the agent (search with the trained network,
+  noise off) as each side against uniform random play; `best_rates_vs_random(env)`
+  gives the best rate any policy achieves against random play (`exact.best_vs_random`,
+  computed exactly).
 * Against pure MCTS: the same search with uniform priors and one random rollout per
   leaf as the value, at the same number of simulations.
 * Mistake rate: the fraction of the agent's moves, in positions the exact solver calls
@@ -114,7 +115,9 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
              batch: int = 256, opponents=("random",), matches=None) -> dict:
     """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
     and the mistake rate over all games played, graded by `solution` (`exact.solve(env)`).
-    `matches` caches compiled `make_match`es."""
+    `matches` (a dict, by opponent name) caches compiled `make_match`es across calls;
+    a cached match made for another env, search config, network or batch is refused
+    by name rather than silently reused."""
     # Checked before anything compiles: the batch, the names, and that the solution is
     # of this game (another one's would be graded by clamped, meaningless gathers).
     checks.static("evaluate", "batch", batch, checks.integer(1))
@@ -122,9 +125,16 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     exact.check_solution(solution, env, "evaluate")
     matches = {} if matches is None else matches
     res, mistakes, won = {}, 0, 0
+    settings = (env, cfg, graphdef, batch)
     for opp in opponents:
         if opp not in matches:
             matches[opp] = make_match(env, cfg, graphdef, batch, opp)
+            matches[opp].settings = settings
+        elif getattr(matches[opp], "settings", settings) != settings:
+            raise ValueError(
+                f"evaluate: matches[{opp!r}] was compiled for another env, search config, "
+                f"network or batch (batch {matches[opp].settings[3]}, asked {batch}); "
+                f"pass a fresh dict for other settings")
         for side, name in ((pe.EVADER, "evader"), (pe.DEFENDER, "defender")):
             out = matches[opp](params, solution, jax.random.fold_in(key, side), jnp.int32(side))
             res[f"win_vs_{opp}_as_{name}"] = float(jnp.mean(out["agent_wins"]))

@@ -101,11 +101,15 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     v = node_view(tree, None)
     visits = v.visits.T
     weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
-    if temperature == 0:
-        action = masked_argmax(visits, root.legal_action_mask, -1)
-    else:
-        logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / temperature
-        action = jax.random.categorical(act_key, logits).astype(jnp.int32)
+    greedy = masked_argmax(visits, root.legal_action_mask, -1)
+    if not isinstance(temperature, jax.core.Tracer) and temperature == 0:
+        action = greedy  # statically greedy: no sample drawn
+    else:  # a traced temperature may still be 0 at run time: greedy there too
+        t = jnp.asarray(temperature, weights.dtype)
+        logits = jnp.log(jnp.maximum(weights, jnp.finfo(weights.dtype).tiny)) / jnp.where(
+            t == 0, 1, t)
+        sampled = jax.random.categorical(act_key, logits).astype(jnp.int32)
+        action = jnp.where(t == 0, greedy, sampled)
     return _summary(v, action, weights)
 
 

@@ -4,7 +4,8 @@
 the mctx style (explicit network params; the embedding is the environment `State`).
 `play` runs B games from the initial position to the end under `jax.lax.scan`, each
 move chosen by search (`alphazero_policy` or `gumbel_policy`), sampling from the
-search policy for the first `temperature_moves` plies and playing greedily after. It
+search policy for the first `temperature_moves` plies and playing the search's move
+after (PUCT's most visited action, Gumbel's best surviving one; root noise stays on). It
 returns one training example per ply: observation, search policy, and the final outcome
 from the mover's side. The replay buffer is a ring of fixed-size device arrays.
 
@@ -129,7 +130,9 @@ def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: in
     def ply(state, inp):
         t, k = inp
         k_search, k_act = jax.random.split(k)
-        out = run_search(graphdef, env, cfg, net_params, k_search, state)
+        # Temperature 0: the search's own move is PUCT's most visited action (Gumbel's is
+        # its best surviving one either way); the early plies' sample is drawn below.
+        out = run_search(graphdef, env, cfg, net_params, k_search, state, temperature=0.0)
         # Early plies sample from the search policy; later ones take the search's move.
         sampled = jax.random.categorical(
             k_act, jnp.log(jnp.maximum(out.action_weights, 1e-30))).astype(jnp.int32)

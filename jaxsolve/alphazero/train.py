@@ -262,10 +262,12 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     `stop_fn`), from `state` (default a fresh one) with a tqdm bar showing the loss and win rates.
 
     `eval_fn(params) -> dict` (e.g. win rates vs random) runs every `eval_every`
-    iterations and after the last one; `callback(i, state, metrics)` sees every
-    iteration. `max_seconds` stops after the iteration during which the training
-    time - wall clock from the call, compilation included, `eval_fn` excluded -
-    reaches it; `stop_fn(metrics) -> bool` stops after an evaluation it accepts.
+    iterations and after the last one when `eval_every` > 0 (with the default 0 it
+    never runs); `callback(i, state, metrics)` sees every iteration. `max_seconds`
+    stops after the iteration during which the training time - wall clock from the
+    call, compilation included, `eval_fn` excluded - reaches it; `stop_fn(metrics) ->
+    bool` stops after an evaluation it accepts, so it needs `eval_fn` and `eval_every`
+    > 0 (refused otherwise: it would never be asked).
     Every metric dict carries `train_seconds`. Returns (graphdef, state, history).
     """
     import itertools
@@ -282,6 +284,9 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     history, shown = [], {}
     if iterations is None and max_seconds is None and stop_fn is None:
         raise ValueError("train: give iterations, max_seconds or stop_fn")
+    if stop_fn is not None and not (eval_fn is not None and eval_every):
+        raise ValueError("train: stop_fn is asked after each evaluation; give eval_fn and "
+                         "eval_every > 0 with it (without them it would never be asked)")
     counter = itertools.count() if iterations is None else range(iterations)
     bar = tqdm(total=iterations, disable=not progress, desc="alphazero")
     for i in counter:
