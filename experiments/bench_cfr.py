@@ -124,7 +124,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
     sys.path.insert(0, str(ROOT))
 
-from machine import figure_beside  # noqa: E402  (experiments/machine.py, beside this file)
+from machine import check_tolerance, compare_check, figure_beside  # noqa: E402  (experiments/machine.py, beside this file)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,40 +247,9 @@ def _block_stats(per_iter):
 
 
 # ------------------------------------------------------------------ checks
-# |ours - pyspiel| on the same average policy is flagged MISMATCH above
-# rtol * |pyspiel| + atol, atol = CHECK_ULPS * eps(dtype) * max |payoff|. Why not a
-# relative tolerance alone: an exploitability of 1e-4 is a difference of best-response
-# values of the size of the payoffs, so its round-off is absolute, of order eps times
-# the payoffs, not eps times the exploitability. results/bench_cfr.json (float32, all
-# correct) has relative differences up to 6e-5 (Leduc @1000: 2.49863e-4 against
-# 2.49847e-4, 1.6e-8 absolute, 0.13 float32 eps); a 1e-5 relative tolerance would call
-# them mismatches. 4 eps times the largest payoff (Leduc 13: 6.2e-6 in float32, 1.2e-14
-# in float64) leaves room for summation order yet is far below what a wrong policy
-# mapping or evaluator gives (errors of the order of the exploitability itself). The
-# relative part (1e-5 in float32, 1e-9 in float64) covers exploitabilities of order 1.
-CHECK_RTOL = {"float32": 1e-5, "float64": 1e-9}
-CHECK_ULPS = 4
 # The solvers' exploitabilities at a shared checkpoint "differ" when their spread,
 # (max - min) / max, exceeds this: 0.1% shows in the 4 digits the table prints.
 TRAJECTORY_RTOL = 1e-3
-
-
-def check_tolerance(dtype: str, payoff_scale: float) -> tuple[float, float]:
-    """(rtol, atol) of the pyspiel check of our exploitability in `dtype`."""
-    dtype = dtype if dtype in CHECK_RTOL else "float32"  # the looser one if unknown
-    eps = {"float32": 2.0**-23, "float64": 2.0**-52}[dtype]
-    return CHECK_RTOL[dtype], CHECK_ULPS * eps * payoff_scale
-
-
-def compare_check(ours: float, reference: float, dtype: str, payoff_scale: float) -> dict:
-    """Our exploitability against pyspiel's of the same policy; `mismatch` above
-    `check_tolerance`."""
-    rtol, atol = check_tolerance(dtype, payoff_scale)
-    diff = abs(ours - reference)
-    tolerance = atol + rtol * abs(reference)
-    return {"ours": ours, "pyspiel": reference, "abs_diff": diff,
-            "rel_diff": diff / abs(reference) if reference else None,
-            "tolerance": tolerance, "mismatch": diff > tolerance}
 
 
 def trajectory_spread(out: dict) -> dict:
@@ -488,8 +457,7 @@ def bench_jaxsolve(jax, jaxsolve, pyspiel, os_game, tree, setup_s, checkpoints, 
             tabular = pyspiel.TabularPolicy(
                 to_tabular_policy(tree, os_game, np.asarray(p)).to_dict())
             check[str(k)] = float(pyspiel.exploitability(os_game, tabular))
-            compared[str(k)] = compare_check(expl[str(k)], check[str(k)], dtype,
-                                             payoff_scale)
+            compared[str(k)] = compare_check(expl[str(k)], check[str(k)], rtol, atol)
     # Free the device arrays before the OpenSpiel solvers run (the closures above that
     # capture them are done; None rather than `del`, which linters misread there).
     tree_dev = policies = first = last = p = None

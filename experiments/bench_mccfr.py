@@ -57,7 +57,8 @@ verdict and the printed jaxsolve / C++ ratio use that independent pyspiel score,
 both sides are judged by the same evaluator; only where it is missing (`--no-check`,
 or pyspiel failed on the policy) do they fall back to `jaxsolve.exploitability`, and
 the output and the JSON say so. |jaxsolve - pyspiel| is printed for every point and
-flagged MISMATCH above the tolerance of `CHECK_TOLERANCE`.
+flagged MISMATCH above the tolerance of `machine.check_tolerance` (the rule
+bench_cfr.py uses too: relative, plus a few float eps times the largest payoff).
 
 Targets printed with PASS/FAIL: "more samples per second than C++ at B >= 256"
 (every measured B >= 256: ratio > 1) and "lower exploitability at equal wall time"
@@ -95,20 +96,6 @@ SCHEMES = ("es", "os")
 SCHEME_LABEL = {"es": "external sampling", "os": "outcome sampling"}
 EXPLORATION = 0.6
 
-# |jaxsolve.exploitability - pyspiel.exploitability| of the same policy above
-# rtol * |pyspiel| + atol is flagged MISMATCH. Keyed by --x64. float32: both sides
-# score the same policy (pyspiel in float64), so the gap is jaxsolve's float32
-# round-off in the best-response sums, which is absolute in nature (terms of the size
-# of the payoffs, eps32 = 1.2e-7), not relative to an exploitability that can be
-# 1e-4 or smaller. The committed results/bench_mccfr.json (Leduc and liar's dice, ES
-# and OS, B = 256 and 4096) has gaps of 1e-9 to 3e-8, i.e. up to 2.6e-5 relative at
-# an exploitability of 1e-3: a purely relative 1e-5 would flag round-off, so the
-# tolerance is 1e-4 relative plus 1e-6 absolute (about 8 eps32 at unit payoff scale,
-# 30x the largest gap seen), still far below the differences between contestants
-# that part (b) reads. float64 (--x64): the same reasoning at eps64 = 2.2e-16.
-CHECK_TOLERANCE = {False: (1e-4, 1e-6), True: (1e-8, 1e-10)}
-
-
 def throughput_verdict(res: dict) -> tuple[bool, float, str] | None:
     """Target (a) from one scheme's `throughput` result: more samples per second than
     C++ (the entry with batch_size None) at every B >= 256, i.e. every ratio > 1.
@@ -119,12 +106,6 @@ def throughput_verdict(res: dict) -> tuple[bool, float, str] | None:
         return None
     worst = min(ratios)
     return worst > 1, worst, f"worst ratio {figure_beside(worst, 1, 2)}x"
-
-
-def check_gap(own: float, independent: float, rtol: float, atol: float):
-    """(|own - independent|, tolerance, whether the gap is above it): see CHECK_TOLERANCE."""
-    diff, tol = abs(own - independent), rtol * abs(independent) + atol
-    return diff, tol, diff > tol
 
 
 def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> dict:
@@ -139,9 +120,9 @@ def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> di
     verdict = {"jaxsolve_exploitability": own, "pyspiel_exploitability": independent,
                "cpp_exploitability": theirs["exploitability"]}
     if independent is not None:
-        diff, tol, _ = check_gap(own, independent, rtol, atol)
-        verdict.update(value=independent, source="pyspiel", abs_diff=diff, tolerance=tol,
-                       mismatch=diff > tol)
+        gap = compare_check(own, independent, rtol, atol)
+        verdict.update(value=independent, source="pyspiel", abs_diff=gap["abs_diff"],
+                       tolerance=gap["tolerance"], mismatch=gap["mismatch"])
     else:
         verdict.update(value=own, source="jaxsolve", abs_diff=None, tolerance=None,
                        mismatch=None,
@@ -153,7 +134,8 @@ def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> di
     return verdict
 
 
-from machine import figure_beside, machine_info  # noqa: E402  (experiments/machine.py)
+from machine import (check_tolerance, compare_check, figure_beside,  # noqa: E402
+                     machine_info)  # experiments/machine.py
 
 
 # ----------------------------------------------------------------- contestants
@@ -424,12 +406,12 @@ def main(argv=None) -> int:
     import jax  # noqa: PLC0415
     if args.x64:
         jax.config.update("jax_enable_x64", True)
+    import numpy as np  # noqa: PLC0415
     import pyspiel  # noqa: PLC0415
 
     import jaxsolve  # noqa: PLC0415
 
     run = jax.jit(jaxsolve.run, static_argnums=0)
-    rtol, atol = CHECK_TOLERANCE[bool(args.x64)]
     dtype = "float64" if args.x64 else "float32"
     evaluate = jax.jit(lambda tree, state: jaxsolve.exploitability(
         tree, jaxsolve.average_policy(tree, state)))
@@ -448,7 +430,8 @@ def main(argv=None) -> int:
                        "(point key pyspiel_exploitability) to C++'s; falls back to "
                        "jaxsolve.exploitability only without it (verdict.source, "
                        "verdict.fallback_reason)",
-            "check_tolerance": {"rtol": rtol, "atol": atol},
+            "check_tolerance": "per game (games.<key>.check_tolerance): machine.check_tolerance "
+                               "of the dtype and the game's largest |payoff|",
         },
         "config": {"games": games, "schemes": schemes, "batch_sizes": batch_sizes,
                    "equal_configs": equal_configs, "seconds": seconds, "block_s": block_s,
@@ -469,8 +452,12 @@ def main(argv=None) -> int:
         tree = jaxsolve.compile_game(game)
         build_s = time.perf_counter() - start
         overhead = loop_overhead_us(game)
+        utilities = np.asarray(tree.utilities)
+        payoff_scale = float(max(utilities.max(), -utilities.min()))  # max |payoff|
+        rtol, atol = check_tolerance(dtype, payoff_scale)
         entry = results["games"][key] = {
             "label": label, "pyspiel": [name, params], "tree_build_s": build_s,
+            "check_tolerance": {"rtol": rtol, "atol": atol, "payoff_scale": payoff_scale},
             "num_nodes": tree.sizes.num_nodes, "num_infosets": tree.sizes.num_infosets,
             "cpp_loop_overhead_us": overhead, "throughput": {}, "equal_time": {}}
         print(f"\n== {label}: {tree.sizes.num_nodes} histories, {tree.sizes.num_infosets} "
@@ -525,8 +512,8 @@ def main(argv=None) -> int:
                     check = p.get("pyspiel_exploitability")
                     cells = ""
                     if check is not None:
-                        diff, _, p["check_mismatch"] = check_gap(p["exploitability"], check,
-                                                                 rtol, atol)
+                        gap = compare_check(p["exploitability"], check, rtol, atol)
+                        diff, p["check_mismatch"] = gap["abs_diff"], gap["mismatch"]
                         flag = " MISMATCH" if p["check_mismatch"] else ""
                         cells = f"{check:>15.4g}{diff:>10.2g}{flag}"
                     elif "pyspiel_error" in p:

@@ -60,3 +60,36 @@ def figure_beside(value, threshold, decimals: int = 3) -> str:
         if (shown > threshold) - (shown < threshold) == side:
             return text
     return repr(value)
+
+
+# Our exploitability against pyspiel.exploitability of the same policy is flagged
+# MISMATCH above rtol * |pyspiel| + atol, atol = CHECK_ULPS * eps(dtype) * max |payoff|.
+# Why not a relative tolerance alone: an exploitability of 1e-4 is a difference of
+# best-response values of the size of the payoffs, so its round-off is absolute, of
+# order eps times the payoffs, not eps times the exploitability (bench_cfr's float32
+# Leduc run: 2.49863e-4 against 2.49847e-4, 1.6e-8 absolute but 6e-5 relative). 4 eps
+# times the largest payoff (Leduc 13: 6.2e-6 in float32, 1.2e-14 in float64) leaves
+# room for summation order yet is far below what a wrong policy mapping or evaluator
+# gives (errors of the order of the exploitability itself). The relative part (1e-5
+# in float32, 1e-9 in float64) covers exploitabilities of order 1.
+CHECK_RTOL = {"float32": 1e-5, "float64": 1e-9}
+CHECK_ULPS = 4
+
+
+def check_tolerance(dtype: str, payoff_scale: float) -> tuple[float, float]:
+    """(rtol, atol) of the pyspiel check of our exploitability in `dtype` ("float32" or
+    "float64"; anything else gets float32's, the looser) for payoffs up to
+    `payoff_scale` in magnitude."""
+    dtype = dtype if dtype in CHECK_RTOL else "float32"
+    eps = {"float32": 2.0**-23, "float64": 2.0**-52}[dtype]
+    return CHECK_RTOL[dtype], CHECK_ULPS * eps * payoff_scale
+
+
+def compare_check(ours: float, reference: float, rtol: float, atol: float) -> dict:
+    """Our exploitability against pyspiel's of the same policy: the gaps, the
+    tolerance rtol * |reference| + atol, and whether the gap is above it."""
+    diff = abs(ours - reference)
+    tolerance = atol + rtol * abs(reference)
+    return {"ours": ours, "pyspiel": reference, "abs_diff": diff,
+            "rel_diff": diff / abs(reference) if reference else None,
+            "tolerance": tolerance, "mismatch": diff > tolerance}

@@ -70,20 +70,24 @@ def test_mismatch_flag_fires_above_the_tolerance_only(bench_cfr):
     # part adds 1e-5 * 0.01 = 1e-7, so the tolerance is 5.76837e-7.
     rtol, atol = bench_cfr.check_tolerance("float32", 1.0)
     assert (rtol, atol) == (1e-5, 4.76837158203125e-07)
-    ok = bench_cfr.compare_check(0.01 + 5e-7, 0.01, "float32", 1.0)
+
+    def check(ours, reference, dtype, payoff_scale):
+        return bench_cfr.compare_check(ours, reference,
+                                       *bench_cfr.check_tolerance(dtype, payoff_scale))
+
+    ok = check(0.01 + 5e-7, 0.01, "float32", 1.0)
     assert ok["tolerance"] == pytest.approx(5.76837158203125e-07, rel=1e-12)
     assert ok["abs_diff"] == pytest.approx(5e-7, rel=1e-6) and not ok["mismatch"]
     assert ok["rel_diff"] == pytest.approx(5e-5, rel=1e-6)
-    assert bench_cfr.compare_check(0.01 + 7e-7, 0.01, "float32", 1.0)["mismatch"]
-    assert bench_cfr.compare_check(0.01 - 7e-7, 0.01, "float32", 1.0)["mismatch"]
+    assert check(0.01 + 7e-7, 0.01, "float32", 1.0)["mismatch"]
+    assert check(0.01 - 7e-7, 0.01, "float32", 1.0)["mismatch"]
     # The absolute part scales with the payoffs: Leduc's 13 allows 6.2e-6.
-    assert not bench_cfr.compare_check(0.01 + 6e-6, 0.01, "float32", 13.0)["mismatch"]
+    assert not check(0.01 + 6e-6, 0.01, "float32", 13.0)["mismatch"]
     # float64: 1e-9 * 0.01 + 4 * 2**-52 = 1.0000888e-11.
-    assert not bench_cfr.compare_check(0.01 + 5e-12, 0.01, "float64", 1.0)["mismatch"]
-    assert bench_cfr.compare_check(0.01 + 2e-11, 0.01, "float64", 1.0)["mismatch"]
+    assert not check(0.01 + 5e-12, 0.01, "float64", 1.0)["mismatch"]
+    assert check(0.01 + 2e-11, 0.01, "float64", 1.0)["mismatch"]
     # The committed float32 Leduc figures (2.49863e-4 against 2.49847e-4) pass.
-    assert not bench_cfr.compare_check(2.498626708984375e-4, 2.498465532158045e-4,
-                                       "float32", 13.0)["mismatch"]
+    assert not check(2.498626708984375e-4, 2.498465532158045e-4, "float32", 13.0)["mismatch"]
 
 
 def test_trajectory_spread(bench_cfr):

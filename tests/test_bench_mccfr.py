@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-RTOL, ATOL = 1e-4, 1e-6  # bench_mccfr.CHECK_TOLERANCE[False] (float32), checked below
+RTOL, ATOL = 1e-5, 4 * 2.0**-23  # float32, payoffs up to 1: checked below
 
 
 def _bench_mccfr(monkeypatch):
@@ -46,7 +46,9 @@ def test_distinct_configs_with_the_same_batch_are_not_duplicates(monkeypatch, ca
 
 
 def test_float32_tolerance_is_the_one_the_tests_assume(monkeypatch):
-    assert _bench_mccfr(monkeypatch).CHECK_TOLERANCE[False] == (RTOL, ATOL)
+    # machine.check_tolerance, the rule bench_cfr uses too: 1e-5 relative plus
+    # 4 float32 eps (2**-23) times the largest |payoff|.
+    assert _bench_mccfr(monkeypatch).check_tolerance("float32", 1.0) == (RTOL, ATOL)
 
 
 def test_verdict_uses_the_independent_score(monkeypatch):
