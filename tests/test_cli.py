@@ -446,3 +446,77 @@ def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
                      "--checkpoint", str(truncated)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{truncated}: not a readable checkpoint (BadZipFile" in err
+
+
+def _eval_spy(monkeypatch):
+    """Replaces the evaluation `pursuit eval` runs by a recorder of what it was given."""
+    from jaxsolve.alphazero import evaluate  # noqa: PLC0415
+    seen = {}
+
+    def fake(env, search, graphdef, params, solution, key, opponents=("random",)):
+        seen.update(env=env, search=search, params=params)
+        return {"win_vs_random_as_evader": 0.0}
+    monkeypatch.setattr(evaluate, "evaluate", fake)
+    return seen
+
+
+def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, capsys,
+                                                                      monkeypatch):
+    # It used to build the default network (128 x 3) and search (16 simulations) and
+    # fail with "it holds 32 arrays, the state has 38 leaves" unless every training
+    # flag was repeated; a repeated flag that differs from training is still refused.
+    from games import pursuit_evasion as pe  # noqa: PLC0415
+    ckpt = tmp_path / "pe.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8",
+                        "--simulations", "2", "--search", "puct")
+    seen = _eval_spy(monkeypatch)
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt)]) == 0
+    assert seen["env"] == pe.Params(grid_size=3)
+    assert (seen["search"].num_simulations, seen["search"].kind) == (2, "puct")
+    # One hidden layer of 8 (the 3x3 board's observation in, 9 actions out): the
+    # trained network.
+    assert sorted(np.shape(x) for x in jax.tree.leaves(seen["params"])) == sorted(
+        [(pe.Params(grid_size=3).obs_size, 8), (8,), (8, 9), (9,), (8, 1), (1,)])
+    err = capsys.readouterr().err
+    assert (f"from {ckpt}: variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=2, "
+            "search=puct, seed=0") in err
+
+    # Search settings given override the checkpoint's; the network must match.
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt), "--simulations", "5",
+                     "--search", "gumbel"]) == 0
+    assert (seen["search"].num_simulations, seen["search"].kind) == (5, "gumbel")
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt), "--hidden", "16"]) == cli.EXIT_USAGE
+    assert (f"{ckpt}: checkpoint was trained with hidden=(8,); this run uses hidden=(16,)"
+            in capsys.readouterr().err)
+
+
+def test_pursuit_resume_config_is_the_checkpoints_but_for_options_given():
+    import dataclasses  # noqa: PLC0415
+
+    from games import pursuit_evasion as pe  # noqa: PLC0415
+    from jaxsolve.alphazero import cli as pursuit_cli, selfplay, train  # noqa: PLC0415
+    recorded = train.TrainConfig(
+        env=pe.goal_variant(7, sensor="wedge"), hidden=(8, 4), games_per_iter=12,
+        search=selfplay.SearchConfig(num_simulations=3, kind="puct", dirichlet_alpha=0.1),
+        learning_rate=3e-4, buffer_size=100, explore_fraction=0.25, seed=7)
+    parse = lambda *argv: cli.build_parser().parse_args(["pursuit", "train", "--resume", *argv])
+    # Nothing given: the checkpoint's config, with what the CLI has no option for.
+    assert pursuit_cli.config_from_args(parse(), recorded) == recorded
+    # Given: those options; an unchanged game option keeps the recorded game.
+    cfg = pursuit_cli.config_from_args(parse("--games", "5", "--simulations", "9", "--grid", "7"),
+                                       recorded)
+    assert cfg == dataclasses.replace(recorded, games_per_iter=5, search=dataclasses.replace(
+        recorded.search, num_simulations=9))
+    # Without a checkpoint: the CLI's own defaults.
+    fresh = pursuit_cli.config_from_args(parse())
+    assert (fresh.env, fresh.hidden, fresh.search.num_simulations, fresh.explore_fraction) == (
+        pe.goal_variant(5), (128, 128, 128), 16, 0.5)
+
+
+def test_pursuit_commands_have_their_own_help(capsys):
+    for command, has, lacks in [("solve", "--grid", "--checkpoint"),
+                                ("eval", "--mcts", "--iterations"),
+                                ("train", "--resume", "--mcts")]:
+        assert cli.main(["pursuit", command, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert f"usage: jaxsolve pursuit {command}" in out and has in out and lacks not in out

@@ -3,9 +3,12 @@
     jaxsolve pursuit solve [--variant goal] [--grid 7]
     jaxsolve pursuit train --variant goal --iterations 100 --checkpoint az.npz [--resume]
     jaxsolve pursuit train --variant goal --grid 11 --minutes 1 [--explore 0.5]
-    jaxsolve pursuit eval  --variant goal --checkpoint az.npz [--mcts]
+    jaxsolve pursuit eval  --checkpoint az.npz [--mcts] [--simulations 32]
 
-Hook into the main parser with `add_subparser(subparsers)`; the subcommand calls `main`.
+`eval` and `train --resume` take every setting left out from the checkpoint (its game,
+network, search, ...); one given must match the checkpoint's game and network. Each
+command has its own `--help`. Hook into the main parser with
+`add_subparser(subparsers)`; the subcommands call `main`.
 Bad input (an even or too small grid, a negative budget, a missing, damaged or
 mismatched checkpoint - one trained for another game or network) is reported as one
 line, `jaxsolve: error: ...`, with exit code 2: the numbers are checked as they are
@@ -33,11 +36,41 @@ _fraction = number_arg(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
 _seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
 
 
-def env_from_args(args) -> pe.Params:
+# Defaults of the options a checkpoint also records. They are applied late
+# (`_setting`), so that `eval` and `train --resume` can tell an option the user gave
+# from one left out, and take the left-out ones from the checkpoint instead.
+DEFAULTS = {"variant": "goal", "grid": 5, "sensor": "ray", "games": 64, "simulations": 16,
+            "search": "gumbel", "hidden": (128, 128, 128), "explore": 0.5, "seed": 0}
+_GAME_OPTIONS = ("variant", "grid", "sensor")
+
+
+def _setting(args, name, recorded=None):
+    """The option `name` as given, else the checkpoint's value (`recorded`), else its
+    default."""
+    given = getattr(args, name, None)
+    if given is not None:
+        return given
+    return DEFAULTS[name] if recorded is None else recorded
+
+
+def _recorded_game_options(env: pe.Params) -> dict:
+    """(variant, grid, sensor) of a recorded game, for the options not given: the goal
+    variant is the one with a goal row."""
+    return {"variant": "seed" if env.goal_row is None else "goal", "grid": env.grid_size,
+            "sensor": env.sensor}
+
+
+def env_from_args(args, recorded: pe.Params | None = None) -> pe.Params:
+    """The game of the options; with `recorded` (a checkpoint's game), that game itself
+    when no game option is given, else the options given over its own."""
+    if recorded is not None and all(getattr(args, k, None) is None for k in _GAME_OPTIONS):
+        return recorded
+    base = _recorded_game_options(recorded) if recorded is not None else {}
+    variant, grid, sensor = (_setting(args, k, base.get(k)) for k in _GAME_OPTIONS)
     try:
-        if args.variant == "goal":
-            return pe.goal_variant(args.grid, sensor=args.sensor)
-        return pe.Params(grid_size=args.grid, sensor=args.sensor)
+        if variant == "goal":
+            return pe.goal_variant(grid, sensor=sensor)
+        return pe.Params(grid_size=grid, sensor=sensor)
     except ValueError as e:
         raise CLIError(f"pursuit: {e}") from None
 
@@ -52,50 +85,131 @@ def _load_checkpoint(path, fresh, cfg):
         raise CLIError(f"--checkpoint {e}") from None
 
 
-def config_from_args(args):
-    from jaxsolve.alphazero import selfplay, train
-    return train.TrainConfig(
-        env=env_from_args(args), hidden=tuple(args.hidden), games_per_iter=args.games,
-        search=selfplay.SearchConfig(num_simulations=args.simulations, kind=args.search),
-        explore_fraction=args.explore, seed=args.seed)
+def _recorded(path):
+    """The TrainConfig recorded in the checkpoint at `path` (None if it has none)."""
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    try:
+        return train.recorded_config(path)
+    except (OSError, ValueError) as e:
+        raise CLIError(f"--checkpoint {e}") from None
 
 
-def add_subparser(subparsers) -> argparse.ArgumentParser:
-    """Adds `pursuit` with the `solve`, `train` and `eval` commands."""
-    p = subparsers.add_parser("pursuit", help="AlphaZero on the pursuit-evasion game")
-    p.add_argument("pursuit_command", choices=["solve", "train", "eval"], metavar="{solve,train,eval}")
-    p.add_argument("--variant", choices=["seed", "goal"], default="goal",
-                   help="seed: the seed's rules (a forced evader win); goal (default): cross the grid")
-    p.add_argument("--grid", type=_grid, default=5, help="board side, odd (default 5)")
-    p.add_argument("--sensor", choices=["ray", "wedge"], default="ray",
+def config_from_args(args, recorded=None):
+    """The TrainConfig of the options. With `recorded` (the TrainConfig a checkpoint was
+    saved with), every setting not given on the command line is the checkpoint's,
+    including those the command line has no option for (learning rate, buffer, ...)."""
+    import dataclasses  # noqa: PLC0415
+
+    from jaxsolve.alphazero import selfplay, train  # noqa: PLC0415
+    if recorded is None:
+        base, search, rec = train.TrainConfig(), selfplay.SearchConfig(), {}
+    else:
+        base, search = recorded, recorded.search
+        rec = {"simulations": search.num_simulations, "search": search.kind,
+               "hidden": recorded.hidden, "games": recorded.games_per_iter,
+               "explore": recorded.explore_fraction, "seed": recorded.seed}
+    setting = lambda name: _setting(args, name, rec.get(name))
+    return dataclasses.replace(
+        base, env=env_from_args(args, None if recorded is None else recorded.env),
+        hidden=tuple(setting("hidden")), games_per_iter=setting("games"),
+        search=dataclasses.replace(search, num_simulations=setting("simulations"),
+                                   kind=setting("search")),
+        explore_fraction=setting("explore"), seed=setting("seed"))
+
+
+def _taken_from_checkpoint(args, cfg) -> str:
+    """The settings of `cfg` that came from the checkpoint (options this command has but
+    the user left out), as "name=value, ..."."""
+    shown = {"hidden": cfg.hidden, "games": cfg.games_per_iter,
+             "simulations": cfg.search.num_simulations, "search": cfg.search.kind,
+             "explore": cfg.explore_fraction, "seed": cfg.seed}
+    taken = [f"{k}={v}" for k, v in shown.items()
+             if hasattr(args, k) and getattr(args, k) is None]
+    if all(getattr(args, k, None) is None for k in _GAME_OPTIONS):
+        taken.insert(0, ", ".join(f"{k}={v}" for k, v in _recorded_game_options(cfg.env).items()))
+    return ", ".join(taken)
+
+
+def _game_options(p):
+    p.add_argument("--variant", choices=["seed", "goal"], default=None,
+                   help="seed: the seed's rules (a forced evader win); goal (default): cross "
+                        "the grid")
+    p.add_argument("--grid", type=_grid, default=None, help="board side, odd (default 5)")
+    p.add_argument("--sensor", choices=["ray", "wedge"], default=None,
                    help="ray (default): the cells along the sensor's direction; wedge: the "
                         "seed prose's 3-cell cone")
-    p.add_argument("--iterations", type=_at_least_one, default=None,
-                   help="iterations (default 60, or unbounded with --minutes; whichever "
-                        "limit comes first stops training)")
-    p.add_argument("--minutes", type=_minutes, default=None,
-                   help="training time budget (compilation included, evaluation excluded)")
-    p.add_argument("--explore", type=_fraction, default=0.5,
-                   help="share of self-play games started from random reachable positions "
-                        "(default 0.5: exploring starts; evaluation always starts from the initial one)")
-    p.add_argument("--games", type=_at_least_one, default=64, help="self-play games per iteration (default 64)")
-    p.add_argument("--simulations", type=_at_least_one, default=16,
-                   help="MCTS simulations per move (default 16)")
-    p.add_argument("--search", choices=["gumbel", "puct"], default="gumbel",
-                   help="Gumbel AlphaZero (default) or PUCT with Dirichlet noise")
-    p.add_argument("--hidden", type=_at_least_one, nargs="+", default=[128, 128, 128],
-                   help="hidden layer widths of the MLP (default 128 128 128)")
-    p.add_argument("--seed", type=_seed, default=0, help="PRNG seed (default 0)")
+
+
+def _agent_options(p, *, from_checkpoint: str):
+    p.add_argument("--simulations", type=_at_least_one, default=None,
+                   help=f"MCTS simulations per move (default 16{from_checkpoint})")
+    p.add_argument("--search", choices=["gumbel", "puct"], default=None,
+                   help=f"Gumbel AlphaZero or PUCT with Dirichlet noise (default gumbel{from_checkpoint})")
+    p.add_argument("--hidden", type=_at_least_one, nargs="+", default=None,
+                   help=f"hidden layer widths of the MLP (default 128 128 128{from_checkpoint})")
+    p.add_argument("--seed", type=_seed, default=None,
+                   help=f"PRNG seed (default 0{from_checkpoint})")
     p.add_argument("--checkpoint", default="pursuit_az.npz",
                    help="file train writes and eval reads (default pursuit_az.npz in the "
                         "working directory)")
-    p.add_argument("--resume", action="store_true",
-                   help="train on from --checkpoint; --iterations then counts the "
-                        "iterations to add")
-    p.add_argument("--mcts", action="store_true", help="eval also against pure MCTS")
-    p.add_argument("--eval-every", type=_non_negative, default=10,
-                   help="evaluate every N iterations during training (0: never)")
-    p.set_defaults(func=main)
+
+
+_FROM_CHECKPOINT = (" (game, network, search, ...); a game or network option given must "
+                    "match the checkpoint's")
+
+
+def add_subparser(subparsers) -> argparse.ArgumentParser:
+    """Adds `pursuit` with the `solve`, `train` and `eval` commands, each with its own
+    options and `--help`."""
+    p = subparsers.add_parser(
+        "pursuit", help="AlphaZero on the pursuit-evasion game",
+        description="AlphaZero on the pursuit-evasion game (seed 003): `solve` gives the "
+                    "exact verdict, `train` trains an agent by self-play, `eval` grades a "
+                    "trained one. `jaxsolve pursuit COMMAND --help` lists each one's options.")
+    commands = p.add_subparsers(dest="pursuit_command", metavar="{solve,train,eval}",
+                                required=True)
+    solve = commands.add_parser(
+        "solve", help="the exact value and the best win rates against random play",
+        description="Backward induction over every state: prints the game's value (+1: "
+                    "the evader wins with best play), the winner, each side's best win rate "
+                    "against a random opponent, and the evader's win rate when both play at "
+                    "random, as JSON.")
+    _game_options(solve)
+    train_p = commands.add_parser(
+        "train", help="train an agent by self-play and save a checkpoint",
+        description="Self-play training with our jitted MCTS; saves --checkpoint and prints "
+                    "the last evaluation as JSON. With --resume, settings left out are the "
+                    "checkpoint's" + _FROM_CHECKPOINT + ".")
+    _game_options(train_p)
+    _agent_options(train_p, from_checkpoint=", or the checkpoint's with --resume")
+    train_p.add_argument("--iterations", type=_at_least_one, default=None,
+                         help="iterations (default 60, or unbounded with --minutes; whichever "
+                              "limit comes first stops training)")
+    train_p.add_argument("--minutes", type=_minutes, default=None,
+                         help="training time budget (compilation included, evaluation excluded)")
+    train_p.add_argument("--explore", type=_fraction, default=None,
+                         help="share of self-play games started from random reachable "
+                              "positions (default 0.5: exploring starts; evaluation always "
+                              "starts from the initial one)")
+    train_p.add_argument("--games", type=_at_least_one, default=None,
+                         help="self-play games per iteration (default 64)")
+    train_p.add_argument("--resume", action="store_true",
+                         help="train on from --checkpoint; --iterations then counts the "
+                              "iterations to add")
+    train_p.add_argument("--eval-every", type=_non_negative, default=10,
+                         help="evaluate every N iterations during training (0: never)")
+    evaluate_p = commands.add_parser(
+        "eval", help="grade a trained agent: win rates, mistake rate",
+        description="Plays the checkpoint's agent as each side against random play (and "
+                    "pure MCTS with --mcts) and counts its mistakes against the exact "
+                    "solver; prints JSON. Settings left out are the checkpoint's"
+                    + _FROM_CHECKPOINT + ", while --simulations and --search may differ "
+                    "from training.")
+    _game_options(evaluate_p)
+    _agent_options(evaluate_p, from_checkpoint=", or the checkpoint's")
+    evaluate_p.add_argument("--mcts", action="store_true", help="also against pure MCTS")
+    for cmd in (solve, train_p, evaluate_p):
+        cmd.set_defaults(func=main)
     return p
 
 
@@ -104,8 +218,8 @@ def main(args) -> int:
 
     from jaxsolve.alphazero import evaluate, exact, train
 
-    env = env_from_args(args)
     if args.pursuit_command == "solve":
+        env = env_from_args(args)
         sol = exact.solve(env)
         out = {"params": repr(env), "root_value": float(sol.root_value),
                "winner": "evader" if float(sol.root_value) > 0 else "defender",
@@ -114,36 +228,43 @@ def main(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     folder = os.path.dirname(os.path.abspath(args.checkpoint))
-    if args.pursuit_command == "train" and not os.path.isdir(folder):
+    training = args.pursuit_command == "train"
+    if training and not os.path.isdir(folder):
         # Checked before training, not when saving minutes later.
         raise CLIError(f"--checkpoint {args.checkpoint}: the folder {folder} does not exist")
-    if args.pursuit_command == "eval" and not os.path.exists(args.checkpoint):
+    exists = os.path.exists(args.checkpoint)
+    if not training and not exists:
         raise CLIError(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "
                          f"`jaxsolve pursuit train --checkpoint {args.checkpoint}`)")
-    cfg = config_from_args(args)
-    sol = exact.solve(env)
+    if training and args.resume and not exists:
+        print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
+              file=sys.stderr)
+    loading = exists and (args.resume if training else True)
+    recorded = _recorded(args.checkpoint) if loading else None
+    cfg = config_from_args(args, recorded)
+    env = cfg.env
     graphdef, fresh = train.init(cfg)
-    matches = {}
-    eval_fn = lambda params: evaluate.evaluate(env, cfg.search, graphdef, params, sol,
-                                               jax.random.PRNGKey(args.seed + 1), matches=matches)
-    if args.pursuit_command == "train":
-        state = None
-        if args.resume and os.path.exists(args.checkpoint):
-            state = _load_checkpoint(args.checkpoint, fresh, cfg)
-        elif args.resume:
-            print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
-                  file=sys.stderr)
+    state = _load_checkpoint(args.checkpoint, fresh, cfg) if loading else None
+    if recorded is not None and _taken_from_checkpoint(args, cfg):
+        print(f"pursuit: from {args.checkpoint}: {_taken_from_checkpoint(args, cfg)}",
+              file=sys.stderr)
+    sol = exact.solve(env)
+    if training:
+        matches = {}
+        eval_fn = lambda params: evaluate.evaluate(env, cfg.search, graphdef, params, sol,
+                                                   jax.random.PRNGKey(cfg.seed + 1),
+                                                   matches=matches)
         budget = None if args.minutes is None else 60.0 * args.minutes
         iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
         _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
                                         eval_every=args.eval_every, eval_fn=eval_fn)
         train.save(args.checkpoint, state, config=cfg)
+        print(f"pursuit: wrote {args.checkpoint} (iteration {int(state.step)})", file=sys.stderr)
         print(json.dumps({**history[-1], **evaluate.best_rates_vs_random(env)}, indent=2))
         return 0
-    state = _load_checkpoint(args.checkpoint, fresh, cfg)
     opponents = ("random", "mcts") if args.mcts else ("random",)
     res = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol,
-                            jax.random.PRNGKey(args.seed + 1), opponents=opponents)
+                            jax.random.PRNGKey(cfg.seed + 1), opponents=opponents)
     print(json.dumps({**res, **evaluate.best_rates_vs_random(env)}, indent=2))
     return 0
 

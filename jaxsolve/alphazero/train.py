@@ -188,14 +188,31 @@ def _unreadable(path: str, error: Exception) -> ValueError:
     return ValueError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})")
 
 
+def config_from_record(record: str) -> TrainConfig:
+    """The TrainConfig a checkpoint recorded (`save(..., config=...)`, JSON). Fields a
+    later version added take their defaults and fields it dropped are ignored, so old
+    checkpoints still read; raises ValueError if the record is unreadable or invalid."""
+    try:
+        saved = json.loads(record)
+        known = lambda cls, d: {k: v for k, v in d.items()
+                                if k in {f.name for f in dataclasses.fields(cls)}}
+        fields = known(TrainConfig, saved)
+        fields["env"] = pe.Params(**known(pe.Params, saved["env"]))
+        fields["search"] = selfplay.SearchConfig(**known(selfplay.SearchConfig,
+                                                         saved.get("search", {})))
+        return TrainConfig(**fields)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise ValueError(f"its recorded configuration is unreadable ({e})") from None
+
+
 def _check_trained_like(path: str, record: str, config: TrainConfig) -> None:
     """Refuses a checkpoint whose recorded game or network differs from `config`'s."""
     try:
-        saved = json.loads(record)
-        trained = _game_and_network(pe.Params(**saved["env"]), saved["hidden"])
-    except (TypeError, ValueError, KeyError) as e:
-        raise ValueError(f"{path}: its recorded configuration is unreadable ({e})") from None
-    differ = checks.mismatch(trained, _game_and_network(config.env, config.hidden))
+        trained = config_from_record(record)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    differ = checks.mismatch(_game_and_network(trained.env, trained.hidden),
+                             _game_and_network(config.env, config.hidden))
     if differ:
         raise ValueError(f"{path}: checkpoint was trained with {differ[0]}; this run uses "
                          f"{differ[1]}")
@@ -210,6 +227,39 @@ def _leaf_mismatch(expected, given) -> str | None:
     return None
 
 
+def _open_archive(path: str):
+    """The .npz archive at `path`, opened; FileNotFoundError if there is none,
+    ValueError naming the problem if it is not a readable archive."""
+    with open(path, "rb") as f:  # FileNotFoundError names the path
+        if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
+            raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except _UNREADABLE as e:
+        raise _unreadable(path, e) from None
+
+
+def _record(path: str, data) -> str | None:
+    try:
+        return str(data[_CONFIG][()]) if _CONFIG in data.files else None
+    except _UNREADABLE as e:
+        raise _unreadable(path, e) from None
+
+
+def recorded_config(path: str) -> TrainConfig | None:
+    """The TrainConfig the checkpoint at `path` was saved with, or None if it was saved
+    without one. Raises FileNotFoundError, or ValueError naming the problem (not a
+    checkpoint, damaged, an unreadable record)."""
+    with _open_archive(path) as data:
+        record = _record(path, data)
+    if record is None:
+        return None
+    try:
+        return config_from_record(record)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
 def load(path: str, like: TrainState, config: TrainConfig | None = None) -> TrainState:
     """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
     FileNotFoundError if there is none, ValueError naming the problem if the file is
@@ -218,14 +268,12 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
     records; then, or without a record (checkpoints written before the record, or
     saved without `config`: that comparison is skipped), leaf shapes that differ."""
     leaves, treedef = jax.tree.flatten(like)
-    with open(path, "rb") as f:  # FileNotFoundError names the path
-        if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
-            raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
-    try:
-        data = np.load(path, allow_pickle=False)
-    except _UNREADABLE as e:
-        raise _unreadable(path, e) from None
-    with data:
+    with _open_archive(path) as data:
+        # The recorded settings first: they name what differs (a network of other
+        # widths also has another number of leaves).
+        record = _record(path, data)
+        if config is not None and record is not None:
+            _check_trained_like(path, record, config)
         names = sorted(name for name in data.files if name != _CONFIG)
         want = [f"leaf_{i:04d}" for i in range(len(leaves))]
         if names != want:
@@ -233,11 +281,8 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
                              f"arrays, the state has {len(leaves)} leaves")
         try:
             new = [data[name] for name in want]
-            record = str(data[_CONFIG][()]) if _CONFIG in data.files else None
         except _UNREADABLE as e:
             raise _unreadable(path, e) from None
-    if config is not None and record is not None:
-        _check_trained_like(path, record, config)
     problem = _leaf_mismatch(leaves, new)
     if problem:
         raise ValueError(f"{path}: written for another configuration: {problem}")
@@ -313,5 +358,5 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     return graphdef, state, history
 
 
-__all__ = ["TrainConfig", "TrainState", "init", "load", "loss_fn", "make_iteration",
-           "optimizer", "save", "train"]
+__all__ = ["TrainConfig", "TrainState", "config_from_record", "init", "load", "loss_fn",
+           "make_iteration", "optimizer", "recorded_config", "save", "train"]
