@@ -116,9 +116,67 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
+_PYTHON_SPEC = re.compile(r"^(?P<source>[^:]+\.py|[A-Za-z_][\w.]*):(?P<name>[A-Za-z_]\w*)$")
+
+
+def is_python_spec(spec: str) -> bool:
+    """GAME given as `FILE.py:NAME` or `module:NAME` (a game in the user's own code)."""
+    return not spec.startswith(OPENSPIEL_PREFIX) and bool(_PYTHON_SPEC.match(spec))
+
+
+def load_python_game(spec: str, params: dict[str, Any]):
+    """The game `FILE.py:NAME` or `module:NAME` names: NAME is a game class or a function
+    returning a game, called with the --param values as keyword arguments, or a game
+    object itself (then without --param). Every failure is one CLIError naming `spec`."""
+    import importlib  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    match = _PYTHON_SPEC.match(spec)
+    source, name = match["source"], match["name"]
+    try:
+        if source.endswith(".py"):
+            path = Path(source)
+            if not path.is_file():
+                raise CLIError(f"{spec}: no file {source}")
+            module_spec = importlib.util.spec_from_file_location(f"_jaxsolve_game_{path.stem}", path)
+            module = importlib.util.module_from_spec(module_spec)
+            sys.path.insert(0, str(path.resolve().parent))  # its own imports, as `python FILE`
+            try:
+                module_spec.loader.exec_module(module)
+            finally:
+                sys.path.remove(str(path.resolve().parent))
+        else:
+            module = importlib.import_module(source)
+    except CLIError:
+        raise
+    except Exception as e:  # the user's code may raise anything while importing
+        raise CLIError(f"{spec}: importing {source} failed: {type(e).__name__}: "
+                       f"{_one_line(e)}") from None
+    if not hasattr(module, name):
+        found = sorted(k for k, v in vars(module).items()
+                       if not k.startswith("_") and (isinstance(v, type) or callable(v))
+                       and getattr(v, "__module__", None) == module.__name__)
+        raise CLIError(f"{spec}: {source} has no {name!r}"
+                       + (f" (it defines {', '.join(found)})" if found else ""))
+    target = getattr(module, name)
+    if not callable(target):
+        if params:
+            raise CLIError(f"{spec}: {name} is a game object; --param needs a class or "
+                           f"function to call")
+        return target
+    try:
+        return target(**params)
+    except Exception as e:  # a bad --param, or the user's constructor failing
+        raise CLIError(f"{spec}: {name}({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
+                       f"failed: {type(e).__name__}: {_one_line(e)}") from None
+
+
 def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
-    """The protocol game GAME names: a built-in name or `openspiel:NAME`. `trees_too`:
-    the command also takes a saved tree, so an unknown name mentions FILE.npz."""
+    """The protocol game GAME names: a built-in name, `openspiel:NAME`, or `FILE.py:NAME`
+    / `module:NAME` (`load_python_game`). `trees_too`: the command also takes a saved
+    tree, so an unknown name mentions FILE.npz."""
+    if is_python_spec(spec):
+        return load_python_game(spec, params)
     if spec.startswith(OPENSPIEL_PREFIX):
         name = spec[len(OPENSPIEL_PREFIX):]
         if not name:
@@ -138,9 +196,10 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
         except (ValueError, KeyError, TypeError) as e:
             message = _one_line(e)
             raise CLIError(message if spec in message else f"{spec}: {message}") from None
-    also = ", or a saved tree FILE.npz" if trees_too else ""
+    also = ", a saved tree FILE.npz" if trees_too else ""
     raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
-                   f"(or {OPENSPIEL_PREFIX}NAME{also})")
+                   f"(or {OPENSPIEL_PREFIX}NAME{also}, or FILE.py:NAME / module:NAME for a "
+                   f"game in your own code)")
 
 
 def _is_tree_file(spec: str) -> bool:
@@ -171,8 +230,9 @@ def cmd_check(args) -> int:
     if args.playouts < 0:
         raise CLIError("--playouts must be >= 0")
     if _is_tree_file(args.game):  # the checks call a game's code; a tree file has none
-        raise CLIError(f"{args.game}: check takes a game (a built-in name or "
-                       f"{OPENSPIEL_PREFIX}NAME), not a saved tree; a saved tree's arrays "
+        raise CLIError(f"{args.game}: check takes a game (a built-in name, "
+                       f"{OPENSPIEL_PREFIX}NAME or FILE.py:NAME), not a saved tree; a saved "
+                       f"tree's arrays "
                        f"are validated when it is loaded, e.g. by jaxsolve solve {args.game}")
     game = load_game(args.game, parse_params(args.param))
     report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
@@ -200,13 +260,17 @@ def _silence_native_stderr():
 
 
 def _is_file_game(spec: str) -> bool:
-    return not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names()
+    return (not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names()
+            and not is_python_spec(spec))
 
 
 def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
     """runs/<game>-<algo>, with any parameters in the game part."""
     if spec.startswith(OPENSPIEL_PREFIX):
         game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):]
+    elif is_python_spec(spec):
+        source, name = spec.rsplit(":", 1)
+        game = f"{Path(source).stem if source.endswith('.py') else source}_{name}"
     elif _is_file_game(spec):
         game = Path(spec).stem
     else:
@@ -365,6 +429,20 @@ def _final_tau(args) -> float | None:
     return DEFAULT_TAU if args.tau is None else args.tau
 
 
+def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
+    """Says on stderr that a run without --resume replaces the one already in `out`."""
+    if not ckpt.exists():
+        return
+    try:
+        done = int(load_checkpoint(ckpt)[1]["iteration"])
+    except (CheckpointError, KeyError, TypeError, ValueError):
+        done = None
+    at = "" if done is None else f" (at iteration {done})"
+    more = f" with --iters above {done}" if done is not None and done >= args.iters else ""
+    print(f"jaxsolve: note: replacing the run in {out}{at}; --resume{more} would continue "
+          "it instead", file=sys.stderr)
+
+
 def cmd_solve(args) -> int:
     params = parse_params(args.param)
     _final_tau(args)  # bad --final/--tau combinations fail before any work
@@ -401,6 +479,7 @@ def cmd_solve(args) -> int:
         history = list(meta.get("convergence", []))
     else:
         state, history = fresh, []
+        _note_replaced_run(ckpt, args, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -540,6 +619,21 @@ _seed = number_arg(int, "must lie in [0, 2^32)", lambda v: 0 <= v < 2**32)
 _probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
+_PYTHON_GAME_HELP = ("FILE.py:NAME or module:NAME, a game in your own code (a class or "
+                     "function called with the --param values, or a game object)")
+
+
+def _game_given_after_param(args) -> None:
+    """GAME is required, but a `--param k=v GAME` hands it to --param (which takes one or
+    more values): the last --param value without '=' is taken back as GAME."""
+    if getattr(args, "game", "") is not None:
+        return
+    if args.param and "=" not in args.param[-1]:
+        args.game = args.param.pop()
+    else:
+        raise CLIError("the following arguments are required: GAME")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
                      "with the jitted CFR family.")
@@ -548,8 +642,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="solve a game and report strategy, value and "
                            "exploitability", description=__doc__.split("\n\n", 1)[1],
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    solve.add_argument("game", metavar="GAME", help="a built-in game (see `jaxsolve "
-                       "games`), openspiel:NAME, or a saved tree FILE.npz")
+    solve.add_argument("game", metavar="GAME", nargs="?", help="a built-in game (see "
+                       "`jaxsolve games`), openspiel:NAME, a saved tree FILE.npz, or "
+                       + _PYTHON_GAME_HELP)
     solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
                        help="solver (default: cfr+): cfr updates both players each "
                        "iteration, cfr-alt alternates them (OpenSpiel's CFRSolver); cfr+, "
@@ -602,7 +697,8 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Conformance checks (seed 000): one line per check "
                            "and the first offending history of each failure. Exit 0 if all "
                            "pass, 1 if one fails, 2 on bad input.")
-    check.add_argument("game", metavar="GAME", help="a built-in game or openspiel:NAME")
+    check.add_argument("game", metavar="GAME", nargs="?", help="a built-in game, "
+                       "openspiel:NAME, or " + _PYTHON_GAME_HELP)
     check.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                        help="game parameter (repeatable)")
     check.add_argument("--playouts", type=int, default=100, help="random playouts (default 100)")
@@ -632,6 +728,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else EXIT_OK
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        _game_given_after_param(args)
+    except CLIError as e:
+        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
 
     x64_before = bool(jax.config.read("jax_enable_x64"))

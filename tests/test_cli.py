@@ -520,3 +520,62 @@ def test_pursuit_commands_have_their_own_help(capsys):
         assert cli.main(["pursuit", command, "--help"]) == 0
         out = capsys.readouterr().out
         assert f"usage: jaxsolve pursuit {command}" in out and has in out and lacks not in out
+
+
+# ------------------------------------------------- games in the user's own code, GAME order
+# A 2x2 zero-sum game written as a user would, in a file: player 0 picks heads or tails,
+# player 1 picks without seeing it; player 0 wins `stake` on heads-heads, 1 on
+# tails-tails, and loses 1 on a mismatch. No saddle point, so the value is
+# (ad - bc) / (a + d - b - c) = (stake - 1) / (stake + 3): 1/3 at stake 3 (by hand).
+USER_GAME = '''
+from toy_games import SpecGame, decision, leaf
+
+def make(stake=1.0):
+    column = lambda a, b: decision(1, "p1", leaf(a, -a), leaf(b, -b))
+    return SpecGame(decision(0, "p0", column(stake, -1), column(-1, 1)))
+
+GAME = make()
+'''
+
+
+def test_solve_and_check_take_a_game_from_the_users_own_file(tmp_path, capsys):
+    path = tmp_path / "my_game.py"
+    path.write_text(USER_GAME)
+    out = tmp_path / "run"
+    # GAME after --param (argparse's --param takes one or more values) is taken back.
+    assert cli.main(["solve", "--param", "stake=3", f"{path}:make", "--iters", "2000",
+                     "--out", str(out), "--quiet"]) == 0
+    result = json.loads((out / cli.STRATEGY).read_text())
+    assert result["value"][0] == pytest.approx(1 / 3, abs=1e-3)
+    assert result["params"] == {"stake": 3}
+    # A game object, and an importable module (tests/ is on sys.path under pytest).
+    assert cli.main(["solve", f"{path}:GAME", "--iters", "2000", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / cli.STRATEGY).read_text())["value"][0] == pytest.approx(0, abs=1e-3)
+    assert "replacing the run in" in capsys.readouterr().err  # same --out, no --resume
+    assert cli.main(["check", "toy_games:matching_pennies", "--playouts", "5"]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec, argv, message", [
+    ("{dir}/none.py:make", [], "{dir}/none.py:make: no file {dir}/none.py"),
+    ("{dir}/my_game.py:Make", [], "my_game.py has no 'Make' (it defines make)"),
+    ("{dir}/my_game.py:GAME", ["--param", "stake=2"],
+     "GAME is a game object; --param needs a class or function to call"),
+    ("{dir}/my_game.py:make", ["--param", "stakes=2"],
+     "make(stakes=2) failed: TypeError: "),
+    ("{dir}/broken.py:make", [], "importing {dir}/broken.py failed: NameError: "),
+    ("no_such_module_here:make", [], "importing no_such_module_here failed: "
+                                     "ModuleNotFoundError"),
+])
+def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, message):
+    (tmp_path / "my_game.py").write_text(USER_GAME)
+    (tmp_path / "broken.py").write_text("x = undefined_name\n")
+    spec, message = spec.format(dir=tmp_path), message.format(dir=tmp_path)
+    assert cli.main(["solve", spec, *argv, "--out", str(tmp_path / "run")]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("jaxsolve: error: ") and message in err and err.count("\n") == 1
+
+
+def test_game_missing_is_still_an_error_after_param(capsys):
+    assert cli.main(["solve", "--param", "players=3"]) == cli.EXIT_USAGE
+    assert "the following arguments are required: GAME" in capsys.readouterr().err
