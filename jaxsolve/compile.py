@@ -227,10 +227,13 @@ class _Walk:
                 self.fail(node, state, f"{what} is not sorted: {actions}")
         return actions
 
-    def decision(self, node, state, player, own_parent) -> list[int]:
+    def decision(self, node, state, player, own) -> list[int]:
+        """The legal actions at a decision node of `player`; records its infoset. `own`
+        is every player's own last (infoset, action), for the perfect-recall check."""
         if not 0 <= player < self.num_players:
             self.fail(node, state, f"current_player() returned {player}, expected 0.."
                                    f"{self.num_players - 1}, CHANCE (-1) or TERMINAL (-4)")
+        own_parent = own[player]
         value = self.call(node, state, "legal_actions")
         raw = _as_list(value)
         if raw is None:
@@ -364,7 +367,7 @@ class _Walk:
                     actions = self.chance(node, state)
                     child_own = [own] * len(actions)
                 else:
-                    actions = self.decision(node, state, player, own[player])
+                    actions = self.decision(node, state, player, own)
                     info = self.index[-1]
                     child_own = [own[:player] + ((info, a),) + own[player + 1:]
                                  for a in actions]

@@ -26,6 +26,15 @@ A state provides:
     action_to_string(player, action) -> str   # optional: names in strategy tables
     information_state_tensor(player) -> array # optional: fixed-length features
 
+Players are numbered 0..n-1 and `returns()[p]` is player p's. `compile_game` calls
+`information_state_string(p)` only at decision nodes and only for the player p to move
+(chance and terminal states need none), and two histories are one infoset exactly when
+those strings are equal. Actions are the game's own integer ids: an id is one column of
+every policy array (`[infosets, num_distinct_actions]`), so a node lists the ids it
+allows, and different infosets may allow different ids (the other columns of their
+rows are masked, `tree.legal`). `jaxsolve.check_game(game)` checks all of this on
+a game and names the first offending history.
+
 Simultaneous-move nodes (current_player() == SIMULTANEOUS) are not walked directly:
 pass a pyspiel game through `jaxsolve.openspiel.from_pyspiel`, which applies
 OpenSpiel's turn-based conversion.

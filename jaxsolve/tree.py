@@ -103,32 +103,67 @@ _ARRAY_FIELDS = (
 
 @dataclasses.dataclass(frozen=True)
 class GameTree:
-    """A compiled game. Every array's shape is given with N nodes, I infosets, A
-    actions, C chance nodes, Z terminals and P players."""
+    """A compiled game: flat arrays, the same for every game, that the solvers take as
+    an argument (a pytree: jit, vmap and device_put it like any array).
 
-    # Histories, breadth-first.
-    node_player: Any  # [N] int32: player, CHANCE (-1) or TERMINAL (-4)
-    node_index: Any  # [N] int32: infoset id / row of chance_probs / row of utilities
-    children: Any  # [N, max(A, Ac)] int32: child node per action slot, -1 where illegal
-    parent: Any  # [N] int32: -1 at the root
-    parent_action: Any  # [N] int32: action leading here, -1 at the root
-    # Information sets.
-    infoset_player: Any  # [I] int32
-    legal: Any  # [I, A] bool
-    infoset_parent: Any  # [I] int32: own parent sequence, empty_sequence at a root infoset
-    infoset_ancestors: Any  # [I, D] int32: own earlier sequences, padded with empty_sequence
-    infoset_depth: Any  # [I] int32: number of own earlier decisions
-    # Chance.
-    chance_probs: Any  # [C, Ac] float: outcome probabilities, 0 where impossible
-    # Terminals.
-    utilities: Any  # [Z, P] float
-    terminal_node: Any  # [Z] int32
-    terminal_sequences: Any  # [P, Z, L] int32: own sequences root->leaf, padded
-    terminal_last: Any  # [P, Z] int32: last own sequence (empty_sequence if none)
-    terminal_chance: Any  # [Z, Lc] int32: flat chance outcomes row*Ac+a, padded with C*Ac
-    # Static.
+    Shapes use N histories (nodes, breadth-first), I infosets, A actions (the largest
+    action id + 1), C chance nodes with at most Ac outcomes, Z terminals, P players,
+    D / L the longest chain of one player's own decisions and Lc of chance outcomes.
+    A policy is an [I, A] array: row i is the infoset `names.infosets[i]`, column a
+    the game's action id a (0 where `legal` is False).
+
+    Histories:
+        node_player [N] int32: the player to move, CHANCE (-1) or TERMINAL (-4).
+        node_index [N] int32: the node's infoset id, row of `chance_probs` or row of
+            `utilities`, by kind.
+        children [N, max(A, Ac)] int32: the child per action slot, -1 where illegal.
+        parent, parent_action [N] int32: -1 at the root.
+    Information sets:
+        infoset_player [I] int32; legal [I, A] bool.
+        infoset_parent [I] int32: the player's own parent sequence (row * A + action),
+            `sizes.empty_sequence` at a root infoset.
+        infoset_ancestors [I, D] int32: own earlier sequences, padded with the empty one.
+        infoset_depth [I] int32: the number of own earlier decisions.
+    Chance:
+        chance_probs [C, Ac] float: outcome probabilities, 0 where impossible.
+    Terminals:
+        utilities [Z, P] float: every player's payoff.
+        terminal_node [Z] int32: the history of each terminal.
+        terminal_sequences [P, Z, L] int32: each player's own sequences root to leaf.
+        terminal_last [P, Z] int32: the last of them (the empty sequence if none).
+        terminal_chance [Z, Lc] int32: chance outcomes on the way, row * Ac + a,
+            padded with C * Ac.
+    Static (not arrays; part of the jit cache key):
+        sizes (`TreeSizes`): the counts above, per-level offsets, perfect recall per
+            player, the constant sum of the utilities (None if general-sum).
+        names (`TreeNames`): the game's name, infoset strings, action names.
+    """
+
+    node_player: Any
+    node_index: Any
+    children: Any
+    parent: Any
+    parent_action: Any
+    infoset_player: Any
+    legal: Any
+    infoset_parent: Any
+    infoset_ancestors: Any
+    infoset_depth: Any
+    chance_probs: Any
+    utilities: Any
+    terminal_node: Any
+    terminal_sequences: Any
+    terminal_last: Any
+    terminal_chance: Any
     sizes: TreeSizes
     names: TreeNames
+
+    def __repr__(self) -> str:
+        # The dataclass repr prints every array; a tree is read by its counts.
+        s = self.sizes
+        return (f"GameTree({self.names.game!r}: {s.num_players} players, {s.num_nodes} "
+                f"histories, {s.num_infosets} infosets, {s.num_actions} actions, "
+                f"{s.num_terminals} terminals, {s.num_chance} chance nodes)")
 
     # ------------------------------------------------------------------ derived info
     @property

@@ -30,6 +30,14 @@ def test_chance_not_summing_to_one():
     assert "history [0]" in msg and "sum to 0.9" in msg
 
 
+@pytest.mark.parametrize("player", [2, -2 - 5])
+def test_player_out_of_range(player):
+    # Players numbered 1..2 instead of 0..1 used to end in an IndexError from the walk.
+    game = SpecGame(decision(0, "a", decision(player, "b", leaf(0, 0)), leaf(1, -1)))
+    msg = _error(game)
+    assert f"current_player() returned {player}, expected 0..1" in msg and "history [0]" in msg
+
+
 def test_unsorted_duplicate_and_negative_actions():
     node = decision(0, "a", leaf(0, 0), leaf(1, -1))
     assert "not sorted" in _error(SpecGame({**node, "legal": [1, 0]}))

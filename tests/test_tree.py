@@ -190,7 +190,7 @@ def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, cap
 def test_check_refuses_a_saved_tree_with_its_reason(tmp_path, capsys):
     path = builtin_tree("kuhn_poker").save(tmp_path / "kuhn.npz")
     assert cli.main(["check", str(path)]) == cli.EXIT_USAGE
-    assert "check takes a game (a built-in name or openspiel:NAME), not a saved tree" in (
+    assert "check takes a game (a built-in name, openspiel:NAME or FILE.py:NAME), not a saved tree" in (
         capsys.readouterr().err)
     assert cli.main(["check", "no_such_game"]) == cli.EXIT_USAGE
     assert "FILE.npz" not in capsys.readouterr().err  # check never took one
