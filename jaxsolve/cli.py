@@ -388,7 +388,10 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     described = FINAL_NAMES[kind].format(tau=tau)
     print(f"Strategy ({described} of {args.algo} after {iterations} iterations):")
     print(format_table(strategy, args.max_rows))
-    print("Game value: " + ", ".join(f"player {p} = {v:+.6f}" for p, v in enumerate(values)))
+    # The expected payoffs when every player follows the strategy above: the game's
+    # value only where that strategy is an equilibrium (exploitability 0).
+    print("Value of this strategy: " + ", ".join(f"player {p} = {v:+.6f}"
+                                                  for p, v in enumerate(values)))
     print(f"Exploitability: {expl:.6g}")
     if kind != "average":
         average_expl = _evaluate(tree, state)

@@ -253,6 +253,14 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
 def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
     """`num_iterations` steps in one compiled loop (jit it; the count may be traced).
 
+        run = jax.jit(jaxsolve.run, static_argnums=0)   # one compilation for any count
+        state = run(solver, tree, solver.init(tree), 1000)
+        state = run(solver, tree, state, 500)           # continues: 1500 iterations
+
+    The state carries its iteration count (`state.iteration`), so a second call goes
+    on where the first stopped, as one call of the total would (the weighted averages
+    of linear and discounted CFR included).
+
     Raises ArgumentError (a ValueError; ArgumentTypeError also a TypeError) for what
     is not a Solver, a GameTree or the state of this solver's init on this tree, or
     a concrete count that is not an integer >= 0."""

@@ -47,7 +47,7 @@ def test_solve_writes_results_that_check_out(tmp_path, capsys):
     assert (tmp_path / cli.PLOT).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # The printed game value is Kuhn's published one.
-    value = float(re.search(r"Game value: player 0 = ([-+]?\d+\.\d+)", printed).group(1))
+    value = float(re.search(r"Value of this strategy: player 0 = ([-+]?\d+\.\d+)", printed).group(1))
     assert abs(value - KUHN_VALUE) < 2e-3
     assert "Exploitability:" in printed and "p0 card=0 history=" in printed
 
