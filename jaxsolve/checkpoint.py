@@ -29,7 +29,7 @@ import jax
 import numpy as np
 
 from jaxsolve.solvers import CFRState
-from jaxsolve.tree import open_npz
+from jaxsolve.tree import open_npz, read_member
 
 _FORMAT_VERSION = 2
 _READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record
@@ -134,9 +134,10 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
         if not is_checkpoint(data.files) and "node_player" in data.files:  # a GameTree's
             raise CheckpointError(f"{path}: this is a saved game tree (GameTree.save), not "
                                   "a solver checkpoint")
+        member = lambda name: read_member(data, name, path, CheckpointError)  # noqa: E731
         try:
-            meta = json.loads(str(data[_META_KEY]))
-            kind = (json.loads(str(data[_STATE_KEY])) if _STATE_KEY in data.files else
+            meta = json.loads(str(member(_META_KEY)))
+            kind = (json.loads(str(member(_STATE_KEY))) if _STATE_KEY in data.files else
                     {"type": _type_name(CFRState), "fields": list(CFRState._fields)})
             type_name, fields = str(kind["type"]), [str(f) for f in kind["fields"]]
         except (json.JSONDecodeError, KeyError, TypeError) as e:
@@ -160,7 +161,7 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
                 f"{path}: holds a {type_name.rpartition(':')[2]} state with fields "
                 f"{fields}, which do not fit {getattr(state_type, '__name__', state_type)} "
                 f"(fields {expected})")
-        state = state_type(*(data[name] for name in fields))
+        state = state_type(*(member(name) for name in fields))
     return state, meta
 
 

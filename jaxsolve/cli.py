@@ -140,15 +140,23 @@ def load_python_game(spec: str, params: dict[str, Any]):
                 raise CLIError(f"{spec}: no file {source}")
             module_spec = importlib.util.spec_from_file_location(f"_jaxsolve_game_{path.stem}", path)
             module = importlib.util.module_from_spec(module_spec)
-            sys.path.insert(0, str(path.resolve().parent))  # its own imports, as `python FILE`
+            # As `python FILE` would: its own folder importable, and an argv of its own
+            # (a script that parses arguments at import must not see jaxsolve's).
+            folder, argv = str(path.resolve().parent), sys.argv
+            sys.path.insert(0, folder)
+            sys.argv = [str(path)]
             try:
                 module_spec.loader.exec_module(module)
             finally:
-                sys.path.remove(str(path.resolve().parent))
+                sys.path.remove(folder)
+                sys.argv = argv
         else:
             module = importlib.import_module(source)
     except CLIError:
         raise
+    except SystemExit as e:  # a script that exits at import (no __main__ guard)
+        raise CLIError(f"{spec}: importing {source} exited (SystemExit: {e.code}); guard its "
+                       "script part with `if __name__ == \"__main__\":`") from None
     except Exception as e:  # the user's code may raise anything while importing
         raise CLIError(f"{spec}: importing {source} failed: {type(e).__name__}: "
                        f"{_one_line(e)}") from None
@@ -438,12 +446,27 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
         return
     try:
         done = int(load_checkpoint(ckpt)[1]["iteration"])
-    except (CheckpointError, KeyError, TypeError, ValueError):
-        done = None
-    at = "" if done is None else f" (at iteration {done})"
-    more = f" with --iters above {done}" if done is not None and done >= args.iters else ""
-    print(f"jaxsolve: note: replacing the run in {out}{at}; --resume{more} would continue "
-          "it instead", file=sys.stderr)
+    except (CheckpointError, KeyError, TypeError, ValueError) as e:
+        print(f"jaxsolve: note: replacing the unreadable checkpoint in {out} ({_one_line(e)})",
+              file=sys.stderr)
+        return
+    more = f" with --iters above {done}" if done >= args.iters else ""
+    print(f"jaxsolve: note: replacing the run in {out} (at iteration {done}); --resume{more} "
+          "would continue it instead", file=sys.stderr)
+
+
+def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
+    """Creates `out` and proves that files can be written there, before any work (a
+    run that cannot save would otherwise fail after its first chunk)."""
+    import tempfile  # noqa: PLC0415
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise CLIError(f"cannot write to {option} {out}: {_one_line(e)}") from None
+    if ckpt.is_dir():
+        raise CLIError(f"{ckpt} is a folder; the checkpoint goes there (choose another {option})")
 
 
 def cmd_solve(args) -> int:
@@ -482,11 +505,9 @@ def cmd_solve(args) -> int:
         history = list(meta.get("convergence", []))
     else:
         state, history = fresh, []
+    _writable_folder(out, ckpt)
+    if not args.resume:
         _note_replaced_run(ckpt, args, out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CLIError(f"cannot create --out {out}: {_one_line(e)}") from None
 
     def meta(iteration: int, convergence: list) -> dict:
         return {**identity, "iteration": iteration, "eval_every": every,
@@ -510,6 +531,8 @@ def cmd_solve(args) -> int:
             state, history, it = new_state, new_history, it + n  # the chunk is complete
             bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
             bar.update(n)
+    except OSError as e:  # the disk filled up, the folder went away, ...
+        raise CLIError(f"cannot write the checkpoint {ckpt}: {_one_line(e)}") from None
     except KeyboardInterrupt:
         bar.close()
         if it > start or args.resume:
@@ -522,7 +545,10 @@ def cmd_solve(args) -> int:
         return EXIT_INTERRUPTED
     finally:
         bar.close()
-    _write_results(out, tree, state, history, args, params, run_info)
+    try:
+        _write_results(out, tree, state, history, args, params, run_info)
+    except OSError as e:
+        raise CLIError(f"cannot write the results to {out}: {_one_line(e)}") from None
     return EXIT_OK
 
 
@@ -617,7 +643,9 @@ def number_arg(kind, describe: str, ok):
     return parse
 
 
-_positive_int = number_arg(int, "must be at least 1", lambda v: v >= 1)
+# Counts reach jitted code as int32.
+_positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
+                           lambda v: 1 <= v <= 2 ** 31 - 1)
 _seed = number_arg(int, "must lie in [0, 2^32)", lambda v: 0 <= v < 2**32)
 _probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 

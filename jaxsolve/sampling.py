@@ -631,7 +631,7 @@ def _solver_name(name: str, value, where: str):
 # -> the value for the solver's knobs. mask and chance_mask are checked by init,
 # against the tree.
 _SETTINGS = {
-    "batch_size": functools.partial(validate.integer, minimum=1),
+    "batch_size": functools.partial(validate.integer, minimum=1, maximum=validate.INT32_MAX),
     "expand_own": validate.flag,
     "expand_opponents": validate.flag,
     "expand_chance": validate.flag,

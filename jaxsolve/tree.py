@@ -255,11 +255,13 @@ def open_npz(path: Path, error: type[Exception]):
         raise error(f"{path}: not a readable .npz file ({e})") from None
 
 
-def _member(data, name: str, path: Path) -> np.ndarray:
+def read_member(data, name: str, path: Path, error: type[Exception] = GameError) -> np.ndarray:
+    """Member `name` of an open .npz archive, else `error` naming the file and member
+    (a damaged member fails its CRC only when read)."""
     try:
         return data[name]
     except Exception as e:  # noqa: BLE001 - object arrays (pickles), damaged members
-        raise GameError(f"{path}: array {name!r} cannot be read ({e})") from None
+        raise error(f"{path}: array {name!r} cannot be read ({e})") from None
 
 
 def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -269,7 +271,7 @@ def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     with open_npz(path, GameError) as data:
         if "__meta__" not in data.files:
             raise GameError(f"{path}: not a jaxsolve GameTree (no __meta__ record)")
-        meta = _parse_meta(_member(data, "__meta__", path), path)
+        meta = _parse_meta(read_member(data, "__meta__", path), path)
         _refuse_checkpoint(data.files, meta, path)
         if meta.get("format_version") != _FORMAT_VERSION:
             raise GameError(f"{path}: format version {meta.get('format_version')}, "
@@ -280,7 +282,7 @@ def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         missing = [f for f in _ARRAY_FIELDS if f not in data.files]
         if missing:
             raise GameError(f"{path}: missing arrays {', '.join(missing)}")
-        return meta, {f: _member(data, f, path) for f in _ARRAY_FIELDS}
+        return meta, {f: read_member(data, f, path) for f in _ARRAY_FIELDS}
 
 
 def _parse_meta(record: np.ndarray, path: Path) -> dict:

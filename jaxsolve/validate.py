@@ -13,7 +13,9 @@ Every check reads static information only: Python types, array shapes and dtypes
 (known while tracing) and the values of concrete Python or NumPy numbers. So the
 checks cost nothing at run time, work unchanged under jit, vmap (where each
 argument has its unbatched shape), grad and shard_map, and never ask a traced value
-for its value: a traced iteration count or player passes unchecked.
+for its value: a traced iteration count or player passes unchecked. One exception: a
+concrete policy (called outside jit) is also checked to be a distribution over the
+legal actions, by one reduction where it lives (`policy`).
 """
 
 from __future__ import annotations
@@ -79,14 +81,20 @@ def as_finite(value: Any) -> float:
     return number
 
 
-def integer(name: str, value: Any, where: str, *, minimum: int | None = 0) -> int:
-    """`value` as a Python int (`as_int`), at least `minimum`."""
+INT32_MAX = 2 ** 31 - 1  # counts that reach jitted code travel as int32
+
+
+def integer(name: str, value: Any, where: str, *, minimum: int | None = 0,
+            maximum: int | None = None) -> int:
+    """`value` as a Python int (`as_int`), at least `minimum` and at most `maximum`."""
     try:
         index = as_int(value)
     except TypeError:
         fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
     if minimum is not None and index < minimum:
         fail(where, f"{name} must be at least {minimum}, got {index}")
+    if maximum is not None and index > maximum:
+        fail(where, f"{name} must be at most {maximum:,}, got {index:,}")
     return index
 
 
@@ -137,8 +145,8 @@ def iterations(num_iterations: Any, where: str) -> Any:
     """A concrete count must be an integer >= 0 (a negative one would silently run
     no iteration, 2.5 would fail inside fori_loop); a traced count passes as it is.
     Returns `num_iterations` unchanged, so the loop sees what the caller passed."""
-    if not _traced(num_iterations):
-        integer("num_iterations", num_iterations, where, minimum=0)
+    if not _traced(num_iterations):  # the loop bound is an int32 inside jit
+        integer("num_iterations", num_iterations, where, minimum=0, maximum=INT32_MAX)
     return num_iterations
 
 
@@ -236,7 +244,57 @@ def policy(tree: GameTree, value: Any, where: str, *, what: str = "the tree",
         fail(where, f"policy has shape {shape} but {what} has {expected[0]} infosets x "
                     f"{expected[1]} actions; expected [{expected[0]}, {expected[1]}]"
                     f"{_shape_hint(shape, expected)}")
+    _distributions(tree, array, where, what)
     return array
+
+
+# How far a row's sum may be from 1: float32 averages are normalised to ~1e-6, and the
+# mistakes this catches (unnormalised regrets, all-zero rows, a dropped action) are
+# off by far more.
+ROW_SUM_TOLERANCE = 1e-4
+
+
+def _distributions(tree: GameTree, array, where: str, what: str) -> None:
+    """A concrete policy must be a distribution over the legal actions at every
+    infoset: finite, >= 0, 0 on illegal actions, rows summing to 1. The evaluations
+    would otherwise give a plausible wrong number (probability on an illegal action is
+    dropped; an all-zero policy has exploitability 0). One fused reduction where the
+    array lives; traced policies (inside jit, vmap) pass unchecked."""
+    legal = tree.legal
+    if _traced(array) or _traced(legal) or np.ndim(legal) != 2:
+        return
+    xp = np if isinstance(array, np.ndarray) else jnp
+    legal = np.asarray(legal) if xp is np else jnp.asarray(legal)
+    finite_nonneg = xp.all(xp.isfinite(array) & (array >= 0))
+    illegal_zero = xp.all(xp.where(legal, 0, array) == 0)
+    sums_one = xp.all(xp.abs(xp.sum(array, -1) - 1) <= ROW_SUM_TOLERANCE)
+    if bool(finite_nonneg & illegal_zero & sums_one):
+        return
+    fail(where, f"policy is not a distribution over the legal actions of {what}: "
+                f"{_first_bad_row(tree, np.asarray(array, np.float64))}")
+
+
+def _first_bad_row(tree: GameTree, policy: np.ndarray) -> str:
+    """The first offending row of a policy [..., I, A], described with its infoset."""
+    legal = np.asarray(tree.legal)
+    rows = policy.reshape(-1, *legal.shape)
+    for b, row_block in enumerate(rows):
+        for i, row in enumerate(row_block):
+            at = (f"infoset {i} ({tree.names.infosets[i]!r})"
+                  + (f" of batch element {b}" if rows.shape[0] > 1 else ""))
+            values = np.array2string(row, precision=4, separator=", ")
+            if not np.all(np.isfinite(row)):
+                return f"{at} holds a non-finite value: {values}"
+            if np.any(row < 0):
+                return f"{at} holds a negative value: {values}"
+            if np.any(row[~legal[i]] != 0):
+                bad = int(np.flatnonzero((row != 0) & ~legal[i])[0])
+                return (f"{at} puts {row[bad]:.4g} on action {bad}, which is illegal there "
+                        f"(tree.legal is the mask): {values}")
+            if abs(row.sum() - 1) > ROW_SUM_TOLERANCE:
+                return (f"{at} sums to {row.sum():.6g}, not 1: {values} (normalise rows, "
+                        "e.g. jaxsolve.average_policy for a solver state)")
+    return "a row fails the check"  # unreachable: the fused check found one
 
 
 # ---------------------------------------------------------------------- solvers and states

@@ -579,3 +579,69 @@ def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, 
 def test_game_missing_is_still_an_error_after_param(capsys):
     assert cli.main(["solve", "--param", "players=3"]) == cli.EXIT_USAGE
     assert "the following arguments are required: GAME" in capsys.readouterr().err
+
+
+# ------------------------------------------------- output that cannot be written, damage
+def _damage_member(path, member):
+    """Flips one byte of `member`'s stored data inside the .npz at `path` (its CRC then
+    fails when the member is read; the archive itself still opens)."""
+    import zipfile  # noqa: PLC0415
+    info = zipfile.ZipFile(path).getinfo(member)
+    data = bytearray(path.read_bytes())
+    name_len, extra_len = (int.from_bytes(data[info.header_offset + k:info.header_offset + k + 2],
+                                          "little") for k in (26, 28))
+    data[info.header_offset + 30 + name_len + extra_len + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(data)
+
+
+def test_a_damaged_checkpoint_member_is_named_not_a_traceback(tmp_path, capsys):
+    # A flipped byte in regrets.npy used to end in zipfile.BadZipFile (Bad CRC-32), even
+    # without --resume, from the note about the run being replaced.
+    out = tmp_path / "run"
+    assert solve(out, "--iters", "4") == 0
+    _damage_member(out / cli.CHECKPOINT, "regrets.npy")
+    capsys.readouterr()
+    assert solve(out, "--iters", "8", "--resume") == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot --resume: " in err
+    assert "checkpoint.npz: array 'regrets' cannot be read (Bad CRC-32" in err
+    assert solve(out, "--iters", "8") == 0  # starting over replaces it, and says so
+    assert "replacing the unreadable checkpoint in" in capsys.readouterr().err
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys,
+                                                                     monkeypatch):
+    (tmp_path / "run" / cli.CHECKPOINT).mkdir(parents=True)
+    assert solve(tmp_path / "run", "--iters", "4") == cli.EXIT_USAGE
+    assert "checkpoint.npz is a folder" in capsys.readouterr().err
+    import tempfile  # noqa: PLC0415
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)  # as a read-only folder does
+    assert solve(tmp_path / "other", "--iters", "4") == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write to --out {tmp_path / 'other'}" in err
+    assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path / "az.npz")]) == cli.EXIT_USAGE
+    assert f"cannot write to {tmp_path}" in capsys.readouterr().err
+
+
+def test_pursuit_train_refuses_a_folder_for_its_checkpoint(tmp_path, capsys):
+    # It used to train the whole run, then fail to save it (IsADirectoryError).
+    assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--checkpoint {tmp_path} is a folder" in err
+
+
+def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsys):
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nfrom toy_games import matching_pennies\nsys.exit(3)\n")
+    assert cli.main(["solve", f"{exits}:matching_pennies", "--out", str(tmp_path / "a")]) \
+        == cli.EXIT_USAGE
+    assert "exited (SystemExit: 3); guard its script part" in capsys.readouterr().err
+    # A script that parses its arguments at import sees none of jaxsolve's.
+    parses = tmp_path / "parses.py"
+    parses.write_text("import argparse\nfrom toy_games import matching_pennies\n"
+                      "argparse.ArgumentParser().parse_args()\n")
+    assert cli.main(["solve", f"{parses}:matching_pennies", "--iters", "10", "--quiet",
+                     "--out", str(tmp_path / "b")]) == 0

@@ -86,6 +86,35 @@ def test_wrongly_shaped_policies_name_the_shape(make, says, kuhn, kuhn3, policy)
         make(kuhn, kuhn3, policy)
 
 
+@pytest.mark.parametrize("name", POLICY_FUNCTIONS)
+@pytest.mark.parametrize("row, says", [
+    ([0.8, 0.8], r"infoset 3 \('.*'\) sums to 1\.6, not 1: \[0\.8, 0\.8\] \(normalise rows"),
+    ([0.0, 0.0], r"infoset 3 \('.*'\) sums to 0, not 1"),
+    ([np.nan, 0.5], r"infoset 3 \('.*'\) holds a non-finite value"),
+    ([1.5, -0.5], r"infoset 3 \('.*'\) holds a negative value"),
+], ids=["unnormalised", "zero", "nan", "negative"])
+def test_a_policy_that_is_not_a_distribution_is_refused(name, row, says, kuhn):
+    # Each used to give a plausible number: an all-zero policy had exploitability 0,
+    # a solver's unnormalised average 5e6.
+    bad = np.asarray(jaxsolve.uniform_policy(kuhn)).copy()
+    bad[3] = row
+    for as_array in (jnp.asarray, np.asarray):
+        with pytest.raises(ValueError, match=rf"^{name}: policy is not a distribution over "
+                                             rf"the legal actions of the tree: {says}"):
+            POLICY_FUNCTIONS[name](kuhn, as_array(bad))
+
+
+def test_probability_on_an_illegal_action_is_refused():
+    # Action ids 0 and 2: column 1 is illegal, and mass put there used to be dropped.
+    from toy_games import SpecGame, decision, leaf
+    tree = jaxsolve.compile_game(SpecGame(decision(0, "a", leaf(1, -1), leaf(0, 0),
+                                                   actions=[0, 2])))
+    with pytest.raises(ValueError, match=r"^exploitability: .*infoset 0 \('a'\) puts 0\.3333 "
+                                         r"on action 1, which is illegal there"):
+        jaxsolve.exploitability(tree, jnp.full((1, 3), 1 / 3))
+    assert float(jaxsolve.policy_value(tree, jnp.asarray([[1.0, 0.0, 0.0]]))[0]) == 1.0
+
+
 # ---------------------------------------------------------------- 2: policy types
 def test_a_list_policy_is_converted_and_an_integer_one_refused(kuhn, policy):
     as_list = np.asarray(policy).tolist()
@@ -170,6 +199,7 @@ def test_a_game_passed_for_its_tree_is_refused(name, call, kuhn):
     (2.5, TypeError, "num_iterations must be an integer, got 2.5"),
     (-5, ValueError, "num_iterations must be at least 0, got -5"),
     ("3", TypeError, "num_iterations must be an integer, got '3'"),
+    (2 ** 31, ValueError, "num_iterations must be at most 2,147,483,647, got 2,147,483,648"),
 ])
 def test_run_refuses_counts_that_are_not_integers_at_least_zero(count, error, says, kuhn):
     s = jaxsolve.cfr_plus()
@@ -188,6 +218,8 @@ def test_run_refuses_counts_that_are_not_integers_at_least_zero(count, error, sa
      r"^outcome_sampling: exploration must be a number in \[0, 1\], got '0.6'"),
     (lambda: jaxsolve.external_sampling(batch_size=2.0), TypeError,
      "^external_sampling: batch_size must be an integer, got 2.0"),
+    (lambda: jaxsolve.external_sampling(batch_size=2 ** 31), ValueError,
+     "^external_sampling: batch_size must be at most 2,147,483,647"),
     (lambda: jaxsolve.sampled_cfr(expand_own="no"), TypeError,
      "^sampled_cfr: expand_own must be True or False, got 'no'"),
     (lambda: jaxsolve.sampled_cfr(rule="cfr++"), ValueError,

@@ -85,6 +85,22 @@ def _load_checkpoint(path, fresh, cfg):
         raise CLIError(f"--checkpoint {e}") from None
 
 
+def _can_save(path, folder):
+    """Refuses a --checkpoint that `train` could not write: a folder, or a file in a
+    folder that is missing or not writable."""
+    import tempfile  # noqa: PLC0415
+    if os.path.isdir(path):
+        raise CLIError(f"--checkpoint {path} is a folder; give a file name, e.g. "
+                       f"{os.path.join(path, 'pursuit_az.npz')}")
+    if not os.path.isdir(folder):
+        raise CLIError(f"--checkpoint {path}: the folder {folder} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise CLIError(f"--checkpoint {path}: cannot write to {folder} ({e.strerror or e})") from None
+
+
 def _recorded(path):
     """The TrainConfig recorded in the checkpoint at `path` (None if it has none)."""
     from jaxsolve.alphazero import train  # noqa: PLC0415
@@ -229,9 +245,8 @@ def main(args) -> int:
         return 0
     folder = os.path.dirname(os.path.abspath(args.checkpoint))
     training = args.pursuit_command == "train"
-    if training and not os.path.isdir(folder):
-        # Checked before training, not when saving minutes later.
-        raise CLIError(f"--checkpoint {args.checkpoint}: the folder {folder} does not exist")
+    if training:  # checked before training, not when saving minutes later
+        _can_save(args.checkpoint, folder)
     exists = os.path.exists(args.checkpoint)
     if not training and not exists:
         raise CLIError(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "

@@ -179,9 +179,15 @@ def save(path: str, state: TrainState, config: TrainConfig | None = None) -> Non
     if config is not None:
         arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        # No half-written temporary left behind (a folder at `path`, a full disk).
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _unreadable(path: str, error: Exception) -> ValueError:
