@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+import jax
 import numpy as np
 
 from jaxsolve import validate
@@ -54,6 +55,10 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
       batched arrays and None elsewhere, for `jax.vmap(..., in_axes=(in_axes,))`.
     """
     validate.game_tree(tree, "sweep")
+    if any(isinstance(x, jax.core.Tracer) for x in (tree.utilities, utilities, chance_probs)):
+        validate.fail("sweep", "builds the batch on the host, so it runs outside jit: call "
+                      "it first and pass the batched tree into the jitted function",
+                      ArgumentTypeError)
     changes, axes = {}, {f: None for f in _ARRAY_FIELDS}
     s = tree.sizes
     for field, value, shape in (("utilities", utilities, (s.num_terminals, s.num_players)),

@@ -710,7 +710,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--resume", action="store_true",
                        help=f"continue from DIR/{CHECKPOINT} up to --iters")
     solve.add_argument("--x64", action="store_true", help="solve in float64")
-    solve.add_argument("--max-rows", type=int, default=100, metavar="N",
+    solve.add_argument("--max-rows", type=number_arg(int, "must be at least 0", lambda v: v >= 0),
+                       default=100, metavar="N",
                        help="strategy rows printed (default 100, 0 = all; the JSON has all)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
     solve.set_defaults(func=cmd_solve)

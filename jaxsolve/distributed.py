@@ -77,6 +77,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from jaxsolve import validate
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.solvers import CFRState, Solver, average_policy, run
@@ -232,6 +233,7 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     Returns:
       CFRState whose arrays have a leading axis B ([B, I, A], [B]).
     """
+    validate.iterations(num_iterations, "solve_batch")
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     axes = tuple(_batch_axes(in_axes).items())
@@ -365,6 +367,7 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
     interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree
     is a valid start. One psum of [I*A + 1] values per player per iteration.
     """
+    validate.iterations(num_iterations, "run_sharded")
     return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
 
 

@@ -29,13 +29,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxsolve.errors import GameError
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 
 _FORMAT_VERSION = 1
@@ -225,6 +226,9 @@ class GameTree:
     def load(path: str | Path) -> "GameTree":
         """Reads a tree written by `save`; raises GameError naming the file and what is
         wrong with it (see `validate_shapes` and `validate_values`)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise ArgumentTypeError(f"GameTree.load: path must be a file name, got "
+                                    f"{type(path).__name__}")
         path = Path(path)
         meta, arrays = _read_tree_file(path)
         tree = GameTree(**arrays, sizes=_sizes_from(meta, path), names=_names_from(meta, path))

@@ -316,3 +316,20 @@ def test_the_checks_pass_under_jit_vmap_and_grad(kuhn, policy):
 
     grad = jax.grad(lambda p: jaxsolve.policy_value(kuhn, p)[0])(policy)
     assert grad.shape == (12, 2) and np.all(np.isfinite(grad))
+
+
+# ---------------------------------------------------------------- host-side entry points
+def test_host_side_functions_say_so_when_traced_or_given_the_wrong_kind(kuhn):
+    # sweep inside jit used to fail with a TracerArrayConversionError from np.asarray.
+    with pytest.raises(TypeError, match="^sweep: builds the batch on the host, so it runs "
+                                        "outside jit"):
+        jax.jit(lambda u: jaxsolve.sweep(kuhn, utilities=u)[0].utilities)(
+            jnp.stack([kuhn.utilities] * 2))
+    with pytest.raises(TypeError, match="^GameTree.load: path must be a file name, got int"):
+        jaxsolve.GameTree.load(3)
+    s = jaxsolve.cfr_plus()
+    with pytest.raises(ValueError, match="^run_sharded: num_iterations must be at least 0"):
+        jaxsolve.distributed.run_sharded(s, kuhn, s.init(kuhn), -1)
+    batch, axes = jaxsolve.sweep(kuhn, utilities=jnp.stack([kuhn.utilities] * 2))
+    with pytest.raises(ValueError, match="^solve_batch: num_iterations must be at least 0"):
+        jaxsolve.distributed.solve_batch(s, batch, axes, -1)

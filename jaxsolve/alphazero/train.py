@@ -328,6 +328,12 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
 
     iterations = checks.static("train", "iterations", iterations,
                                checks.optional(checks.integer(0)))
+    eval_every = checks.static("train", "eval_every", eval_every, checks.integer(0))
+    max_seconds = checks.static("train", "max_seconds", max_seconds,
+                                checks.optional(checks.number(0, strict=True)))
+    if eval_every and eval_fn is None:
+        raise ValueError(f"train: eval_every={eval_every} but no eval_fn to run (give "
+                         "eval_fn, or leave eval_every at 0)")
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
     state = fresh if state is None else _check_state(state, fresh)
