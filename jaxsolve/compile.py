@@ -10,16 +10,17 @@ derived with vectorised NumPy.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from jaxsolve.errors import GameError, ImperfectRecallWarning
+from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
-from jaxsolve.validate import is_int, is_real
+from jaxsolve.validate import fail, is_int, is_real
 
 DEFAULT_MAX_NODES = 20_000_000
 # A history of this many actions must be terminal, else the game is called endless
@@ -202,6 +203,15 @@ class _Walk:
         self.call(node, new, "apply_action", action)
         return new
 
+    def infoset_key(self, node, state, player: int):
+        """The user's infoset_key(state, player); an exception it raises (a field the
+        state lacks, say) fails with the history, like one from the game's own code."""
+        try:
+            return self.key(state, player)
+        except Exception as e:  # noqa: BLE001 - re-raised as a GameError naming the history
+            self.fail(node, state, f"infoset_key(state, {player}) raised "
+                                   f"{type(e).__name__}: {e}", cause=e)
+
     # ---------------------------------------------------------------- per node kind
     def _actions(self, node, state, raw: list, what: str, bound=None,
                  must_be_sorted=True) -> list[int]:
@@ -241,11 +251,13 @@ class _Walk:
                                    "integer actions")
         legal = self._actions(node, state, raw, "legal_actions()", self.declared_actions)
         self.max_action = max(self.max_action, legal[-1])
-        key = (self.key(state, player) if self.key is not None
-               else self.call(node, state, "information_state_string", player))
+        if self.key is not None:
+            key, named = self.infoset_key(node, state, player), f"infoset_key(state, {player})"
+        else:
+            key = self.call(node, state, "information_state_string", player)
+            named = f"information_state_string({player})"
         if not isinstance(key, str):
-            self.fail(node, state, f"information_state_string({player}) returned "
-                                   f"{type(key).__name__}, expected str")
+            self.fail(node, state, f"{named} returned {type(key).__name__}, expected str")
         info = self.infoset_ids.get(key)
         if info is None:
             info = len(self.infoset_player)
@@ -371,6 +383,12 @@ class _Walk:
                     info = self.index[-1]
                     child_own = [own[:player] + ((info, a),) + own[player + 1:]
                                  for a in actions]
+                # Checked before this node's children are made, not once the next level
+                # is complete: a wide game (go, or 200 actions per node) would otherwise
+                # fill memory with a whole level past max_nodes before being refused.
+                count = nxt_start + len(nxt) + len(actions)
+                if count > self.max_nodes:
+                    self.too_big(depth + 1, count)
                 for a, o in zip(actions, child_own):
                     self.edges.append((node, a, nxt_start + len(nxt)))
                     nxt.append((self.child(node, state, a), node, a, o))
@@ -445,6 +463,8 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
         that may never end) instead of walking it until max_nodes.
       infoset_key: optional `fn(state, player) -> str` replacing
         `information_state_string`, to coalesce information states (abstraction).
+        Anything else is refused with an ArgumentTypeError; an exception it raises,
+        or a value that is no str, is a GameError naming the history.
       name: name recorded in the tree (defaults to the game's name).
       warn_imperfect_recall: emit an ImperfectRecallWarning when a player forgets.
 
@@ -452,7 +472,9 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
       The GameTree; see `jaxsolve.tree` for the arrays.
 
     Raises:
-      GameError: the game breaks the protocol; the message names the history.
+      GameError: the game (or infoset_key) breaks the protocol; the message names the
+        history.
+      ArgumentTypeError: infoset_key is neither None nor a function of (state, player).
     """
     if isinstance(game, type):
         raise GameError(f"got the class {game.__name__}; pass an instance: "
@@ -460,6 +482,11 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     if not hasattr(game, "new_initial_state") or not hasattr(game, "num_players"):
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
+    _check_infoset_key(infoset_key)
+    for setting, value in (("max_nodes", max_nodes), ("max_depth", max_depth)):
+        if not is_int(value):
+            fail("compile_game", f"{setting} must be an integer, got {value!r}",
+                 ArgumentTypeError)
     game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     offsets = walk.run()
@@ -476,6 +503,28 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
                               "reach of one recorded history, so it differs from "
                               "OpenSpiel's.", ImperfectRecallWarning, stacklevel=2)
     return tree
+
+
+def _check_infoset_key(infoset_key) -> None:
+    """None or a function of (state, player): checked before the walk, since a string
+    or a one-argument lambda would otherwise fail at the first decision node with a
+    TypeError that names neither the argument nor what it should be."""
+    if infoset_key is None:
+        return
+    expected = "infoset_key must be None or a function (state, player) -> str"
+    if not callable(infoset_key):
+        got = repr(infoset_key) if isinstance(infoset_key, str) else type(infoset_key).__name__
+        fail("compile_game", f"{expected}, got {got}", ArgumentTypeError)
+    try:
+        signature = inspect.signature(infoset_key)
+    except (TypeError, ValueError):  # some builtins have none: the call itself will tell
+        return
+    try:
+        signature.bind(None, 0)
+    except TypeError as e:
+        name = getattr(infoset_key, "__name__", type(infoset_key).__name__)
+        fail("compile_game", f"{expected}, got {name}{signature}, which cannot be called "
+                             f"as infoset_key(state, player): {e}", ArgumentTypeError)
 
 
 def _turn_based_if_simultaneous(game):

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from jaxsolve import validate
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import ArgumentError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.tree import GameTree
 
 
@@ -58,18 +59,34 @@ def from_pyspiel(game: Any, **kwargs) -> GameTree:
 
 
 def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
-    """An OpenSpiel TabularPolicy holding `policy` ([I, A]) for `game`, which must be
-    the pyspiel game the tree was compiled from."""
+    """An OpenSpiel TabularPolicy holding `policy` ([I, A] floats for `tree`) for
+    `game`, which must be the pyspiel game the tree was compiled from: a policy of
+    another shape, or a game whose players or information states differ from the
+    tree's, is refused (ArgumentError) rather than cut or padded to fit."""
     from open_spiel.python import policy as os_policy  # noqa: PLC0415
 
-    tabular = os_policy.TabularPolicy(load_pyspiel(game))
-    policy = np.asarray(policy, np.float64)
+    where = "to_tabular_policy"
+    validate.game_tree(tree, where)
+    policy = validate.policy(tree, policy, where, host=True).astype(np.float64)
+    game = load_pyspiel(game)
+    # Checked before the rows are matched: a 2-player Kuhn game's information states
+    # are all among the 3-player tree's, so the match alone would accept it.
+    if game.num_players() != tree.sizes.num_players:
+        validate.fail(where, f"the tree is of a {tree.sizes.num_players}-player game but "
+                             f"{game} has {game.num_players()} players: pass the pyspiel "
+                             f"game the tree was compiled from ({tree.names.game})")
+    tabular = os_policy.TabularPolicy(game)
     index = {name: i for i, name in enumerate(tree.names.infosets)}
+    missing = [name for name in index if name not in tabular.state_lookup]
+    if missing:
+        validate.fail(where, f"the tree's infoset {missing[0]!r} is not one of {game}'s "
+                             f"({len(missing)} of {len(index)} missing): was the tree "
+                             "compiled from this game?")
     width = min(policy.shape[1], tabular.action_probability_array.shape[1])
     for name, row in tabular.state_lookup.items():
         if name not in index:
-            raise GameError(f"TabularPolicy infoset {name!r} is not in the tree: was the "
-                            "tree compiled from this game?")
+            validate.fail(where, f"{game}'s infoset {name!r} is not in the tree: was the "
+                                 "tree compiled from this game?")
         tabular.action_probability_array[row] = 0.0
         tabular.action_probability_array[row, :width] = policy[index[name], :width]
     return tabular
@@ -96,7 +113,20 @@ def as_openspiel_game(game):
     the few pyspiel methods they call (get_type, legal_actions_mask, history, ...)
     and no game logic. C++ algorithms need a registered pyspiel game instead, and so
     does `exploitability.exploitability`, which runs the C++ best response: for a
-    two-player zero-sum game use `exploitability.nash_conv(view, policy) / 2`."""
+    two-player zero-sum game use `exploitability.nash_conv(view, policy) / 2`.
+
+    `game` is the protocol game itself (what `compile_game` is given), not its
+    compiled GameTree, which has no states to play: a GameTree, or anything without
+    num_players() and new_initial_state(), is refused up front (ArgumentTypeError)
+    instead of failing later with an AttributeError."""
+    where = "as_openspiel_game"
+    if isinstance(game, GameTree):
+        validate.fail(where, "takes a protocol game (what compile_game was given, e.g. "
+                             "games.load(name)), not a compiled GameTree", ArgumentTypeError)
+    if not (hasattr(game, "new_initial_state") and hasattr(game, "num_players")):
+        validate.fail(where, f"expected a protocol game with num_players() and "
+                             f"new_initial_state() (see jaxsolve.protocol), got "
+                             f"{type(game).__name__}", ArgumentTypeError)
     return _GameView(game)
 
 

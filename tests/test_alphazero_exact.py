@@ -136,3 +136,38 @@ def test_best_vs_random_names_a_bad_side(side):
     with pytest.raises(ValueError, match=r"best_vs_random: side must be 0 \(evader\) or 1 "
                                          r"\(defender\), got"):
         exact.best_vs_random(pe.Params(grid_size=3, max_turns=1), side)
+
+
+def test_a_game_beyond_max_bytes_is_refused_before_allocating():
+    # Unlimited, --grid 61 ended in RESOURCE_EXHAUSTED inside JAX and the seed rules on
+    # 301x301 in NumPy's _ArrayMemoryError; max_turns=10**6 was accepted.
+    small = pe.Params(grid_size=3, max_turns=2)
+    need = exact.estimate_bytes(small)
+    # By hand from the docstring: a slab is 4 B x K=4 x C=9 x S=8 = 1152 B; the sweep
+    # holds 20T+1 = 41 slabs plus 6 x 9 of work (95); solve adds the JAX copies (41)
+    # and the staging copy of one q array (9T = 18): 154 slabs.
+    assert need == 154 * 1152
+    assert exact.estimate_bytes(small, solution=False) == 95 * 1152
+    with pytest.raises(ValueError, match=re.escape(
+            f"solve: the game with grid_size=3, max_turns=2 has 288 (detections, cell, "
+            f"direction) states per turn; solving it needs about 173.2 KiB, more than "
+            f"max_bytes=172.2 KiB. Raise max_bytes if that fits (solve(..., "
+            f"max_bytes={need:_}))")):
+        exact.solve(small, max_bytes=need - 1024)
+    for call in (functools.partial(exact.best_vs_random, small, pe.EVADER),
+                 functools.partial(exact.random_vs_random, small)):
+        with pytest.raises(ValueError, match=r"(best|random)_vs_random: .*more than "
+                                             r"max_bytes=1\.0 KiB"):
+            call(max_bytes=1024)
+    assert float(exact.solve(small, max_bytes=need).root_value) in (-1.0, 1.0)
+    with pytest.raises(ValueError, match=r"solve: .*max_turns=1000000 .*more than "
+                                         r"max_bytes=4\.00 GiB"):
+        exact.solve(pe.Params(max_turns=10**6))
+    with pytest.raises(ValueError, match=r"solve: max_bytes must be an integer >= 1, got 2\.5"):
+        exact.solve(small, max_bytes=2.5)
+
+
+def test_every_game_the_repo_solves_fits_the_default():
+    # The largest: 11x11 with the seed rules (20 turns) and the 11x11 goal variant.
+    for params in (pe.Params(grid_size=11), pe.goal_variant(11)):
+        assert exact.estimate_bytes(params) < exact.DEFAULT_MAX_BYTES / 40

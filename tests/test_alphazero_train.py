@@ -453,7 +453,7 @@ def test_a_cached_match_of_other_settings_is_refused(compiled):
 @pytest.mark.parametrize("kwargs, message", [
     ({"eval_every": 2}, "train: eval_every=2 but no eval_fn to run"),
     ({"eval_every": -1}, "train: eval_every must be an integer >= 0, got -1"),
-    ({"max_seconds": -1.0}, "train: max_seconds must be None or a finite number > 0, got -1.0"),
+    ({"max_seconds": -1.0}, "train: max_seconds must be None or a finite number >= 0, got -1.0"),
 ])
 def test_train_refuses_settings_that_would_be_ignored(kwargs, message):
     # Each was accepted and silently ignored (no evaluation; no time limit).

@@ -400,6 +400,8 @@ def test_old_cfr_checkpoints_load_and_resume(tmp_path, uninterrupted):
     (["train", "--simulations", "0"], "argument --simulations: must be at least 1, got 0"),
     (["train", "--checkpoint", "/no/such/folder/az.npz"], "the folder /no/such/folder does not exist"),
     (["eval", "--checkpoint", "/no/such/az.npz"], "--checkpoint /no/such/az.npz: no checkpoint there"),
+    (["solve", "--grid", "61"], "pursuit: solve: the game with grid_size=61, max_turns=62 has "
+                                "1,905,152 (detections, cell, direction) states per turn"),
 ])
 def test_pursuit_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     # Checked before anything is solved, compiled or trained.

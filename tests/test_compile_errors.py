@@ -38,6 +38,12 @@ def test_player_out_of_range(player):
     assert f"current_player() returned {player}, expected 0..1" in msg and "history [0]" in msg
 
 
+@pytest.mark.parametrize("setting", ["max_nodes", "max_depth"])
+def test_walk_limits_must_be_integers(setting):
+    with pytest.raises(TypeError, match=f"^compile_game: {setting} must be an integer, got '10'"):
+        compile_game(KuhnPoker(), **{setting: "10"})
+
+
 def test_unsorted_duplicate_and_negative_actions():
     node = decision(0, "a", leaf(0, 0), leaf(1, -1))
     assert "not sorted" in _error(SpecGame({**node, "legal": [1, 0]}))
@@ -281,3 +287,70 @@ def test_a_game_class_instead_of_an_instance():
     with pytest.raises(GameError, match=r"got the class KuhnPoker; pass an instance: "
                        r"KuhnPoker\(\)"):
         compile_game(KuhnPoker)
+
+
+# ---------------------------------------------------------------- max_nodes while walking
+class Wide(State):
+    """Three levels, `width` actions per node; counts the children made."""
+
+    width = 200
+    made = 0
+
+    def __init__(self, depth=0):
+        self.depth = depth
+
+    def current_player(self):
+        return TERMINAL if self.depth == 2 else self.depth
+
+    def legal_actions(self, player=None):
+        return list(range(self.width))
+
+    def child(self, action):
+        Wide.made += 1
+        return Wide(self.depth + 1)
+
+    def returns(self):
+        return [0.0, 0.0]
+
+    def information_state_string(self, player):
+        return str(self.depth)
+
+
+def test_max_nodes_is_checked_while_a_level_grows():
+    # Checked once a level was complete, the limit let this game make all 40,200
+    # children before refusing it; now the walk stops before the node whose children
+    # would cross it.
+    Wide.made = 0
+    with pytest.raises(GameError, match=r"more than max_nodes=1,000 histories \(reached "
+                                        r"1,001 at depth 2\).*GiB"):
+        compile_game(game_of(Wide), max_nodes=1000)
+    assert Wide.made <= 1000
+
+
+# ---------------------------------------------------------------- infoset_key
+def test_infoset_key_errors_name_the_key_and_the_history():
+    kuhn = KuhnPoker()
+    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) raised "
+                                        r"AttributeError: .*no_such_field") as info:
+        compile_game(kuhn, infoset_key=lambda s, p: f"{s.no_such_field}")
+    assert isinstance(info.value.__cause__, AttributeError)
+    # The key function's result, not information_state_string's, is blamed.
+    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) "
+                                        r"returned int, expected str"):
+        compile_game(kuhn, infoset_key=lambda s, p: 0)
+    # abstract() passes its key through: the audit's case, which was a bare AttributeError.
+    from jaxsolve.abstraction import abstract
+    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) raised"):
+        abstract(kuhn, lambda s, p: f"{s.no_such_field}")
+
+
+@pytest.mark.parametrize("key, got", [
+    ("p0", "got 'p0'"), (5, "got int"),
+    (lambda s: "x", r"got <lambda>\(s\), which cannot be called as infoset_key\(state, "
+                    r"player\)"),
+])
+def test_an_infoset_key_that_is_no_two_argument_function_is_refused(key, got):
+    # Each used to fail at the first decision node with a bare TypeError.
+    with pytest.raises(jaxsolve.ArgumentTypeError, match=r"^compile_game: infoset_key must "
+                       r"be None or a function \(state, player\) -> str, " + got):
+        compile_game(KuhnPoker(), infoset_key=key)

@@ -11,6 +11,8 @@ iterates agree to 4e-12. The exploitability we compute for the same policy agree
 pyspiel.exploitability to 1e-9.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -134,3 +136,40 @@ def test_a_python_game_where_a_pyspiel_game_belongs_is_named():
     tree = jaxsolve.compile_game(game)
     with pytest.raises(jaxsolve.ArgumentError, match="not a pyspiel game.*as_openspiel_game"):
         to_tabular_policy(tree, game, jaxsolve.uniform_policy(tree))
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (12,), (12, 1), (2, 12)])
+def test_to_tabular_policy_refuses_a_policy_of_another_shape(shape):
+    # (3, 2) and (12,) ended in a bare IndexError, (12, 1) was silently cut to its
+    # first column.
+    game, tree = pyspiel_game("kuhn_poker"), pyspiel_tree("kuhn_poker")
+    with pytest.raises(jaxsolve.ArgumentError, match=r"to_tabular_policy: policy has shape "
+                       + re.escape(str(shape)) + r" but the tree has 12 infosets x 2 actions"):
+        to_tabular_policy(tree, game, np.full(shape, 0.5))
+
+
+def test_to_tabular_policy_refuses_a_game_other_than_the_trees():
+    # 2-player Kuhn's infosets are all among the 3-player tree's: it was accepted.
+    tree3 = pyspiel_tree("kuhn_poker", players=3)
+    policy = np.full((tree3.sizes.num_infosets, tree3.sizes.num_actions), 0.5)
+    with pytest.raises(jaxsolve.ArgumentError, match=r"to_tabular_policy: the tree is of a "
+                       r"3-player game but kuhn_poker\(\) has 2 players"):
+        to_tabular_policy(tree3, pyspiel_game("kuhn_poker"), policy)
+    # Same players, other information states (a card-blind abstraction of Kuhn).
+    game = pyspiel_game("kuhn_poker")
+    blind = jaxsolve.compile_game(game, infoset_key=lambda s, p: f"{p}{s.history()[2:]}")
+    with pytest.raises(jaxsolve.ArgumentError, match=r"to_tabular_policy: the tree's infoset "
+                       r"'0\[\]' is not one of kuhn_poker\(\)'s"):
+        to_tabular_policy(blind, game, jaxsolve.uniform_policy(blind))
+
+
+def test_as_openspiel_game_refuses_a_compiled_tree():
+    # It failed later, with an AttributeError from inside the view.
+    import games
+
+    from jaxsolve.openspiel import as_openspiel_game
+
+    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+    with pytest.raises(jaxsolve.ArgumentTypeError, match=r"as_openspiel_game: takes a "
+                       r"protocol game \(what compile_game was given.*not a compiled GameTree"):
+        as_openspiel_game(tree)

@@ -101,6 +101,16 @@ def _can_save(path, folder):
         raise CLIError(f"--checkpoint {path}: cannot write to {folder} ({e.strerror or e})") from None
 
 
+def _solve_exactly(env):
+    """`exact.solve(env)`; a game too large for it (the solver refuses it before
+    allocating) is a one-line error."""
+    from jaxsolve.alphazero import exact  # noqa: PLC0415
+    try:
+        return exact.solve(env)
+    except ValueError as e:
+        raise CLIError(f"pursuit: {e}") from None
+
+
 def _recorded(path):
     """The TrainConfig recorded in the checkpoint at `path` (None if it has none)."""
     from jaxsolve.alphazero import train  # noqa: PLC0415
@@ -236,7 +246,7 @@ def main(args) -> int:
 
     if args.pursuit_command == "solve":
         env = env_from_args(args)
-        sol = exact.solve(env)
+        sol = _solve_exactly(env)
         out = {"params": repr(env), "root_value": float(sol.root_value),
                "winner": "evader" if float(sol.root_value) > 0 else "defender",
                **evaluate.best_rates_vs_random(env),
@@ -263,7 +273,7 @@ def main(args) -> int:
     if recorded is not None and _taken_from_checkpoint(args, cfg):
         print(f"pursuit: from {args.checkpoint}: {_taken_from_checkpoint(args, cfg)}",
               file=sys.stderr)
-    sol = exact.solve(env)
+    sol = _solve_exactly(env)
     if training:
         matches = {}
         eval_fn = lambda params: evaluate.evaluate(env, cfg.search, graphdef, params, sol,

@@ -5,7 +5,8 @@ The game is Markov in (t, k, c, s, player): defender moves made `t` in [0, T], d
 to move. The solver sweeps t = T-1 .. 0 with array code only (one NumPy gather and
 max/min per half-turn), so the default 5x5 game (180,400 (t, k, c, s, player) states,
 92,400 with the evader to move) solves in milliseconds and 11x11 in well under a
-second.
+second. The arrays grow as T^2 * G^2, so a game that would need more than `max_bytes`
+(`estimate_bytes`, default 4 GiB) is refused before anything is allocated.
 
 Values are from the evader's side: +1 when the evader wins under optimal play, -1 when
 the defender does (there are no draws). `best_vs_random` runs the same sweep with the
@@ -26,6 +27,14 @@ import numpy as np
 
 from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks
+from jaxsolve.builders.assemble import format_bytes
+
+# solve() refuses a game whose arrays would need more than this (`estimate_bytes`).
+# Every game the repo solves fits many times over - the largest, 11x11 with the seed
+# rules (20 turns), needs about 85 MiB, the 11x11 goal variant 35 MiB - while the goal
+# variant on a 41x41 grid (4.66 GiB estimated, 4.55 GiB measured) and anything larger
+# is refused before NumPy or JAX runs out of memory part-way.
+DEFAULT_MAX_BYTES = 4 * 2**30
 
 
 @jax.tree_util.register_dataclass
@@ -80,6 +89,44 @@ def check_solution(solution, params: pe.Params, where: str) -> None:
                              f"solve it with exact.solve")
 
 
+def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
+    """Peak memory, in bytes, of `solve(params)` (of the sweep alone, as in
+    `best_vs_random`, when not `solution`).
+
+    Derived from `_sweep`: its unit is one float32 [K, C, S] slab, 4*K*C*S bytes. It
+    holds value_evader (T+1 slabs), value_defender (T) and the two q arrays (9T each,
+    one slab per action): 20T+1 slabs, plus per step a few [K, C, S, A] temporaries
+    (the concatenated and masked q's, the max/min input), budgeted at 6 A-wide slabs.
+    `solve` then turns the four arrays into JAX arrays while the NumPy ones are still
+    alive (a second 20T+1), and each conversion stages one more copy of the array
+    converted (at most a q array, 9T). Checked against the growth of ru_maxrss:
+    goal_variant(21) estimated 366 MiB, measured 346 MiB (its sweep alone 160 and
+    158 MiB); goal_variant(41) 4.66 GiB and 4.55 GiB; 41x41 seed rules 1.14 and
+    1.07 GiB.
+    """
+    t = params.max_turns
+    slab = 4 * (t + 2) * params.num_cells * pe.NUM_DIRS
+    arrays, work = (20 * t + 1) * slab, 6 * pe.NUM_ACTIONS * slab
+    return arrays + work + ((20 * t + 1) * slab + 9 * t * slab if solution else 0)
+
+
+def _check_size(params: pe.Params, max_bytes, where: str, *, solution: bool) -> None:
+    """Refuses (ValueError) a game whose arrays would exceed `max_bytes`, before any is
+    allocated: a large grid or turn count otherwise ends in NumPy's out-of-memory error
+    or JAX's RESOURCE_EXHAUSTED, or swaps the machine to a halt first."""
+    checks.static(where, "params", params, checks.instance(pe.Params, "a pursuit_evasion.Params"))
+    max_bytes = checks.static(where, "max_bytes", max_bytes, checks.integer(1))
+    need = estimate_bytes(params, solution=solution)
+    if need > max_bytes:
+        raise ValueError(
+            f"{where}: the game with grid_size={params.grid_size}, max_turns="
+            f"{params.max_turns} has {(params.max_turns + 2) * params.num_cells * pe.NUM_DIRS:,}"
+            f" (detections, cell, direction) states per turn; solving it needs about "
+            f"{format_bytes(need)}, more than max_bytes={format_bytes(max_bytes)}. Raise "
+            f"max_bytes if that fits ({where}(..., max_bytes={need:_})), or choose a "
+            "smaller grid or fewer turns.")
+
+
 def _terminal_values(params: pe.Params) -> np.ndarray:
     """[K, C] evader-side outcome once the last defender move is made."""
     _, _, _, _, goal_ok = pe.tables(params)
@@ -128,8 +175,12 @@ def _sweep(params: pe.Params, evader_mode: str, defender_mode: str):
     return v_e, v_d, q_e, q_d
 
 
-def solve(params: pe.Params) -> ExactSolution:
-    """Solves the game exactly (minimax, evader maximises)."""
+def solve(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ExactSolution:
+    """Solves the game exactly (minimax, evader maximises).
+
+    Refuses with a ValueError, before allocating, a game whose solution would need
+    more than `max_bytes` (`estimate_bytes`; default 4 GiB)."""
+    _check_size(params, max_bytes, "solve", solution=True)
     v_e, v_d, q_e, q_d = _sweep(params, "max", "min")
     x, y = params.start
     root = v_e[0, 0, y * params.grid_size + x, 0]
@@ -138,12 +189,14 @@ def solve(params: pe.Params) -> ExactSolution:
                          root_value=jnp.asarray(root), params=params)
 
 
-def best_vs_random(params: pe.Params, side: int) -> float:
+def best_vs_random(params: pe.Params, side: int, *,
+                   max_bytes: int = DEFAULT_MAX_BYTES) -> float:
     """Highest win probability of `side` (0 evader, 1 defender) against uniform random
-    play, from the initial position."""
+    play, from the initial position. `max_bytes` as in `solve`."""
     side = checks.static("best_vs_random", "side", side, checks.Rule(
         checks.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
         "must be 0 (evader) or 1 (defender)"))
+    _check_size(params, max_bytes, "best_vs_random", solution=False)
     modes = ("max", "mean") if side == pe.EVADER else ("mean", "min")
     v_e, _, _, _ = _sweep(params, *modes)
     x, y = params.start
@@ -152,8 +205,10 @@ def best_vs_random(params: pe.Params, side: int) -> float:
     return p_evader if side == pe.EVADER else 1 - p_evader
 
 
-def random_vs_random(params: pe.Params) -> float:
-    """Probability that the evader wins when both sides play uniformly at random."""
+def random_vs_random(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> float:
+    """Probability that the evader wins when both sides play uniformly at random.
+    `max_bytes` as in `solve`."""
+    _check_size(params, max_bytes, "random_vs_random", solution=False)
     v_e, _, _, _ = _sweep(params, "mean", "mean")
     x, y = params.start
     return float((v_e[0, 0, y * params.grid_size + x, 0] + 1) / 2)
@@ -191,5 +246,6 @@ def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
     return (sign * v > 0) & (sign * q < 0) & ~state.terminated
 
 
-__all__ = ["ExactSolution", "best_vs_random", "check_solution", "is_mistake", "random_vs_random", "solve",
-           "state_index", "state_value"]
+__all__ = ["DEFAULT_MAX_BYTES", "ExactSolution", "best_vs_random", "check_solution",
+           "estimate_bytes", "is_mistake", "random_vs_random", "solve", "state_index",
+           "state_value"]

@@ -330,7 +330,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                                checks.optional(checks.integer(0)))
     eval_every = checks.static("train", "eval_every", eval_every, checks.integer(0))
     max_seconds = checks.static("train", "max_seconds", max_seconds,
-                                checks.optional(checks.number(0, strict=True)))
+                                checks.optional(checks.number(0)))
     if eval_every and eval_fn is None:
         raise ValueError(f"train: eval_every={eval_every} but no eval_fn to run (give "
                          "eval_fn, or leave eval_every at 0)")
