@@ -588,6 +588,7 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
         for a, p in row:
             chance_probs[c, a] = p
     utilities = np.asarray(walk.returns, np.float64).reshape(Z, P)
+    _check_payoff_range(utilities)
     terminal_node = np.nonzero(player == TERMINAL)[0].astype(np.int32)
     terminal_node = terminal_node[np.argsort(index[terminal_node], kind="stable")]
 
@@ -612,6 +613,19 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
         terminal_node=terminal_node, terminal_sequences=seqs, terminal_last=last,
         terminal_chance=chance_path, sizes=sizes,
         names=TreeNames.make(name, list(walk.infoset_ids), names))
+
+
+def _check_payoff_range(utilities: np.ndarray) -> None:
+    """Without x64 the tree's arrays become float32 on the device, where a payoff
+    beyond float32's range turns into inf and every value computed from it with it."""
+    import jax  # noqa: PLC0415
+
+    largest = float(np.abs(utilities).max(initial=0.0))
+    limit = float(np.finfo(np.float32).max)
+    if largest > limit and not jax.config.read("jax_enable_x64"):
+        raise GameError(f"returns reach {largest:.3g}, beyond float32's range ({limit:.3g}), "
+                        "which the solvers use unless float64 is on: rescale the payoffs, or "
+                        "call jax.config.update('jax_enable_x64', True) first")
 
 
 def _left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:

@@ -38,7 +38,14 @@ def load_pyspiel(game: Any, **params):
         try:
             game = pyspiel.load_game(game, params)
         except pyspiel.SpielError as e:
-            raise GameError(f"OpenSpiel cannot load {game!r} with {params}: {e}") from None
+            # OpenSpiel's message lists all ~150 registered games; name the close ones.
+            message = str(e).split(" Available games are:")[0].strip().rstrip(".")
+            if "Unknown game" in message:
+                import difflib  # noqa: PLC0415
+                close = difflib.get_close_matches(game, pyspiel.registered_names(), n=3)
+                message += (f"; did you mean {', '.join(map(repr, close))}?" if close else
+                            "; pyspiel.registered_names() lists the games")
+            raise GameError(f"OpenSpiel cannot load {game!r} with {params}: {message}") from None
     elif params:
         raise TypeError("parameters are only accepted with a game name")
     if not hasattr(game, "get_type"):  # a protocol game (Python), not a pyspiel one

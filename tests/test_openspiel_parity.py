@@ -173,3 +173,13 @@ def test_as_openspiel_game_refuses_a_compiled_tree():
     with pytest.raises(jaxsolve.ArgumentTypeError, match=r"as_openspiel_game: takes a "
                        r"protocol game \(what compile_game was given.*not a compiled GameTree"):
         as_openspiel_game(tree)
+
+
+def test_an_unknown_openspiel_game_names_the_close_ones_not_all():
+    pytest.importorskip("pyspiel")
+    from jaxsolve.openspiel import load_pyspiel
+    with pytest.raises(jaxsolve.GameError) as info:
+        load_pyspiel("kuhn_pokr")
+    message = str(info.value)
+    assert "Unknown game 'kuhn_pokr'; did you mean 'kuhn_poker'" in message
+    assert "Available games" not in message and len(message) < 200
