@@ -247,9 +247,12 @@ def main(args) -> int:
     if args.pursuit_command == "solve":
         env = env_from_args(args)
         sol = _solve_exactly(env)
-        out = {"params": repr(env), "root_value": float(sol.root_value),
+        out = {"params": repr(env),
+               "root_value": float(sol.root_value),  # the evader's: +1 a forced win
+               "root_value_meaning": "+1: the evader wins with best play by both sides; "
+                                     "-1: the defender does",
                "winner": "evader" if float(sol.root_value) > 0 else "defender",
-               **evaluate.best_rates_vs_random(env),
+               **evaluate.best_rates_vs_random(env),  # each side's best win rate
                "random_vs_random_evader_wins": exact.random_vs_random(env)}
         print(json.dumps(out, indent=2))
         return 0
