@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-# Solve Kuhn poker with CFR+: strategy table, game value, exploitability.
+# Solve Kuhn poker with CFR+: strategy table, its value, exploitability.
 demo: $(STAMP)
 	$(VENV)/bin/jaxsolve solve kuhn_poker --algo cfr+ --iters 1000
 
