@@ -67,7 +67,7 @@ def _available_bytes() -> int:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("games", nargs="*", default=DEFAULT)
     parser.add_argument("--estimate-only", action="store_true")
     parser.add_argument("--max-gib", type=float, default=None,

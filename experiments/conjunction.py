@@ -206,7 +206,7 @@ def plot_convergence(traces, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true", help="32x32 sweep, 20,000-iteration cap")
     ap.add_argument("--cap", type=int, default=200_000, help="iteration cap for question 4")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),

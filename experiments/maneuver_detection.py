@@ -50,7 +50,7 @@ def solve_batch(trees, iters):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--iters", type=int, default=20_000)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),

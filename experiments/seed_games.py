@@ -144,7 +144,7 @@ def plot(rows, trees, policies, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--iters", type=int, default=1000)
     ap.add_argument("--os-iters", type=int, default=100,
                     help="OpenSpiel CFR+ iterations on Orbital P-E (slow Python walk)")

@@ -60,7 +60,7 @@ def solve(rounds, cap, shuffle):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--max-rounds", type=int, default=8)
     ap.add_argument("--cap", type=int, default=20_000)
