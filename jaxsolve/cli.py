@@ -167,16 +167,28 @@ def load_python_game(spec: str, params: dict[str, Any]):
         raise CLIError(f"{spec}: {source} has no {name!r}"
                        + (f" (it defines {', '.join(found)})" if found else ""))
     target = getattr(module, name)
-    if not callable(target):
+    if _is_game(target):  # a game object (a class has the methods too, unbound)
         if params:
             raise CLIError(f"{spec}: {name} is a game object; --param needs a class or "
                            f"function to call")
         return target
+    if not callable(target):
+        raise CLIError(f"{spec}: {name} is a {type(target).__name__}, not a game, a game "
+                       "class or a function returning a game")
     try:
-        return target(**params)
+        game = target(**params)
     except Exception as e:  # a bad --param, or the user's constructor failing
         raise CLIError(f"{spec}: {name}({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
                        f"failed: {type(e).__name__}: {_one_line(e)}") from None
+    if not _is_game(game):
+        raise CLIError(f"{spec}: {name}() returned a {type(game).__name__}, not a game (one "
+                       "with num_players() and new_initial_state(); see jaxsolve.protocol)")
+    return game
+
+
+def _is_game(obj) -> bool:
+    return (not isinstance(obj, type) and hasattr(obj, "num_players")
+            and hasattr(obj, "new_initial_state"))
 
 
 def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):

@@ -568,6 +568,8 @@ def test_solve_and_check_take_a_game_from_the_users_own_file(tmp_path, capsys):
     ("{dir}/broken.py:make", [], "importing {dir}/broken.py failed: NameError: "),
     ("no_such_module_here:make", [], "importing no_such_module_here failed: "
                                      "ModuleNotFoundError"),
+    ("os:getcwd", [], "os:getcwd: getcwd() returned a str, not a game"),
+    ("os:sep", [], "os:sep: sep is a str, not a game"),
 ])
 def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, message):
     (tmp_path / "my_game.py").write_text(USER_GAME)
