@@ -401,7 +401,8 @@ class _Checker:
     def report(self, name: str) -> CheckReport:
         r = self.results
         skips = {"returns_in_bounds": (None in (self.lo, self.hi), "the game declares no bounds"),
-                 "constant_sum": (self.utility_sum is None, "general-sum: no utility_sum()"),
+                 "constant_sum": (self.utility_sum is None, "the game declares no utility_sum(), so no "
+                                  "constant sum is checked (compile_game infers one from the returns)"),
                  "tensor_shapes": (not self.has_tensor, "no information_state_tensor()")}
         for check, (skip, why) in skips.items():
             if skip:
