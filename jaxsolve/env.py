@@ -63,6 +63,22 @@ class EnvState(NamedTuple):
     step_count: jax.Array  # [] int32: decisions taken (chance samples not counted)
 
 
+def _check_state(tree: GameTree, state, where: str) -> None:
+    """`state` must be an EnvState of this tree's shapes (a state of another game
+    would fail in a broadcast inside the step, or index the wrong rows)."""
+    if not isinstance(state, EnvState):
+        validate.fail(where, f"state must be an EnvState (from env.init), got "
+                             f"{type(state).__name__}", validate.ArgumentTypeError)
+    want = {"observation": (tree.sizes.num_players,),
+            "legal_action_mask": (tree.sizes.num_actions,)}
+    for field, shape in want.items():
+        got = tuple(np.shape(getattr(state, field)))
+        if got != shape:
+            validate.fail(where, f"state.{field} has shape {got}, this tree's is {shape}: "
+                                 "a state of another game? (under vmap, each state is one "
+                                 "game's)")
+
+
 def _settle(tree: GameTree, node, key):
     """Samples chance outcomes from `node` until a decision node or a terminal."""
     player, index = jnp.asarray(tree.node_player), jnp.asarray(tree.node_index)
@@ -111,6 +127,7 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
     up to the next decision node or terminal. A terminated state is returned as it
     is; an illegal action ends the game (see the module docstring)."""
     validate.game_tree(tree, "env.step")
+    _check_state(tree, state, "env.step")
     validate.prng_key(key, "env.step")
     action = jnp.asarray(action, jnp.int32)
     slot = jnp.clip(action, 0, tree.sizes.num_actions - 1)
@@ -134,8 +151,8 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
 def observe(tree: GameTree, state: EnvState, player) -> jax.Array:
     """Player `player`'s latest infoset id ([] int32; -1 before its first decision):
     its current infoset when it is to move, else the one at which it last acted."""
-    del tree  # the observation is tracked in the state; kept for a uniform signature
-    return state.observation[player]
+    _check_state(tree, state, "env.observe")
+    return state.observation[validate.player(tree, player, "env.observe")]
 
 
 def observation_one_hot(tree: GameTree, state: EnvState) -> jax.Array:

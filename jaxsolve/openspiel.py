@@ -101,6 +101,7 @@ def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
 
 def from_tabular_policy(tree: GameTree, tabular: Any):
     """[I, A] array from an OpenSpiel TabularPolicy over the same game."""
+    validate.game_tree(tree, "from_tabular_policy")
     import jax.numpy as jnp  # noqa: PLC0415
 
     out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))

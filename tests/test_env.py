@@ -11,6 +11,7 @@ import games
 import jaxsolve
 from jaxsolve import env
 from jaxsolve.protocol import TERMINAL
+from conftest import builtin_tree
 from toy_games import SpecGame, chance, decision, leaf
 
 GAME = games.load("spoof", shuffle_initial=True)
@@ -181,3 +182,21 @@ def test_every_game_ends_with_its_terminal_utilities_on_leduc():
     assert (np.asarray(tree.node_player)[nodes] == TERMINAL).all()
     np.testing.assert_array_equal(np.asarray(final.rewards),
                                   np.asarray(tree.utilities)[np.asarray(tree.node_index)[nodes]])
+
+
+def test_a_state_of_another_game_or_a_player_out_of_range_is_refused():
+    # A Leduc state stepped on Kuhn failed in a broadcast inside JAX; observe(tree,
+    # state, 5) on a 2-player game returned -1 (a clamped index).
+    kuhn, leduc = builtin_tree("kuhn_poker"), builtin_tree("leduc_poker")
+    state = env.init(leduc, jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"^env.step: state.observation|^env.step: state.legal"):
+        env.step(kuhn, env.init(builtin_tree("kuhn_poker", players=3), jax.random.PRNGKey(0)),
+                 0, jax.random.PRNGKey(1))
+    with pytest.raises(ValueError, match=r"^env.step: state.legal_action_mask has shape \(3,\), "
+                                         r"this tree's is \(2,\)"):
+        env.step(kuhn, state, 0, jax.random.PRNGKey(1))
+    with pytest.raises(ValueError, match=r"^env.observe: player must be one of 0..1"):
+        env.observe(leduc, state, 5)
+    with pytest.raises(TypeError, match="^env.observe: state must be an EnvState"):
+        env.observe(leduc, {"node": 0}, 0)
+    assert int(env.observe(leduc, state, 0)) >= 0
