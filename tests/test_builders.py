@@ -207,3 +207,14 @@ def test_built_tree_saves_and_loads(tmp_path):
     loaded = jaxsolve.GameTree.load(built.save(tmp_path / "battleship"))
     assert loaded.sizes == built.sizes and loaded.names == built.names
     np.testing.assert_array_equal(loaded.terminal_sequences, built.terminal_sequences)
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda: goofspiel(2.5), "^goofspiel: num_cards must be an integer, got 2.5"),
+    (lambda: liars_dice(dice=1), "^liars_dice: dice must be two integers"),
+    (lambda: liars_dice(faces="6"), "^liars_dice: dice must be two integers .* faces='6'"),
+])
+def test_builder_arguments_of_the_wrong_kind_are_named(make, says):
+    # Each was a bare TypeError from range(), len() or a comparison.
+    with pytest.raises(TypeError, match=says):
+        make()

@@ -31,9 +31,11 @@ import numpy as np
 
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
                                         check_budget)
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import TERMINAL
 from jaxsolve.tree import GameTree
+from jaxsolve.validate import is_int
 
 _RETURNS = ("win_loss", "point_difference", "total_points")
 _ORDERS = ("descending", "ascending")
@@ -50,6 +52,9 @@ def _round_values(num_cards: int, points_order: str) -> list[int]:
 def goofspiel_spec(num_cards: int, *, points_order: str = "descending",
                    returns_type: str = "win_loss") -> Spec:
     """Sizes and names of the turn-based imperfect-information goofspiel tree."""
+    if not is_int(num_cards):
+        validate.fail("goofspiel", f"num_cards must be an integer, got {num_cards!r}",
+                      ArgumentTypeError)
     if not 2 <= num_cards <= 12:
         raise GameError(f"goofspiel: num_cards={num_cards}; the builder supports 2..12 "
                         "(the tree of 8 cards already has 3e9 histories)")

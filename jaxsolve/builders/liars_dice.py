@@ -34,9 +34,11 @@ import numpy as np
 
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
                                         check_budget, ragged_arange)
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
+from jaxsolve.validate import is_int
 
 _RULES = ("reset-face", "reset-quantity")
 
@@ -49,6 +51,11 @@ def _unrank(bid, total_dice: int, faces: int, rule: str):
 
 
 def _check(dice, faces, bidding_rule):
+    if (not isinstance(dice, (tuple, list)) or not all(is_int(d) for d in dice)
+            or not is_int(faces)):
+        validate.fail("liars_dice", f"dice must be two integers (dice per player) and faces "
+                                    f"an integer, got dice={dice!r}, faces={faces!r}",
+                      ArgumentTypeError)
     if len(dice) != 2 or min(dice) < 1:
         raise GameError(f"liars_dice: dice={dice!r}, expected two positive counts "
                         "(dice per player; OpenSpiel's liar's dice has two players)")
