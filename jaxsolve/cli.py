@@ -226,8 +226,9 @@ def _is_tree_file(spec: str) -> bool:
     return _is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
 
 
-def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
-    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree."""
+def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> GameTree:
+    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree
+    (`progress`: a bar while a long walk runs)."""
     if _is_tree_file(spec):
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
@@ -237,7 +238,7 @@ def load_tree(spec: str, params: dict[str, Any]) -> GameTree:
             raise CLIError(_one_line(e)) from None
     game = load_game(spec, params, trees_too=True)
     try:
-        return compile_game(game)
+        return compile_game(game, progress=progress)
     except GameError as e:
         raise CLIError(f"{spec}: {_one_line(e)}") from None
 
@@ -493,7 +494,7 @@ def cmd_solve(args) -> int:
     batch = args.batch if args.batch is not None else DEFAULT_BATCH
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
-    tree = load_tree(args.game, params)
+    tree = load_tree(args.game, params, progress=not args.quiet)
     solver = SOLVERS[args.algo](batch_size=batch) if sampling else SOLVERS[args.algo]()
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT

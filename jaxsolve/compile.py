@@ -23,6 +23,9 @@ from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 from jaxsolve.validate import fail, is_int, is_real
 
 DEFAULT_MAX_NODES = 20_000_000
+# The progress bar is moved every this many histories (a bar update per history would
+# cost more than the walk's own bookkeeping).
+_PROGRESS_EVERY = 4096
 # A history of this many actions must be terminal, else the game is called endless
 # (check_game's playouts use the same bound). The built-in games end within 12
 # actions, the builders' within a few hundred, so 10,000 rejects no real game, while
@@ -340,7 +343,9 @@ class _Walk:
         return int(player)
 
     # ---------------------------------------------------------------- the walk
-    def run(self):
+    def run(self, progress=None):
+        """Walks the game level by level; `progress` (a tqdm-like bar or None) counts
+        the histories walked and shows the depth reached."""
         root = self.new_root()
         probed = False
         no_seq = (-1, -1)
@@ -350,6 +355,9 @@ class _Walk:
             depth = len(offsets) - 1
             start = len(self.player)
             nxt_start = start + len(level)
+            if progress is not None:
+                progress.update(start - progress.n)
+                progress.set_postfix_str(f"depth {depth}, {len(level):,} at this depth")
             if nxt_start > self.max_nodes:
                 self.too_big(depth, nxt_start)
             if not probed and nxt_start > _PROBE_AFTER_NODES:
@@ -392,8 +400,12 @@ class _Walk:
                 for a, o in zip(actions, child_own):
                     self.edges.append((node, a, nxt_start + len(nxt)))
                     nxt.append((self.child(node, state, a), node, a, o))
+                if progress is not None and node % _PROGRESS_EVERY == 0:
+                    progress.update(node - progress.n)
             offsets.append(len(self.player))
             level = nxt
+        if progress is not None:
+            progress.update(len(self.player) - progress.n)
         return offsets
 
     def refuse_endless_first_line(self, root):
@@ -452,7 +464,7 @@ def _declared_actions(game) -> int | None:
 def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
                  max_depth: int = DEFAULT_MAX_DEPTH,
                  infoset_key: InfosetKey | None = None, name: str | None = None,
-                 warn_imperfect_recall: bool = True) -> GameTree:
+                 warn_imperfect_recall: bool = True, progress: bool = False) -> GameTree:
     """Walks `game` once and returns its GameTree.
 
     Args:
@@ -467,6 +479,8 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
         or a value that is no str, is a GameError naming the history.
       name: name recorded in the tree (defaults to the game's name).
       warn_imperfect_recall: emit an ImperfectRecallWarning when a player forgets.
+      progress: show a progress bar on stderr (histories walked, depth) once the walk
+        has taken a second; the CLI turns it on.
 
     Returns:
       The GameTree; see `jaxsolve.tree` for the arrays.
@@ -489,7 +503,15 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
                  ArgumentTypeError)
     game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
-    offsets = walk.run()
+    if progress:
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        # `delay`: small games compile before the bar would ever show.
+        with tqdm(desc=f"compiling {name or _game_name(game)}", unit=" histories",
+                  unit_scale=True, delay=1.0, leave=False) as bar:
+            offsets = walk.run(bar)
+    else:
+        offsets = walk.run()
     if not walk.infoset_player:
         raise GameError("the game has no decision node: there is nothing to solve")
     tree = _assemble(walk, offsets, name or _game_name(game), _utility_sum(game))

@@ -194,3 +194,23 @@ def test_check_refuses_a_saved_tree_with_its_reason(tmp_path, capsys):
         capsys.readouterr().err)
     assert cli.main(["check", "no_such_game"]) == cli.EXIT_USAGE
     assert "FILE.npz" not in capsys.readouterr().err  # check never took one
+
+
+def test_compile_progress_bar_counts_every_history_and_changes_nothing(monkeypatch):
+    import tqdm.auto
+
+    import jaxsolve.compile as compile_module
+    seen = {}
+
+    class Bar(tqdm.auto.tqdm):  # the real bar, recording what it was told
+        def close(self):
+            seen["n"], seen["postfix"] = self.n, self.postfix
+            super().close()
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    monkeypatch.setattr(compile_module, "_PROGRESS_EVERY", 7)
+    game = games.load("leduc_poker")
+    quiet, shown = jaxsolve.compile_game(game), jaxsolve.compile_game(game, progress=True)
+    for field in ("children", "utilities", "legal", "terminal_sequences"):
+        np.testing.assert_array_equal(getattr(quiet, field), getattr(shown, field))
+    assert seen["n"] == quiet.sizes.num_nodes
+    assert seen["postfix"].startswith(f"depth {len(quiet.sizes.level_offsets) - 2}")
