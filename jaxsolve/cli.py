@@ -49,6 +49,7 @@ from jaxsolve.errors import GameError
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.tree import GameTree
+from jaxsolve.validate import is_int, is_real
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
@@ -332,9 +333,14 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
     if meta.get("dtype") != expect["dtype"]:
         hint = "with --x64" if meta.get("dtype") == "float64" else "without --x64"
         raise CLIError(f"{path} holds {meta.get('dtype')} arrays; resume {hint}")
-    if meta.get("iteration", 0) > iters:
-        raise CLIError(f"{path} is already at iteration {meta['iteration']}, beyond "
-                       f"--iters {iters}; pass --iters {meta['iteration']} or more")
+    done, convergence = meta.get("iteration", 0), meta.get("convergence", [])
+    if (not is_int(done) or not isinstance(convergence, list)
+            or not all(isinstance(r, dict) and is_real(r.get("seconds")) for r in convergence)):
+        raise CLIError(f"{path}: its run record is damaged (iteration {done!r}, or a "
+                       "convergence entry without seconds); drop --resume to start over")
+    if done > iters:
+        raise CLIError(f"{path} is already at iteration {done}, beyond "
+                       f"--iters {iters}; pass --iters {done} or more")
 
 
 def _check_state(saved, template, path: Path) -> None:

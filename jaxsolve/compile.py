@@ -357,7 +357,8 @@ class _Walk:
             nxt_start = start + len(level)
             if progress is not None:
                 progress.update(start - progress.n)
-                progress.set_postfix_str(f"depth {depth}, {len(level):,} at this depth")
+                progress.set_postfix_str(f"depth {depth}, {len(level):,} at this depth",
+                                         refresh=False)
             if nxt_start > self.max_nodes:
                 self.too_big(depth, nxt_start)
             if not probed and nxt_start > _PROBE_AFTER_NODES:

@@ -649,3 +649,16 @@ def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsy
                       "argparse.ArgumentParser().parse_args()\n")
     assert cli.main(["solve", f"{parses}:matching_pennies", "--iters", "10", "--quiet",
                      "--out", str(tmp_path / "b")]) == 0
+
+
+def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):
+    # A string iteration used to end in a TypeError, a convergence entry without
+    # "seconds" in a KeyError.
+    out = tmp_path / "run"
+    assert solve(out, "--iters", "4") == 0
+    state, meta = load_checkpoint(out / cli.CHECKPOINT)
+    for damaged in ({**meta, "iteration": "4"}, {**meta, "convergence": [{"iteration": 4}]}):
+        save_checkpoint(out / cli.CHECKPOINT, state, damaged)
+        capsys.readouterr()
+        assert solve(out, "--iters", "8", "--resume") == cli.EXIT_USAGE
+        assert "its run record is damaged" in capsys.readouterr().err
