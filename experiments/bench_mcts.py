@@ -12,6 +12,7 @@ run on two threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
                                      [--only both|gumbel|puct] [--waves] [--out PATH]
+                                     [--processes N]
 
 It prints what it ran on first (CPU, cores, load average, versions: the ratio moves
 with the machine's load, see experiments/bench_mcts_history.md; under `taskset -c 1`
@@ -23,6 +24,11 @@ It also times the model alone (the root call and `sims` calls of the same
 recurrent_fn on the same rows, in one jitted loop) and prints each search's overhead,
 its time minus the model's, and the ratio of those overheads: the part of the call
 that is the search's own work.
+
+`--processes N` runs the whole benchmark in N fresh processes, one after another, and
+prints each ratio's median, minimum and maximum across them (and how many Gumbel
+ratios reach the 2x target): both searches' times move by 10-20% from one process to
+the next on a shared machine, so one process's ratio is one sample.
 
 `--waves` adds our Gumbel search run in waves (`gumbel_policy(wave_sizes="auto")`, the
 same visit counts in fewer, wider steps) and prints its ratio to mctx as well.
@@ -148,6 +154,65 @@ def _sweep(args, ours_gumbel, model_only, params):
     return results
 
 
+TARGET = 2.0  # issue 5: our Gumbel search at least 2x mctx's simulations per second
+
+
+def _without_option(argv, name, takes_value=True):
+    """argv without `name` (and its value), in either `--name V` or `--name=V` form."""
+    out, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == name:
+            skip = takes_value
+        elif not word.startswith(name + "="):
+            out.append(word)
+    return out
+
+
+def _across_processes(args, argv):
+    """Runs this script `args.processes` times in fresh processes, one after another
+    (so they never share the cores), and summarises each ratio across them."""
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    info = _machine()
+    child_argv = _without_option(_without_option(argv, "--processes"), "--out")
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.processes):
+            out = Path(tmp) / f"run{i}.json"
+            print(f"--- process {i + 1} of {args.processes}", flush=True)
+            subprocess.run([sys.executable, __file__, *child_argv, "--out", str(out)],
+                           check=True)
+            reports.append(json.loads(out.read_text()))
+    summary = {}
+    print(f"--- across {args.processes} processes:")
+    for key in sorted({k for r in reports for k in r if k.startswith("ratio_")}):
+        ratios = [r[key]["ratio"] for r in reports if key in r]
+        summary[key] = {"median": statistics.median(ratios), "min": min(ratios),
+                        "max": max(ratios), "ratios": ratios}
+        line = (f"{key:19s} median {statistics.median(ratios):.3f}x, min {min(ratios):.3f}x, "
+                f"max {max(ratios):.3f}x")
+        if key == "ratio_gumbel":
+            met = sum(r >= TARGET for r in ratios)
+            summary[key]["at_target"] = met
+            line += f"; at least {TARGET:g}x in {met} of {len(ratios)}"
+        print(line)
+    for name in ("ours_gumbel", "mctx_gumbel", "model_only"):
+        ms = [r["calls"][name]["ms"] for r in reports if name in r.get("calls", {})]
+        if ms:
+            summary[f"{name}_ms"] = {"median": statistics.median(ms), "min": min(ms),
+                                     "max": max(ms)}
+            print(f"{name:19s} {min(ms):.2f}-{max(ms):.2f} ms (median "
+                  f"{statistics.median(ms):.2f})")
+    report = {"machine": info, "argv": argv, "processes": args.processes,
+              "summary": summary, "runs": reports,
+              "load_average_after": list(os.getloadavg())}
+    _write(_out_path(args, info["backend"]), report)
+    return summary
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="Our MCTS against mctx, interleaved in one process; run it under "
@@ -167,10 +232,18 @@ def main(argv=None):
                     help="JSON report (default results/bench_mcts.json on CPU, "
                          "results/bench_mcts_<backend>.json on an accelerator; "
                          "bench_mcts_sweep*.json with --sweep)")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="run the whole benchmark in N fresh processes, one after another, "
+                         "and report the spread of the ratios across them (default 1; "
+                         "both searches' times move 10-20%% from one process to the next)")
     args = ap.parse_args(argv)
-    for name in ("batch", "sims", "repeats", "rounds"):
+    for name in ("batch", "sims", "repeats", "rounds", "processes"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.processes > 1:
+        if args.sweep:
+            ap.error("--processes does not combine with --sweep")
+        return _across_processes(args, sys.argv[1:] if argv is None else list(argv))
     info = _machine()
     report = {"machine": info, "argv": sys.argv[1:] if argv is None else list(argv),
               "batch": args.batch, "sims": args.sims, "repeats": args.repeats,

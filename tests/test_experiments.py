@@ -75,3 +75,34 @@ def test_figures_beside_a_target_read_the_right_way(monkeypatch):
                 shown = float(figure_beside(value, threshold, decimals))
                 assert (shown > threshold) - (shown < threshold) == \
                     (value > threshold) - (value < threshold), (value, decimals, shown)
+
+
+def test_processes_run_the_same_benchmark_apart_and_summarise_by_hand(tmp_path, monkeypatch,
+                                                                      capsys):
+    # Three fake child processes with Gumbel ratios 1.9, 2.1, 2.0 and PUCT 5, 6, 4: the
+    # summary's medians are 2.0 and 5, its extremes the smallest and largest, and two of
+    # three reach 2x.
+    import subprocess
+    bench_mcts = _bench_mcts(monkeypatch)
+    runs, argvs = iter([(1.9, 5.0), (2.1, 6.0), (2.0, 4.0)]), []
+
+    def child(cmd, check):
+        argvs.append(cmd[2:])
+        gumbel, puct = next(runs)
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.write_text(json.dumps({"ratio_gumbel": {"ratio": gumbel}, "ratio_puct": {"ratio": puct},
+                                   "calls": {"ours_gumbel": {"ms": 10 / gumbel},
+                                             "mctx_gumbel": {"ms": 10.0}}}))
+    monkeypatch.setattr(subprocess, "run", child)
+    out = tmp_path / "across.json"
+    summary = bench_mcts.main(["--rounds", "2", "--processes=3", "--out", str(out)])
+    # Each child runs the same benchmark, without --processes and with its own --out.
+    assert all(a[:2] == ["--rounds", "2"] and a.count("--out") == 1 and
+               not any(w.startswith("--processes") for w in a) for a in argvs)
+    assert summary["ratio_gumbel"] == {"median": 2.0, "min": 1.9, "max": 2.1,
+                                       "ratios": [1.9, 2.1, 2.0], "at_target": 2}
+    assert summary["ratio_puct"]["median"] == 5.0
+    assert summary["mctx_gumbel_ms"] == {"median": 10.0, "min": 10.0, "max": 10.0}
+    assert "at least 2x in 2 of 3" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["processes"] == 3 and len(report["runs"]) == 3
