@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPU measurements, one stage per call of the lent accelerator machine, each well
+# inside its 10-minute limit, every report and log written under $OUT.
+#
+#   bash experiments/gpu_session.sh cfr-small   # CFR+ on Leduc, liar's dice, Goofspiel 5, Battleship
+#   bash experiments/gpu_session.sh cfr-big     # CFR+ on Goofspiel 6 and 7 (10^6, 4.8 * 10^7 histories)
+#   bash experiments/gpu_session.sh mcts        # our MCTS against mctx, with waves; GPU tests
+#
+# That machine has JAX, flax, optax, chex, scipy and tqdm but no mctx or OpenSpiel and
+# no network: their wheels travel in .whl (ignored by git; carry it), fetched here with
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+#     --platform manylinux_2_17_x86_64 -d .whl mctx==0.0.71 open_spiel==2.0.2 ml-collections
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stage="${1:?usage: gpu_session.sh cfr-small|cfr-big|mcts}"
+out="${OUT:-/tmp/gpu_out}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl
+  export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+fi
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
+  python3 -c "import jax; print('jax', jax.__version__, jax.devices())"
+} 2>&1 | tee "$out/machine.txt"
+
+# Leaves room for the report to be written and the files to come back.
+limit=540
+case "$stage" in
+  cfr-small)
+    timeout "$limit" python3 experiments/bench_cfr.py \
+      --games leduc,liars_builder,goofspiel5,battleship --out "$out/bench_cfr_gpu_small.json" \
+      2>&1 | tee "$out/cfr_small.log" ;;
+  cfr-big)
+    timeout "$limit" python3 experiments/bench_cfr.py --jaxsolve-only \
+      --games goofspiel6,goofspiel7 --out "$out/bench_cfr_gpu_big.json" \
+      2>&1 | tee "$out/cfr_big.log" ;;
+  mcts)
+    timeout 300 python3 experiments/bench_mcts.py --waves --out "$out/bench_mcts_gpu.json" \
+      2>&1 | tee "$out/mcts.log"
+    timeout 220 python3 -m pytest -q -x -p no:cacheprovider tests/test_alphazero_search.py \
+      tests/test_contract.py 2>&1 | tail -30 | tee "$out/gpu_tests.log" ;;
+  *)
+    echo "unknown stage $stage: cfr-small, cfr-big or mcts" >&2
+    exit 2 ;;
+esac
