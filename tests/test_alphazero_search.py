@@ -1,4 +1,4 @@
-"""Our MCTS against mctx (same game, same network, fixed keys, noise off), plus the
+"""Our MCTS against mctx (same game, same network, fixed keys, root noise off and on), plus the
 behaviour mctx does not have: masking at every node and terminal handling."""
 
 import dataclasses
@@ -44,24 +44,29 @@ def _mctx_recurrent(graphdef):
     return rec
 
 
-def _ours_and_mctx(graphdef, params, states, kind, sims, key):
-    """Our search and mctx's on the same roots, network and key, noise off."""
+def _ours_and_mctx(graphdef, params, states, kind, sims, key, noise=False):
+    """Our search and mctx's on the same roots, network and key; root noise off, or
+    with `noise` both policies' defaults (Dirichlet 0.25 / 0.3 and temperature 1 for
+    PUCT, Gumbel scale 1), drawn from the key as mctx draws them."""
     root = selfplay.root_fn(graphdef, ENV, params, states)
     ours_rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
     mroot = mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value, embedding=states)
     invalid = ~root.legal_action_mask
     if kind == "puct":
+        off = {} if noise else {"dirichlet_fraction": 0.0}
         ours = jax.jit(lambda p, k: policies.alphazero_policy(
-            p, k, root, ours_rec, sims, dirichlet_fraction=0.0, temperature=0.0))(params, key)
+            p, k, root, ours_rec, sims, **off, **({} if noise else {"temperature": 0.0})))(
+            params, key)
         theirs = jax.jit(lambda p, k: mctx.muzero_policy(
             p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
-            dirichlet_fraction=0.0))(params, key)
+            **off))(params, key)
     else:
+        off = {} if noise else {"gumbel_scale": 0.0}
         ours = jax.jit(lambda p, k: policies.gumbel_policy(
-            p, k, root, ours_rec, sims, gumbel_scale=0.0))(params, key)
+            p, k, root, ours_rec, sims, **off))(params, key)
         theirs = jax.jit(lambda p, k: mctx.gumbel_muzero_policy(
             p, k, mroot, _mctx_recurrent(graphdef), sims, invalid_actions=invalid,
-            gumbel_scale=0.0))(params, key)
+            **off))(params, key)
     return ours, theirs
 
 
@@ -77,6 +82,20 @@ def test_visit_counts_equal_mctx(net, roots, kind):
     np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
     np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
     assert np.all(np.asarray(ours.visit_counts)[:, 8] == 0)
+
+
+@pytest.mark.parametrize("kind", ["puct", "gumbel"])
+def test_visit_counts_equal_mctx_with_root_noise(net, roots, kind):
+    # The same key gives both searches the same Dirichlet or Gumbel noise (and PUCT the
+    # same sampled action at temperature 1): the keys are split in mctx's order. Before,
+    # our Gumbel came from the other half of the split, and the visits differed.
+    graphdef, params = net
+    for seed in (42, 7):
+        ours, theirs = _ours_and_mctx(graphdef, params, roots, kind, SIMS,
+                                      jax.random.key(seed), noise=True)
+        summary = theirs.search_tree.summary()
+        np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
+        np.testing.assert_array_equal(ours.action, theirs.action)
 
 
 def _uniform_recurrent(env):

@@ -87,7 +87,9 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
         "alphazero_policy", dirichlet_fraction=dirichlet_fraction,
         dirichlet_alpha=dirichlet_alpha, pb_c_init=pb_c_init, pb_c_base=pb_c_base,
         temperature=temperature, max_depth=max_depth)
-    noise_key, search_key, act_key = noise.split(key, 3)
+    # mctx's order (muzero_policy: sample, Dirichlet, search), so that one key gives
+    # both searches the same root noise and the same sampled action.
+    act_key, noise_key, search_key = noise.split(key, 3)
     probs = jax.nn.softmax(root.prior_logits)
     if not (isinstance(dirichlet_fraction, (int, float)) and dirichlet_fraction == 0):
         # (Skipped when statically off: the gamma sampler is slow to compile.)
@@ -137,7 +139,9 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     sizes = _wave_sizes(wave_sizes, min(max_num_considered_actions, a))
     legal = root.legal_action_mask
     root = root._replace(prior_logits=masked_logits(root.prior_logits, legal))
-    gumbel_key, search_key = noise.split(key)
+    # mctx's order (gumbel_muzero_policy draws its Gumbel from the second key), so
+    # that one key gives both searches the same root noise.
+    search_key, gumbel_key = noise.split(key)
     if isinstance(gumbel_scale, (int, float)) and gumbel_scale == 0:
         gumbel = jnp.zeros_like(root.prior_logits)  # statically off: nothing to draw
     else:

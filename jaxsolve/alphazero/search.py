@@ -18,8 +18,10 @@ sign with `discount = -1` (and `discount = 0` into a terminal state). Difference
 * ties are broken by the lowest action index instead of by 1e-7 random noise.
 
 With masking that mctx's root-only masking cannot notice (the callback masks its own
-logits) and no terminal state inside the tree, the visit counts equal mctx's
-`muzero_policy` / `gumbel_muzero_policy` (tests/test_alphazero_search.py).
+logits), no terminal state inside the tree and no exact tie between PUCT scores, the
+visit counts equal mctx's `muzero_policy` / `gumbel_muzero_policy` on the same key,
+with the root noise off or on: the policies split their key in mctx's order, so the
+Dirichlet and Gumbel noise are mctx's own (tests/test_alphazero_search.py).
 
 Performance notes (XLA:CPU, batch 256, tens of simulations). A simulation is a chain
 of small ops, each costing about 0.3-4 us whatever its size, and XLA:CPU splits a loop
