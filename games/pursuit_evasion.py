@@ -90,7 +90,13 @@ class Params:
     """Static game parameters (hashable: use as a static jit argument). Each field is
     checked for its type and range when built, and stored in canonical form (NumPy
     integers as ints, a list `evader_start` as a tuple), so that bad parameters fail
-    here, by name, rather than inside a jitted step or the exact solver."""
+    here, by name, rather than inside a jitted step or the exact solver.
+
+    `grid_size` is odd and at least 3 (the sensor sits on the centre cell); cells are
+    (x, y) with x the column and y the row, (0, 0) the top-left corner, so
+    `evader_start=(x, y)` and `goal_row` is a y. `max_turns` counts defender moves;
+    the defender wins if detections / max_turns exceed `threshold`. `goal_variant`
+    builds the documented "cross the grid" game."""
 
     grid_size: int = 5
     max_turns: int = 20  # number of defender moves; the game has 2*max_turns plies

@@ -470,9 +470,13 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
          "root.legal_action_mask must be boolean"),
         (root._replace(embedding=dataclasses.replace(roots, cell=roots.cell[:4])),
          r"root.embedding.cell has shape \(4,\)"),
-        (tuple(root), r"root must be a RootFnOutput \(prior_logits, value, embedding, "
-                      r"legal_action_mask\), got tuple"),
-        (root._asdict(), r"root must be a RootFnOutput .*, got dict"),
+        (tuple(root), r"root must be a jaxsolve.alphazero.search.RootFnOutput \(prior_logits, "
+                      r"value, embedding, legal_action_mask\), got builtins.tuple without "
+                      r"prior_logits, value, embedding, legal_action_mask"),
+        (root._asdict(), r"root must be a .*RootFnOutput .*, got builtins.dict without"),
+        (mctx.RootFnOutput(prior_logits=root.prior_logits, value=root.value,
+                           embedding=roots),
+         r"got mctx\..*RootFnOutput without legal_action_mask \(mctx's has no legal mask"),
         (jax.tree.map(lambda x: x[:0], root), r"root has no position to search \(B = 0\)"),
     ]
     for bad, message in bad_roots:
@@ -488,6 +492,8 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
          r"recurrent_fn's prior_logits must be \(8, 9\), got shape \(8, 5\)"),
         (_bad_model_output(rec, value=lambda x: x[:, None]),
          r"recurrent_fn's value must be \(8,\), got shape \(8, 1\)"),
+        (_bad_model_output(rec, legal_action_mask=lambda x: x.astype(jnp.int32)),
+         "recurrent_fn's legal_action_mask must be boolean, got int32"),
         (lambda p, k, a, s: rec(p, k, a, s)[0], "must return a pair"),
         (lambda p, k, a, s: (rec(p, k, a, s)[0], rec(p, k, a, s)[1].cell),
          "must return an embedding of the structure it was given"),

@@ -146,8 +146,12 @@ _ROOT_FIELDS = ("prior_logits", "value", "embedding", "legal_action_mask")
 def root(r, where: str) -> tuple:
     """Checks a `RootFnOutput`; returns (B, A)."""
     if not all(hasattr(r, field) for field in _ROOT_FIELDS):
-        _fail(where, f"root must be a RootFnOutput ({', '.join(_ROOT_FIELDS)}), "
-                     f"got {type(r).__name__}")
+        missing = [f for f in _ROOT_FIELDS if not hasattr(r, f)]
+        _fail(where, f"root must be a jaxsolve.alphazero.search.RootFnOutput "
+                     f"({', '.join(_ROOT_FIELDS)}), got {type(r).__module__}."
+                     f"{type(r).__name__} without {', '.join(missing)}"
+                     + (" (mctx's has no legal mask: give ours the same fields and "
+                        "legal_action_mask)" if "mctx" in type(r).__module__ else ""))
     logits = _shape(r.prior_logits)
     if len(logits) != 2:
         _fail(where, f"root.prior_logits must be [B, A], got shape {logits}")
@@ -195,6 +199,9 @@ def model(recurrent_fn: Callable, params, key, action, embedding, b: int, a: int
         got = _shape(getattr(out, field))
         if got != shape:
             _fail(where, f"recurrent_fn's {field} must be {shape}, got shape {got}")
+    mask_dtype = np.dtype(out.legal_action_mask.dtype)
+    if mask_dtype != np.bool_:  # as the root's: an int mask would be read as "nonzero"
+        _fail(where, f"recurrent_fn's legal_action_mask must be boolean, got {mask_dtype}")
     given = jax.tree.structure(embedding)
     if jax.tree.structure(new) != given:
         _fail(where, f"recurrent_fn must return an embedding of the structure it was given "

@@ -115,6 +115,12 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
              batch: int = 256, opponents=("random",), matches=None) -> dict:
     """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
     and the mistake rate over all games played, graded by `solution` (`exact.solve(env)`).
+
+    Returns {"win_vs_<opponent>_as_evader", "win_vs_<opponent>_as_defender" (for each
+    opponent), "mistake_rate"}: the agent's win rate over `batch` games from the
+    initial position as each side, and the share of its moves in won positions (by
+    the exact solver) that lose the win. `cfg` is the agent's `SearchConfig`
+    (`TrainConfig.search`), not the TrainConfig.
     `matches` (a dict, by opponent name) caches compiled `make_match`es across calls;
     a cached match made for another env, search config, network or batch is refused
     by name rather than silently reused."""

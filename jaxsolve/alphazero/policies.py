@@ -22,6 +22,12 @@ from jaxsolve.alphazero.selection import (
 
 
 class PolicyOutput(NamedTuple):
+    """What a policy returns, as mctx's does: `action` [B] int32 (the move to play),
+    `action_weights` [B, A] (the policy target: visit frequencies for PUCT,
+    softmax(logits + completed Q) for Gumbel), `visit_counts` [B, A] int32 at the root,
+    `qvalues` [B, A] (the root's q-values, from the root player's side; 0 where
+    unvisited) and `value` [B] (the root's value after the search)."""
+
     action: jax.Array  # [B] int32
     action_weights: jax.Array  # [B, A] policy target
     visit_counts: jax.Array  # [B, A] int32 at the root

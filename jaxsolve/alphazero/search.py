@@ -281,6 +281,11 @@ _NODE_FIELDS = 8
 
 
 class RootFnOutput(NamedTuple):
+    """The root of a search, as mctx's `RootFnOutput` plus the legal mask:
+    `prior_logits` [B, A], `value` [B] (for the player to move at the root),
+    `embedding` (any pytree of [B, ...], what `recurrent_fn` reads) and
+    `legal_action_mask` [B, A] bool."""
+
     prior_logits: jax.Array  # [B, A]
     value: jax.Array  # [B], for the player to move at the root
     embedding: Any  # pytree of [B, ...]
@@ -288,6 +293,14 @@ class RootFnOutput(NamedTuple):
 
 
 class RecurrentFnOutput(NamedTuple):
+    """What `recurrent_fn(params, key, action [B], embedding) -> (RecurrentFnOutput,
+    new embedding)` returns for the new states: `reward` [B] for the player who acted;
+    `discount` [B], -1 when the other player moves next (two-player zero-sum), +1 when
+    the same player does, 0 into a terminal state; `prior_logits` [B, A]; `value` [B]
+    for the player to move at the new state; `legal_action_mask` [B, A] bool, all
+    False at a terminal state (whose value and prior are then ignored: its worth is
+    the reward on the edge into it)."""
+
     reward: jax.Array  # [B], for the player who acted
     discount: jax.Array  # [B], -1 between alternating players, 0 into a terminal state
     prior_logits: jax.Array  # [B, A]

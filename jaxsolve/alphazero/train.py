@@ -319,7 +319,18 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     call, compilation included, `eval_fn` excluded - reaches it; `stop_fn(metrics) ->
     bool` stops after an evaluation it accepts, so it needs `eval_fn` and `eval_every`
     > 0 (refused otherwise: it would never be asked).
-    Every metric dict carries `train_seconds`. Returns (graphdef, state, history).
+    Returns (graphdef, state, history): one metric dict per iteration, with
+    `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
+    (cross-entropy to the search's policy) and `value_loss` (squared error to the
+    outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win rate
+    in the self-play games from the initial position), `explore_evader_wins` (in those
+    from exploring starts, when `explore_fraction` > 0) and, after an evaluation,
+    whatever `eval_fn` returned.
+
+    The config's defaults are the seed's game (`pe.Params()`, a forced evader win) and
+    no exploring starts; the recipe the README measures (and the CLI's defaults) is
+    `TrainConfig(env=pe.goal_variant(5), explore_fraction=0.5,
+    search=SearchConfig(num_simulations=16))`.
     """
     import itertools
     import time
