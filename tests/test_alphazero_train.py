@@ -356,6 +356,11 @@ def test_evaluation_arguments_are_checked_before_compiling():
                                          jax.random.PRNGKey(0), **kw)
     with pytest.raises(ValueError, match="evaluate: batch must be an integer >= 1, got 0"):
         run(batch=0)
+    # The TrainConfig for its SearchConfig used to end in an AttributeError ('kind').
+    with pytest.raises(ValueError, match=re.escape(
+            "evaluate: cfg must be the agent's selfplay.SearchConfig (TrainConfig.search), "
+            "got TrainConfig(")):
+        evaluate.evaluate(ENV, CFG, graphdef, s.params, sol, jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=re.escape(
             "evaluate: unknown opponent 'randm'; expected 'random' or 'mcts'")):
         run(opponents=("randm",))

@@ -127,6 +127,8 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     # Checked before anything compiles: the batch, the names, and that the solution is
     # of this game (another one's would be graded by clamped, meaningless gathers).
     checks.static("evaluate", "batch", batch, checks.integer(1))
+    checks.static("evaluate", "cfg", cfg, checks.instance(
+        selfplay.SearchConfig, "the agent's selfplay.SearchConfig (TrainConfig.search)"))
     opponents = _opponents(opponents, "evaluate")
     exact.check_solution(solution, env, "evaluate")
     matches = {} if matches is None else matches
