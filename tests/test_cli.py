@@ -509,10 +509,12 @@ def test_pursuit_resume_config_is_the_checkpoints_but_for_options_given():
                                        recorded)
     assert cfg == dataclasses.replace(recorded, games_per_iter=5, search=dataclasses.replace(
         recorded.search, num_simulations=9))
-    # Without a checkpoint: the CLI's own defaults.
+    # Without a checkpoint: the CLI's own defaults, which are the README's recipe.
     fresh = pursuit_cli.config_from_args(parse())
     assert (fresh.env, fresh.hidden, fresh.search.num_simulations, fresh.explore_fraction) == (
         pe.goal_variant(5), (128, 128, 128), 16, 0.5)
+    assert fresh == train.TrainConfig.recipe(5)
+    assert pursuit_cli.config_from_args(parse("--grid", "7")) == train.TrainConfig.recipe(7)
 
 
 def test_pursuit_commands_have_their_own_help(capsys):

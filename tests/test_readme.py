@@ -1,5 +1,6 @@
 """The README's API example runs as printed (on Kuhn instead of Leduc, for time)."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -88,3 +89,19 @@ def test_readme_sampling_and_abstraction_example_runs(capsys):
         tabular.action_probability_array[row] = lifted[names.index(key)]
     printed = float(capsys.readouterr().out)
     assert printed == pytest.approx(exploitability.nash_conv(view, tabular) / 2, rel=1e-5)
+
+
+def test_readme_alphazero_example_runs(tmp_path, monkeypatch, capsys):
+    """The AlphaZero block runs as printed, on a 3x3 board for 2 iterations (for time),
+    and prints the evaluation's keys with rates in [0, 1]."""
+    monkeypatch.chdir(tmp_path)  # it saves az.npz in the working folder
+    block = _block("TrainConfig.recipe")
+    small = block.replace("grid_size=5", "grid_size=3").replace("(cfg, 60)", "(cfg, 2)")
+    assert small != block
+    scope = {}
+    exec(compile(small, "README.md", "exec"), scope)
+    assert (tmp_path / "az.npz").exists() and int(scope["state"].step) == 2
+    printed = capsys.readouterr().out.strip().splitlines()[-1]
+    result = ast.literal_eval(printed)  # the dict evaluate returned, as printed
+    assert set(result) == {"win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"}
+    assert all(0 <= v <= 1 for v in result.values())
