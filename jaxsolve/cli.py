@@ -48,6 +48,7 @@ from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
+from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
@@ -168,7 +169,7 @@ def load_python_game(spec: str, params: dict[str, Any]):
         raise CLIError(f"{spec}: {source} has no {name!r}"
                        + (f" (it defines {', '.join(found)})" if found else ""))
     target = getattr(module, name)
-    if _is_game(target):  # a game object (a class has the methods too, unbound)
+    if is_game(target):  # a game object (a class has the methods too, unbound)
         if params:
             raise CLIError(f"{spec}: {name} is a game object; --param needs a class or "
                            f"function to call")
@@ -181,15 +182,10 @@ def load_python_game(spec: str, params: dict[str, Any]):
     except Exception as e:  # a bad --param, or the user's constructor failing
         raise CLIError(f"{spec}: {name}({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
                        f"failed: {type(e).__name__}: {_one_line(e)}") from None
-    if not _is_game(game):
+    if not is_game(game):
         raise CLIError(f"{spec}: {name}() returned a {type(game).__name__}, not a game (one "
                        "with num_players() and new_initial_state(); see jaxsolve.protocol)")
     return game
-
-
-def _is_game(obj) -> bool:
-    return (not isinstance(obj, type) and hasattr(obj, "num_players")
-            and hasattr(obj, "new_initial_state"))
 
 
 def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
@@ -474,16 +470,26 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
           "would continue it instead", file=sys.stderr)
 
 
+def check_writable(folder, what: str) -> None:
+    """CLIError "cannot write to {what} {folder}: ..." unless a file can be created in
+    `folder` (an existing one): proved by writing one, which also catches read-only
+    mounts that permission bits do not show. Shared by the `pursuit` commands."""
+    import tempfile  # noqa: PLC0415
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise CLIError(f"cannot write to {what} {folder}: {_one_line(e)}") from None
+
+
 def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
     """Creates `out` and proves that files can be written there, before any work (a
     run that cannot save would otherwise fail after its first chunk)."""
-    import tempfile  # noqa: PLC0415
     try:
         out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
-            pass
     except OSError as e:
         raise CLIError(f"cannot write to {option} {out}: {_one_line(e)}") from None
+    check_writable(out, option)
     if ckpt.is_dir():
         raise CLIError(f"{ckpt} is a folder; the checkpoint goes there (choose another {option})")
 

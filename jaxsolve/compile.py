@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 from jaxsolve.validate import fail, is_int, is_real
 
@@ -494,7 +494,7 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     if isinstance(game, type):
         raise GameError(f"got the class {game.__name__}; pass an instance: "
                         f"{game.__name__}()")
-    if not hasattr(game, "new_initial_state") or not hasattr(game, "num_players"):
+    if not is_game(game):
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
     _check_infoset_key(infoset_key)

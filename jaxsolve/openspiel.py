@@ -19,6 +19,7 @@ import numpy as np
 from jaxsolve import validate
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
+from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 
 
@@ -131,7 +132,7 @@ def as_openspiel_game(game):
     if isinstance(game, GameTree):
         validate.fail(where, "takes a protocol game (what compile_game was given, e.g. "
                              "games.load(name)), not a compiled GameTree", ArgumentTypeError)
-    if not (hasattr(game, "new_initial_state") and hasattr(game, "num_players")):
+    if not is_game(game):
         validate.fail(where, f"expected a protocol game with num_players() and "
                              f"new_initial_state() (see jaxsolve.protocol), got "
                              f"{type(game).__name__}", ArgumentTypeError)

@@ -57,6 +57,12 @@ def _missing(obj, method: str) -> NotImplementedError:
                                "jaxsolve.protocol)")
 
 
+def is_game(obj: Any) -> bool:
+    """A game object (not a class): it has num_players() and new_initial_state()."""
+    return (not isinstance(obj, type) and hasattr(obj, "num_players")
+            and hasattr(obj, "new_initial_state"))
+
+
 @runtime_checkable
 class GameState(Protocol):
     """Structural type of a state (see the module docstring for the contracts)."""

@@ -629,7 +629,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot write to --out {tmp_path / 'other'}" in err
     assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path / "az.npz")]) == cli.EXIT_USAGE
-    assert f"cannot write to {tmp_path}" in capsys.readouterr().err
+    assert f"cannot write to --checkpoint folder {tmp_path}: " in capsys.readouterr().err
 
 
 def test_pursuit_train_refuses_a_folder_for_its_checkpoint(tmp_path, capsys):

@@ -24,7 +24,7 @@ import os
 import sys
 
 from games import pursuit_evasion as pe
-from jaxsolve.cli import CLIError, number_arg
+from jaxsolve.cli import CLIError, check_writable, number_arg
 
 
 _at_least_one = number_arg(int, "must be at least 1", lambda v: v >= 1)
@@ -88,17 +88,12 @@ def _load_checkpoint(path, fresh, cfg):
 def _can_save(path, folder):
     """Refuses a --checkpoint that `train` could not write: a folder, or a file in a
     folder that is missing or not writable."""
-    import tempfile  # noqa: PLC0415
     if os.path.isdir(path):
         raise CLIError(f"--checkpoint {path} is a folder; give a file name, e.g. "
                        f"{os.path.join(path, 'pursuit_az.npz')}")
     if not os.path.isdir(folder):
         raise CLIError(f"--checkpoint {path}: the folder {folder} does not exist")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise CLIError(f"--checkpoint {path}: cannot write to {folder} ({e.strerror or e})") from None
+    check_writable(folder, "--checkpoint folder")
 
 
 def _solve_exactly(env):
