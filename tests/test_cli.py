@@ -651,6 +651,9 @@ def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsy
                       "argparse.ArgumentParser().parse_args()\n")
     assert cli.main(["solve", f"{parses}:matching_pennies", "--iters", "10", "--quiet",
                      "--out", str(tmp_path / "b")]) == 0
+    # and is solved: matching pennies is worth 0, both playing 1/2-1/2 (by symmetry).
+    result = json.loads((tmp_path / "b" / cli.STRATEGY).read_text())
+    assert result["value"][0] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):
