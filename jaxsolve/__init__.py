@@ -10,15 +10,16 @@
 
 from jaxsolve.batch import stack, sweep
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
-                          current_policy, dcfr, lcfr, pcfr_plus, regret_matching, run)
-from jaxsolve import abstraction, builders, distributed, env, sampling
+                              cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,
+                              regret_matching, run)
+from jaxsolve import abstraction, builders, distributed, env, sampling, sequences
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, ImperfectRecallWarning
-from jaxsolve.evaluate import (best_response, best_response_values, exploitability,
-                               nash_conv, policy_value, uniform_policy)
+from jaxsolve.evaluate import (best_response, best_response_values, counterfactual_values,
+                               exploitability, nash_conv, policy_value, uniform_policy)
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
@@ -29,9 +30,10 @@ __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
-    "abstraction", "builders", "distributed", "sampling",
+    "abstraction", "builders", "distributed", "sampling", "sequences",
     "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
-    "best_response", "best_response_values", "cfr", "cfr_plus", "check_game", "compile_game",
+    "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
+    "counterfactual_values",
     "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "lcfr", "nash_conv",
     "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
     "threshold",

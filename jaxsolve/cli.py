@@ -26,15 +26,13 @@ import argparse
 import contextlib
 import json
 import math
-import os
-import re
 import shlex
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import jax
 import numpy as np
@@ -45,17 +43,18 @@ from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS  # also registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import GameError
+from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.game_spec import (
+    OPENSPIEL_PREFIX, default_out, is_file_game, is_tree_file, load_game, load_tree,
+    parse_params)
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
-from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
     "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
-OPENSPIEL_PREFIX = "openspiel:"
 EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
 DEFAULT_BATCH = 256  # --batch of the sampling solvers
 DEFAULT_TAU = 0.05  # --tau of --final threshold
@@ -72,172 +71,11 @@ _policy_value = jax.jit(policy_value)
 _best_response_values = jax.jit(best_response_values)
 
 
-class CLIError(Exception):
-    """Bad input: reported as one line `jaxsolve: error: ...` with exit code 2."""
-
-
-def _one_line(e: BaseException) -> str:
-    text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-    return " ".join(str(text).split()) or type(e).__name__
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors become CLIError (one line, exit 2) instead of usage + exit."""
 
     def error(self, message: str):
         raise CLIError(message)
-
-
-# ---------------------------------------------------------------------- game input
-def parse_value(text: str) -> Any:
-    """A --param value: bool, int, float or JSON list when it looks like one, else str."""
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    if text.strip().startswith("["):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise CLIError(f"--param value {text!r} is not a valid JSON list ({e})") from None
-    return text
-
-
-def parse_params(items: Sequence[str]) -> dict[str, Any]:
-    """{key: value} from ["key=value", ...]; a later key overrides an earlier one."""
-    params = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CLIError(f"--param {item!r}: expected key=value")
-        params[key.strip()] = parse_value(value)
-    return params
-
-
-_PYTHON_SPEC = re.compile(r"^(?P<source>[^:]+\.py|[A-Za-z_][\w.]*):(?P<name>[A-Za-z_]\w*)$")
-
-
-def is_python_spec(spec: str) -> bool:
-    """GAME given as `FILE.py:NAME` or `module:NAME` (a game in the user's own code)."""
-    return not spec.startswith(OPENSPIEL_PREFIX) and bool(_PYTHON_SPEC.match(spec))
-
-
-def load_python_game(spec: str, params: dict[str, Any]):
-    """The game `FILE.py:NAME` or `module:NAME` names: NAME is a game class or a function
-    returning a game, called with the --param values as keyword arguments, or a game
-    object itself (then without --param). Every failure is one CLIError naming `spec`."""
-    import importlib  # noqa: PLC0415
-    import importlib.util  # noqa: PLC0415
-
-    match = _PYTHON_SPEC.match(spec)
-    source, name = match["source"], match["name"]
-    try:
-        if source.endswith(".py"):
-            path = Path(source)
-            if not path.is_file():
-                raise CLIError(f"{spec}: no file {source}")
-            module_spec = importlib.util.spec_from_file_location(f"_jaxsolve_game_{path.stem}", path)
-            module = importlib.util.module_from_spec(module_spec)
-            # As `python FILE` would: its own folder importable, and an argv of its own
-            # (a script that parses arguments at import must not see jaxsolve's).
-            folder, argv = str(path.resolve().parent), sys.argv
-            sys.path.insert(0, folder)
-            sys.argv = [str(path)]
-            try:
-                module_spec.loader.exec_module(module)
-            finally:
-                sys.path.remove(folder)
-                sys.argv = argv
-        else:
-            module = importlib.import_module(source)
-    except CLIError:
-        raise
-    except SystemExit as e:  # a script that exits at import (no __main__ guard)
-        raise CLIError(f"{spec}: importing {source} exited (SystemExit: {e.code}); guard its "
-                       "script part with `if __name__ == \"__main__\":`") from None
-    except Exception as e:  # the user's code may raise anything while importing
-        raise CLIError(f"{spec}: importing {source} failed: {type(e).__name__}: "
-                       f"{_one_line(e)}") from None
-    if not hasattr(module, name):
-        found = sorted(k for k, v in vars(module).items()
-                       if not k.startswith("_") and (isinstance(v, type) or callable(v))
-                       and getattr(v, "__module__", None) == module.__name__)
-        raise CLIError(f"{spec}: {source} has no {name!r}"
-                       + (f" (it defines {', '.join(found)})" if found else ""))
-    target = getattr(module, name)
-    if is_game(target):  # a game object (a class has the methods too, unbound)
-        if params:
-            raise CLIError(f"{spec}: {name} is a game object; --param needs a class or "
-                           f"function to call")
-        return target
-    if not callable(target):
-        raise CLIError(f"{spec}: {name} is a {type(target).__name__}, not a game, a game "
-                       "class or a function returning a game")
-    try:
-        game = target(**params)
-    except Exception as e:  # a bad --param, or the user's constructor failing
-        raise CLIError(f"{spec}: {name}({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
-                       f"failed: {type(e).__name__}: {_one_line(e)}") from None
-    if not is_game(game):
-        raise CLIError(f"{spec}: {name}() returned a {type(game).__name__}, not a game (one "
-                       "with num_players() and new_initial_state(); see jaxsolve.protocol)")
-    return game
-
-
-def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
-    """The protocol game GAME names: a built-in name, `openspiel:NAME`, or `FILE.py:NAME`
-    / `module:NAME` (`load_python_game`). `trees_too`: the command also takes a saved
-    tree, so an unknown name mentions FILE.npz."""
-    if is_python_spec(spec):
-        return load_python_game(spec, params)
-    if spec.startswith(OPENSPIEL_PREFIX):
-        name = spec[len(OPENSPIEL_PREFIX):]
-        if not name:
-            raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
-        try:
-            from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
-            with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
-                return load_pyspiel(name, **params)
-        except ImportError as e:
-            raise CLIError(_one_line(e)) from None
-        except (GameError, ValueError, KeyError, TypeError) as e:
-            message = _one_line(e).split(" Available games are:")[0]
-            raise CLIError(f"{spec}: {message}") from None
-    if spec in games.names():
-        try:
-            return games.load(spec, **params)
-        except (ValueError, KeyError, TypeError) as e:
-            message = _one_line(e)
-            raise CLIError(message if spec in message else f"{spec}: {message}") from None
-    also = ", a saved tree FILE.npz" if trees_too else ""
-    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
-                   f"(or {OPENSPIEL_PREFIX}NAME{also}, or FILE.py:NAME / module:NAME for a "
-                   f"game in your own code)")
-
-
-def _is_tree_file(spec: str) -> bool:
-    return _is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
-
-
-def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> GameTree:
-    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree
-    (`progress`: a bar while a long walk runs)."""
-    if _is_tree_file(spec):
-        if params:
-            raise CLIError(f"{spec}: --param does not apply to a saved tree")
-        try:
-            return GameTree.load(spec)
-        except GameError as e:
-            raise CLIError(_one_line(e)) from None
-    game = load_game(spec, params, trees_too=True)
-    try:
-        return compile_game(game, progress=progress)
-    except GameError as e:
-        raise CLIError(f"{spec}: {_one_line(e)}") from None
 
 
 def cmd_check(args) -> int:
@@ -247,7 +85,7 @@ def cmd_check(args) -> int:
 
     if args.playouts < 0:
         raise CLIError("--playouts must be >= 0")
-    if _is_tree_file(args.game):  # the checks call a game's code; a tree file has none
+    if is_tree_file(args.game):  # the checks call a game's code; a tree file has none
         raise CLIError(f"{args.game}: check takes a game (a built-in name, "
                        f"{OPENSPIEL_PREFIX}NAME or FILE.py:NAME), not a saved tree; a saved "
                        f"tree's arrays "
@@ -256,45 +94,6 @@ def cmd_check(args) -> int:
     report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
     print(report)
     return EXIT_OK if report.ok else 1
-
-
-@contextlib.contextmanager
-def _silence_native_stderr():
-    """Points file descriptor 2 at /dev/null for a moment, to keep native libraries'
-    own error printing out of the one-line report (Python's sys.stderr is untouched)."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def _is_file_game(spec: str) -> bool:
-    return (not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names()
-            and not is_python_spec(spec))
-
-
-def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
-    """runs/<game>-<algo>, with any parameters in the game part."""
-    if spec.startswith(OPENSPIEL_PREFIX):
-        game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):]
-    elif is_python_spec(spec):
-        source, name = spec.rsplit(":", 1)
-        game = f"{Path(source).stem if source.endswith('.py') else source}_{name}"
-    elif _is_file_game(spec):
-        game = Path(spec).stem
-    else:
-        game = spec
-    game += "".join(f"_{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params.items())
-    return Path("runs") / re.sub(r"[^A-Za-z0-9_.+=,-]+", "_", f"{game}-{algo}")
 
 
 # ---------------------------------------------------------------------- solve
@@ -317,7 +116,7 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
     for key in ("game", "params", "algo", "batch", "seed"):
         if key not in expect:  # batch and seed: sampling solvers only
             continue
-        if key == "game" and _is_file_game(expect["game"]):
+        if key == "game" and is_file_game(expect["game"]):
             continue  # a saved tree may have moved; its content digest is checked below
         if json.dumps(meta.get(key), sort_keys=True) != json.dumps(expect[key], sort_keys=True):
             problems.append(f"{key} {meta.get(key)!r}, not {expect[key]!r}")
@@ -462,7 +261,7 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
     try:
         done = int(load_checkpoint(ckpt)[1]["iteration"])
     except (CheckpointError, KeyError, TypeError, ValueError) as e:
-        print(f"jaxsolve: note: replacing the unreadable checkpoint in {out} ({_one_line(e)})",
+        print(f"jaxsolve: note: replacing the unreadable checkpoint in {out} ({one_line(e)})",
               file=sys.stderr)
         return
     more = f" with --iters above {done}" if done >= args.iters else ""
@@ -479,7 +278,7 @@ def check_writable(folder, what: str) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise CLIError(f"cannot write to {what} {folder}: {_one_line(e)}") from None
+        raise CLIError(f"cannot write to {what} {folder}: {one_line(e)}") from None
 
 
 def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
@@ -488,7 +287,7 @@ def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise CLIError(f"cannot write to {option} {out}: {_one_line(e)}") from None
+        raise CLIError(f"cannot write to {option} {out}: {one_line(e)}") from None
     check_writable(out, option)
     if ckpt.is_dir():
         raise CLIError(f"{ckpt} is a folder; the checkpoint goes there (choose another {option})")
@@ -518,12 +317,12 @@ def cmd_solve(args) -> int:
     try:
         fresh = solver.init(tree, jax.random.PRNGKey(seed)) if sampling else solver.init(tree)
     except GameError as e:
-        raise CLIError(f"{args.game}: {_one_line(e)}") from None
+        raise CLIError(f"{args.game}: {one_line(e)}") from None
     if args.resume:
         try:
             saved, meta = load_checkpoint(ckpt)
         except CheckpointError as e:
-            raise CLIError(f"cannot --resume: {_one_line(e)}") from None
+            raise CLIError(f"cannot --resume: {one_line(e)}") from None
         _check_resume(meta, identity, ckpt, args.iters)
         _check_state(saved, fresh, ckpt)
         state = jax.device_put(saved)
@@ -557,7 +356,7 @@ def cmd_solve(args) -> int:
             bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
             bar.update(n)
     except OSError as e:  # the disk filled up, the folder went away, ...
-        raise CLIError(f"cannot write the checkpoint {ckpt}: {_one_line(e)}") from None
+        raise CLIError(f"cannot write the checkpoint {ckpt}: {one_line(e)}") from None
     except KeyboardInterrupt:
         bar.close()
         if it > start or args.resume:
@@ -573,7 +372,7 @@ def cmd_solve(args) -> int:
     try:
         _write_results(out, tree, state, history, args, params, run_info)
     except OSError as e:
-        raise CLIError(f"cannot write the results to {out}: {_one_line(e)}") from None
+        raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     return EXIT_OK
 
 
@@ -626,7 +425,7 @@ def cmd_games(args) -> int:
             params = games.parameters(name)
             described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
         except Exception as e:  # a listing reports a broken game rather than stopping
-            described = f"(cannot read parameters: {_one_line(e)})"
+            described = f"(cannot read parameters: {one_line(e)})"
         if args.no_count:
             rows.append([name, described])
             continue
@@ -639,7 +438,7 @@ def cmd_games(args) -> int:
             rows.append([name, "?", "?", "?", "?", described])
             continue
         except Exception as e:  # noqa: BLE001 - listed with the reason instead
-            notes.append(f"{name}: not counted ({_one_line(e)})")
+            notes.append(f"{name}: not counted ({one_line(e)})")
             rows.append([name, "?", "?", "?", "?", described])
             continue
         s = tree.summary()
@@ -779,7 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except CLIError as e:
-        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else EXIT_OK
@@ -789,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _game_given_after_param(args)
     except CLIError as e:
-        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
 
     x64_before = bool(jax.config.read("jax_enable_x64"))
@@ -799,7 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         return EXIT_OK if code is None else int(code)
     except CLIError as e:
-        print(f"jaxsolve: error: {_one_line(e)}", file=sys.stderr)
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("\njaxsolve: interrupted", file=sys.stderr)

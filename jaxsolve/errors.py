@@ -19,3 +19,15 @@ class ArgumentTypeError(ArgumentError, TypeError):
 
 class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
+
+
+class CLIError(Exception):
+    """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
+    exit code 2."""
+
+
+def one_line(e: BaseException) -> str:
+    """An exception's message as one line (a KeyError's without its quotes), for the
+    command line's one-line reports."""
+    text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    return " ".join(str(text).split()) or type(e).__name__

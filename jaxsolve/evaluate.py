@@ -64,6 +64,30 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
     return value, jnp.where(mine, br, policy)
 
 
+def counterfactual_values(tree: GameTree, policy: jax.Array,
+                          player: int) -> tuple[jax.Array, jax.Array]:
+    """`player`'s counterfactual values under `policy` ([I, A]), what CFR's regrets
+    are made of (Zinkevich et al. 2007):
+
+        q[I, a] = sum over histories h in I and leaves z below (h, a) of
+                  chance(z) * reach_others(z) * reach_player(z | h, a) * u_player(z)
+        v[I]    = sum_a policy[I, a] * q[I, a]
+
+    where reach_player(z | h, a) is `player`'s own probability of playing from (h, a)
+    to z. The instantaneous regret of (I, a) is q - v[:, None] on `player`'s legal
+    actions. Returns q [I, A] (0 at illegal actions and at other players' infosets)
+    and v [I]. OpenSpiel's `action_value.TreeWalkCalculator` calls q
+    `sum_cfr_reach_by_action_value`.
+    """
+    policy = _checked(tree, policy, "counterfactual_values")
+    player = validate.player(tree, player, "counterfactual_values")
+    flat = seq.flatten(tree, policy)
+    reach, chance = _reach(tree, policy)
+    q = seq.counterfactual_values(tree, flat, seq.leaf_weights(tree, reach, chance, player),
+                                  player)
+    return q, jnp.sum(policy * q, axis=-1)
+
+
 def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[] sum over players of (best-response value - on-policy value)."""
     policy = _checked(tree, policy, "nash_conv")

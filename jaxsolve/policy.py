@@ -107,14 +107,15 @@ FINAL_KINDS = ("average", "current", "threshold", "purify")
 
 
 def final_policy(tree: GameTree, state, kind: str = "average",
-                 tau: float | None = None) -> jnp.ndarray:
+                 tau: float | None = None, solver=None) -> jnp.ndarray:
     """[I, A] the strategy to report from a solver state, derived from the training
     iterates in one of four ways (seed 004: the final strategy may differ from the
     one training plays):
 
       "average"    the average strategy (`average_policy`), what CFR's guarantee is for;
       "current"    the last iterate, regret matching of the regrets (`current_policy`,
-                   which for predictive CFR+ also counts the prediction);
+                   which for predictive CFR+ also counts the prediction; pass the
+                   `solver` of a `cfr_variant` with its own rule, to get that rule's);
       "threshold"  the average with probabilities below `tau` set to zero and rows
                    renormalised (`threshold`; needs tau in [0, 1));
       "purify"     the average's most likely action per infoset, ties to the lowest
@@ -137,7 +138,7 @@ def final_policy(tree: GameTree, state, kind: str = "average",
     from jaxsolve.solvers import average_policy, current_policy  # noqa: PLC0415
 
     if kind == "current":
-        return current_policy(tree, state)
+        return current_policy(tree, state, solver)
     average = average_policy(tree, state)
     if kind == "threshold":
         return threshold(tree, average, tau)

@@ -26,7 +26,27 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
+
+
+def _require(array: jax.Array, shape: tuple, what: str, where: str) -> None:
+    """Static shape check (free under jit): these functions index with the tree's
+    arrays, so a wrongly shaped input would otherwise give a wrong answer silently or
+    fail deep inside JAX."""
+    got = tuple(getattr(array, "shape", ()))
+    if got != shape:
+        raise ArgumentError(f"sequences.{where}: {what} must have shape {list(shape)}, got "
+                            f"{list(got)}")
+
+
+def _flat_size(tree: GameTree) -> tuple:
+    return (tree.sizes.num_infosets * tree.sizes.num_actions + 1,)
+
+
+def _leaves(tree: GameTree) -> int:
+    """Z: the leaves this tree holds (one device's share inside `distributed`)."""
+    return tree.terminal_sequences.shape[-2]
 
 
 def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
@@ -43,7 +63,9 @@ def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
 
 
 def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[I, A] policy -> [I*A + 1] with the empty sequence's probability 1 appended."""
+    """[I, A] policy -> [I*A + 1], the probability of each (infoset, action) sequence
+    with the empty sequence's probability 1 appended (the layout the others take)."""
+    _require(policy, (tree.sizes.num_infosets, tree.sizes.num_actions), "policy", "flatten")
     return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
@@ -55,7 +77,9 @@ def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
 
 
 def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
-    """[P, Z] each player's own contribution to the probability of each leaf."""
+    """[P, Z] each player's own contribution to the probability of each leaf, from the
+    [I*A + 1] `flatten`ed policy."""
+    _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "player_reach")
     return jnp.prod(flat_policy[tree.terminal_sequences], axis=-1)
 
 
@@ -69,7 +93,11 @@ def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
 
 
 def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
-    """[Z] chance * reach_{-p} * u_p: what each leaf contributes to p's values."""
+    """[Z] chance * reach_{-p} * u_p: what each leaf contributes to p's values, from
+    `reach` [P, Z] (`player_reach`) and `chance` [Z] (`chance_reach`)."""
+    _require(reach, (tree.sizes.num_players, _leaves(tree)), "reach (from player_reach)",
+             "leaf_weights")
+    _require(chance, (_leaves(tree),), "chance (from chance_reach)", "leaf_weights")
     u = jnp.asarray(tree.utilities, chance.dtype)
     return others_reach(reach, chance, player) * u[:, player]
 
@@ -81,8 +109,11 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
     Args:
       flat_policy: [I*A + 1] from `flatten`.
       weights: [Z] from `leaf_weights` for the same player.
-    Returns zeros at other players' infosets.
+    Returns zeros at other players' infosets and at illegal actions.
     """
+    _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)",
+             "counterfactual_values")
+    _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "counterfactual_values")
     seqs = tree.terminal_sequences[player]  # [Z, L]
     probs = flat_policy[seqs]  # [Z, L]
     # reach_p(z | Ia) for the entry at position k: product of entries k+1..L-1.
@@ -96,18 +127,22 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
 
 
 def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
-    """[I] the acting player's own probability of playing to each infoset."""
+    """[I] the acting player's own probability of playing to each infoset, from the
+    [I*A + 1] `flatten`ed policy."""
+    _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "own_reach")
     return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
 
 
 def best_response(tree: GameTree, weights: jax.Array, player: int):
-    """Best response of `player` given leaf weights chance * reach_{-p} * u_p.
+    """Best response of `player` given leaf weights [Z] chance * reach_{-p} * u_p
+    (`leaf_weights`).
 
     Returns:
       value: scalar, the best-response value (expected utility of `player`).
       q: [I, A] value of each (infoset, action) when playing best below it,
         -inf where illegal; rows of other players are meaningless.
     """
+    _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "best_response")
     sz = tree.sizes
     size = sz.empty_sequence + 1
     g = terminal_sum(tree, jax.ops.segment_sum(weights, tree.terminal_last[player],

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,7 @@ import numpy as np
 
 from jaxsolve import sequences as seq
 from jaxsolve import validate
+from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 
 
@@ -69,16 +70,28 @@ class CFRState(NamedTuple):
 class Solver(NamedTuple):
     """A solver: a pair of pure functions, like optax's GradientTransformation.
 
-    init(tree) -> state and step(tree, state) -> state. Factories are cached, so
-    `cfr_plus() is cfr_plus()` and a solver can be a static jit argument.
+    init(tree) -> state and step(tree, state) -> state. The built-in factories are
+    cached, so `cfr_plus() is cfr_plus()` and a solver can be a static jit argument
+    (`jax.jit(run, static_argnums=0)`): jit compares solvers by their functions, so
+    build your own solver once and reuse it, or each new one compiles anew.
     `state_type` is the class of the states init returns; `run` refuses any other
-    (None: not checked).
+    (None: not checked). `current(tree, state) -> [I, A]` is the policy the next
+    step plays, for `current_policy(tree, state, solver)` and
+    `final_policy(..., kind="current", solver=...)`; None means regret matching on
+    `state.regrets + state.prediction`, as every built-in solver plays.
+
+    Any state works with `run`; `average_policy` needs only an [I, A] field
+    `average` (a weighted sum of own-reach-weighted strategies, normalised per row).
+    `cfr_variant` builds a solver from the CFR family's update with your own
+    regret-to-policy rule; for an update outside the family, write init and step
+    over a state of your own (`jaxsolve.sequences` has the building blocks).
     """
 
-    init: Callable[[GameTree], CFRState]
-    step: Callable[[GameTree, CFRState], CFRState]
+    init: Callable[[GameTree], Any]
+    step: Callable[[GameTree, Any], Any]
     name: str
     state_type: type | None = None
+    current: Callable[[GameTree, Any], jax.Array] | None = None
 
 
 def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
@@ -107,9 +120,14 @@ def init(tree: GameTree, *, solver_name: str = "solver") -> CFRState:
                     jnp.zeros((), dtype), jnp.ones((), dtype))
 
 
-def current_policy(tree: GameTree, state: CFRState) -> jax.Array:
-    """[I, A] the policy the next iteration plays (with the prediction for PCFR+)."""
+def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None) -> jax.Array:
+    """[I, A] the policy the next iteration plays: regret matching on the regrets
+    (plus the prediction, for PCFR+), or `solver.current` where the solver has its
+    own rule (`cfr_variant`; without `solver`, such a state would get regret
+    matching, which is not what it plays)."""
     validate.game_tree(tree, "current_policy")
+    if solver is not None and validate.solver(solver, "current_policy").current is not None:
+        return solver.current(tree, state)
     validate.solver_state(tree, state, "current_policy")
     return regret_matching(state.regrets + state.prediction, jnp.asarray(tree.legal))
 
@@ -117,7 +135,7 @@ def current_policy(tree: GameTree, state: CFRState) -> jax.Array:
 def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     """[I, A] the average strategy; uniform over legal where never reached."""
     validate.game_tree(tree, "average_policy")
-    validate.solver_state(tree, state, "average_policy")
+    validate.solver_state(tree, state, "average_policy", needs=("average",))
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
     total = avg.sum(axis=-1, keepdims=True)
@@ -125,9 +143,22 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0), uniform)
 
 
+def _policy(policy_rule: Callable, regrets: jax.Array, legal: jax.Array,
+            solver_name: str) -> jax.Array:
+    """policy_rule(regrets, legal), checked (when traced, once) to be [I, A] floats."""
+    policy = policy_rule(regrets, legal)
+    if getattr(policy, "shape", None) != regrets.shape or not jnp.issubdtype(
+            policy.dtype, jnp.floating):
+        raise ArgumentError(f"{solver_name}: policy_rule(regrets, legal) must return a float "
+                            f"array shaped like regrets {list(regrets.shape)}, got "
+                            f"{getattr(policy, 'shape', type(policy).__name__)}"
+                            f"{' ' + str(policy.dtype) if hasattr(policy, 'dtype') else ''}")
+    return policy.astype(regrets.dtype)
+
+
 def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
           alpha: float | None, beta: float | None, gamma: float, predictive: bool,
-          solver_name: str = "solver") -> CFRState:
+          policy_rule: Callable = regret_matching, solver_name: str = "solver") -> CFRState:
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
     validate.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
@@ -143,7 +174,7 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
     num_players = tree.sizes.num_players
     groups = [[p] for p in range(num_players)] if alternating else [list(range(num_players))]
     for players in groups:
-        policy = regret_matching(regrets + prediction, legal)
+        policy = _policy(policy_rule, regrets + prediction, legal, solver_name)
         flat = seq.flatten(tree, policy)
         reach = seq.player_reach(tree, flat)
         own = seq.own_reach(tree, flat)
@@ -164,7 +195,10 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
 
 
 def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
-    """[I, A] regrets + instant at `mine`, floored (CFR+) and/or discounted (DCFR)."""
+    """[I, A] regrets + instant where `mine` ([I, A] bool: the updating player's legal
+    actions), floored at 0 if `floor` (CFR+), then discounted if `alpha` is not None
+    (DCFR: positive entries times t^alpha / (t^alpha + 1), negative ones times
+    t^beta / (t^beta + 1), t the 1-based iteration as a float); other entries kept."""
     updated = regrets + instant
     if floor:
         updated = jnp.maximum(updated, 0.0)
@@ -175,16 +209,19 @@ def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
 
 
 def kahan_add(total, carry, term, mask):
-    """Compensated `total + term` where `mask`: `carry` holds what earlier additions
-    lost to rounding and is fed back in, so float32 sums of 10^6 terms keep their
-    digits. Returns the new (total, carry)."""
+    """Compensated `total + term` where `mask` (all [I, A]; elsewhere unchanged):
+    `carry` holds what earlier additions lost to rounding and is fed back in, so
+    float32 sums of 10^6 terms keep their digits. Returns the new (total, carry);
+    start from carry = 0. The solvers add weight * own reach * policy this way."""
     term = jnp.where(mask, term - carry, 0.0)
     summed = total + term
     return summed, jnp.where(mask, (summed - total) - term, carry)
 
 
 def rescale_average(average, carry, total_weight, weight_scale):
-    """Multiplies the average sums by 2^-40 (exact) once the weights pass 2^40."""
+    """(average, carry, total_weight, weight_scale), all multiplied by 2^-40 (exact in
+    binary floating point) once `total_weight` passes 2^40, else unchanged; call it
+    after each iteration's additions, with weights drawn as t^gamma * weight_scale."""
     factor = jnp.where(total_weight > _RESCALE_ABOVE,
                        jnp.asarray(2.0**-40, total_weight.dtype), 1.0)
     return average * factor, carry * factor, total_weight * factor, weight_scale * factor
@@ -194,6 +231,71 @@ def rescale_average(average, carry, total_weight, weight_scale):
 def _solver(name: str, **knobs) -> Solver:
     return Solver(functools.partial(init, solver_name=name),
                   functools.partial(_step, solver_name=name, **knobs), name, CFRState)
+
+
+def _current(tree: GameTree, state: CFRState, *, policy_rule: Callable,
+             solver_name: str) -> jax.Array:
+    validate.solver_state(tree, state, f"{solver_name}.current", expected=CFRState,
+                          solver_name=solver_name)
+    return _policy(policy_rule, state.regrets + state.prediction, jnp.asarray(tree.legal),
+                   solver_name)
+
+
+def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Array]
+                = regret_matching, *, alternating: bool = True, floor: bool = False,
+                alpha: float | None = None, beta: float | None = None, gamma: float = 1.0,
+                predictive: bool = False) -> Solver:
+    """A member of the CFR family with your own knobs and regret-to-policy rule.
+
+    Each iteration, for each player in turn (all at once if not `alternating`): play
+    `policy_rule(R + m, legal)` ([I, A] regrets, [I, A] bool -> [I, A] policy; m is
+    the prediction, 0 unless `predictive`), compute that player's instantaneous
+    counterfactual regrets r (`jaxsolve.counterfactual_values`: q - v), update
+    R += r (then max(R, 0) if `floor`; then the DCFR discounts t^alpha / (t^alpha + 1)
+    on positive and t^beta / (t^beta + 1) on negative entries if `alpha` is given),
+    and add t^gamma * own reach * policy to the average (Kahan-compensated, rescaled
+    as the module docstring says). The built-ins are members: `cfr_plus()` is
+    `cfr_variant("cfr+", floor=True)`, `lcfr()` is alpha = beta = gamma = 1.
+    `policy_rule` sees every row, other players' too; only the acting player's rows
+    of its result are used. The solver's `current` applies the same rule, so
+    `current_policy(tree, state, solver)` is what the next iteration plays.
+
+    CFR with Hedge (exponential weights) on the counterfactual regrets:
+
+        def hedge(regrets, legal, eta=0.5):
+            z = jnp.where(legal, eta * regrets, -jnp.inf)
+            return jax.nn.softmax(z, axis=-1)   # 0 on illegal actions
+        solver = jaxsolve.cfr_variant("cfr-hedge", hedge, gamma=0.0)
+        state = jax.jit(jaxsolve.run, static_argnums=0)(solver, tree, solver.init(tree), 500)
+
+    A rule's own parameter can be swept under vmap: build the solver inside the
+    vmapped function (its knobs are then traced) and call `run` there, e.g.
+    `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
+    tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
+    `jax.jit(run, static_argnums=0)` compiles again for each new one. Raises
+    ArgumentError for knobs out of range (`alpha` and `beta` go together; `gamma`
+    >= 0), and when traced, for a rule whose result is not an [I, A] float array.
+    """
+    where = "cfr_variant"
+    if not isinstance(name, str) or not name:
+        validate.fail(where, f"name must be a non-empty string, got {name!r}")
+    if not callable(policy_rule):
+        validate.fail(where, f"policy_rule must be a function (regrets, legal) -> policy, "
+                             f"got {type(policy_rule).__name__}")
+    flags = {k: validate.flag(k, v, where) for k, v in
+             (("alternating", alternating), ("floor", floor), ("predictive", predictive))}
+    if (alpha is None) != (beta is None):
+        validate.fail(where, "alpha and beta go together (DCFR's discounts of positive and "
+                             f"negative regrets), got alpha={alpha!r}, beta={beta!r}")
+    if alpha is not None:
+        alpha = validate.finite_real("alpha", alpha, where)
+        beta = -math.inf if _is_minus_infinity(beta) else validate.finite_real("beta", beta,
+                                                                               where)
+    gamma = validate.finite_real("gamma", gamma, where, low=0.0)
+    knobs = dict(flags, alpha=alpha, beta=beta, gamma=gamma, policy_rule=policy_rule)
+    return Solver(functools.partial(init, solver_name=name),
+                  functools.partial(_step, solver_name=name, **knobs), name, CFRState,
+                  functools.partial(_current, policy_rule=policy_rule, solver_name=name))
 
 
 def cfr(alternating: bool = False) -> Solver:

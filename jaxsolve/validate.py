@@ -324,17 +324,19 @@ _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
 
 
 def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
-                 solver_name: str | None = None) -> Any:
+                 solver_name: str | None = None, needs: tuple = ("regrets", "average")) -> Any:
     """A solver state for `tree`: of type `expected` (what the solver's init returns)
-    if given, else any state with CFRState's fields; its arrays shaped for the tree."""
+    if given, else any state with the fields `needs`; its arrays shaped for the tree."""
     if expected is not None and type(state) is not expected:
         # Sampling solvers' init takes a key: name the call the user has to make.
         call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
         fail(where, f"{solver_name or 'this solver'} needs the {expected.__name__} from its "
                     f"own {call}, got {_kind(state)}", ArgumentTypeError)
-    if not (hasattr(state, "regrets") and hasattr(state, "average")):
+    if not all(hasattr(state, field) for field in needs):
         fail(where, "expected a solver state (the CFRState or MCCFRState of solver.init or "
-                    f"jaxsolve.run), got {_kind(state)}", ArgumentTypeError)
+                    f"jaxsolve.run, or a state of your own with "
+                    f"{' and '.join(f'.{f}' for f in needs)} [I, A]), got {_kind(state)}",
+             ArgumentTypeError)
     want = (tree.sizes.num_infosets, tree.sizes.num_actions)
     for field in _STATE_ROWS:
         if not hasattr(state, field):

@@ -74,160 +74,18 @@ Without the profiler, running a part twice per simulation measures it: the whole
 adds ~0.65 ms of the ~1.3 ms the search costs beyond the model, the interior rule's
 arithmetic 0.07-0.23 ms and the root rule's nothing measurable. The walk's cost is its
 gathers and per-level bookkeeping, not the rules.
-Tried and not kept: a copy of every child's (visits, q) in an edge array
-[B, N, A, 3] beside its id, so that selection reads one row per node (5.78 against
-5.06 ms: the array is over the two-thread size above); a compact (visits, q) mirror
-[B, N + 1, 2] for the gathers (5.43 against 5.50 ms, noise); the root's children
-statistics carried apart instead of gathered (4.91 against 5.04, then 4.75 against
-4.73 ms); unrolling the simulation loop (slower: 6.5 ms at 2, 8.0 ms fully, against
-5.3); XLA:CPU flags (YNNPACK off, oneDNN, single-threaded Eigen, the
-concurrency-optimised scheduler: none faster for this search); an optimisation
-barrier on the model's outputs (XLA:CPU drops it before fusion: same program, same
-time); `nodes` stored node-major, [N + 1, B, 8] (its children gather alone takes 1.8
-against 3.1 us, but the search only 1.2% less, within the +-2% spread of paired runs;
-all three arrays node-major: 0.4% more); the reductions over actions written as
-chains of [B] vectors, hoping for one fusion per rule (XLA made 59 kernels of it:
-32 against 12 us per level); making the new node's stores wait on the model's output,
-so that fewer kernels are ready at once for the thunk executor to hand to the other
-thread (5.35 against 5.33 ms, same visit counts); per-edge (visits, q) rows instead
-of the children gather (in isolation 4.9 against 6.0 us per level before the extra
-backup scatter per level: ~2% at most, not built); carrying the walk's depth instead
-of reducing `length` for the backup's level count (no change); XLA's small-while-loop
-hoisting, which compiles a whole loop as one native function without per-kernel
-dispatch (`--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=N`):
-scatters keep the simulation loop out, at 3e6 it takes the walk with no gain beyond
-the noise, at 1e8 also the model and the network slows down (4.86 against 3.9 ms);
-it cannot be set per jit anyway.
-Kept (session 12): the Gumbel policy's root noise comes from `noise.gumbel`, the same
-numbers as `jax.random.gumbel` in straight-line code. On CPU JAX runs Threefry as a
-rolled 5-step loop, and at [256, 9] (not at [128, 9]) XLA:CPU splits each step's two
-kernels over both threads, so each waits ~25 us for the second thread to wake (the
-profile shows ~10 thread-pool regions per call, all of them there). 1.3% of the
-search in paired runs, same visit counts.
-Tried in session 12 and not kept: skipping completed Q in the root rule for the
-simulations whose choice cannot depend on values (the full runs of `gumbel_waves`),
-chosen per simulation by `lax.cond`: same visit counts, but 6.6% slower (the rule
-without Q alone would save ~3%; a conditional inside the loop costs more), and by a
-while loop of at most one iteration instead: 21.7% slower; the walk's
-integer state as one [B, k, 5] array (one update kernel per level instead of four:
-1.007, noise); children ids as int16 (half the array: 1.005); the initial arrays
-built flat (1.000); the noise drawn in a loop of two 1152-number halves, to avoid the
-one remaining two-thread split (0.999); per-jit compiler options: region analysis in
-copy insertion (1.001), `xla_cpu_prefer_vector_width=512` (0.988, but a user's jit,
-not ours, compiles the search); YNNPACK fusion types `dot`, `dot,eltwise` for the
-network (no faster). Two host devices: `shard_map` and `pmap` over
-`--xla_force_host_platform_device_count=2` do not speed our search (5.36 and 4.54
-against 5.59 and 4.64 ms), while two separate half-batch calls dispatched to the two
-devices do (3.31 against 5.59 ms; another run 3.15 against 4.75 ms). mctx gains more
-from that (4.79 against 8.96 ms), so in that harness the ratio falls to 1.52x: the
-two-device split is a way for a user to use both cores, not a way past mctx.
-Tried in session 13 and not kept (paired runs, same visit counts): storing each
-node's normalised log-prior at expansion, so that selection skips the prior's max and
-softmax: 1.186 of the time, because the log-sum-exp fusion over [256, 9] crosses
-XLA:CPU's parallel-task cost threshold (flops + 2 * transcendentals + 10 * bytes >=
-200000, with more flops than bytes) and waits ~22 us per simulation for the second
-thread; storing prior probabilities instead (the interior rule as prior * exp(cq -
-max cq)): 1.055, 1.019 computed actions-major (the expansion's softmax costs what the
-levels save); the final softmax without its max pass (cq - max cq bounds the
-exponent): 1.002; the first Gumbel wave as one model call of B * m rows, then one
-simulation at a time: 1.012 (the network costs as much per row at 2304 rows as at
-256: 312-338 us per hidden layer against 9 x 37-42); the children's (visits, q) kept
-per edge beside `children`, so that selection reads a node's row instead of gathering
-its children (every update then writes the edge too): as one [B, N, A, 2] array
-1.147 (its row gather, 608 KB of operand, is split over two threads), as two [B, N, A]
-arrays 1.156 (22 more kernels per simulation for the extra scatters). The model
-costs the same inside the search as alone: a second model call per simulation adds
-100 us, the model alone 102 us per call. Sampled with `perf` (cpu-clock), ~60% of
-the search's overhead is in XLA's kernels and the rest in the runtime (thunk executor,
-malloc, ~4 more context switches per call than the model alone). A chained
-[9, 256] reduction kernel costs 0.16 us, with 2 or 4 independent branches as well, so
-the executor's dependency graph costs nothing per kernel; ours cost 0.4-3 us, the
-children's (visits, q) gather being a scalar loop of 2304 iterations (LLVM does not
-vectorise it).
-Measured in session 14 (no profiler). Capping the walk at depth 1 (`max_depth=1`: no
-interior level, the same model calls) takes 3.95 against 4.63 ms, model alone 3.45:
-the 39 interior levels of a call, with their backup levels, cost 0.67 ms (~17 us
-each), and root selection, storing, linking and the root's update ~0.5 ms (~16 us per
-simulation). One interior level alone, in a loop over a real tree, takes 10.7 us: the
-gathers 8.2 (children's ids 2.7, logits 2.4, children's (visits, q) 5.8), the rule
-2.5. Gathering the children's (visits, q) twice adds 0.48 ms to the search (~6.7 us
-per gather), so that gather is on the critical path; but forms that are cheaper alone
-do not help inside the search: gathering rows [B, A] and then transposing (1 us
-cheaper alone; 1.006 of the time), or (visits, q) as two one-element gathers from the
-flat array (3.5 us cheaper alone; 1.015: fused with their consumers there, the root's
-two gathers profile at 3.3 + 2.4 us against 4.6 us for the one they replace). The
-per-edge statistics of session 13 measured again: 1.165. XLA:CPU gives the
-[B * (N + 1), 8] scatters two tasks, which costs nothing measurable (a loop of
-the same scatter at 6, 7, 8 and 9 fields: 2.2-2.6 us each). The model is the network
-(106 of 111 us per step; the game's step ~10 us); its 128 x 128 layer runs at
-~117 GFLOP/s on one core whatever the dot's form, and splitting its batch into 2 or
-4 calls is slower (107 and 116 against 102 us per step). A shortcut for nodes none
-of whose children was visited (the rule's choice there depends only on what is known
-at expansion) would skip 8 of the 39 levels, but computing that choice at every
-expansion costs about what it saves.
-Session 15: the Gumbel rules' mixed value weighs by exp(logits), without the prior's
-normaliser (`selection.q_completed_by_mix_value`): 0.986 and 0.984 of the time. Not
-kept: the root's children (visits, q) carried through the loop as [A, B, 2] (or
-[2, A, B]) and refreshed from the root child's row after each backup, instead of
-gathered (1.088 and 1.159: the profile puts 12.6 us per simulation on that refreshing
-gather, against 3.1 us for the gather it replaces); `logits` stored node-major, so
-that storing a node's row is one contiguous block (0.999); one-hot reductions over
-the node axis in place of the children's gathers (2-9x slower per level alone);
-gathering all 8 fields of each child's row and slicing (1.001); the mixed value's two
-sums stacked into one array and reduced once (1.014-1.021).
-Measured in place: one extra interior level per simulation, every walk already
-stopped, adds 10.4 us (1.068 of the time), so the 39 levels of a call are ~0.4 ms of
-the ~1.05 ms overhead; one extra backup level adds ~1.1 us (1.008).
-Session 16 (experiments/bench_mcts_history.md has the figures): the overhead grows
-with the depth of the walks, not per simulation: 6-16 us per simulation in Sequential
-Halving's first round (walks that stop at the root), 40-42 us in the last 16. Not
-kept: that first round as a loop of its own without root rule or walk (1.05-1.07),
-waves with one B-row model call per walk (1.15), the Gumbel noise in two
-half-size kernels that XLA does not split over two threads (0.994-0.998), and an
-edge-slot layout in which each node's children's (visits, q, value) are rows of its
-own block, indexed (parent, action), instead of gathered by child id (1.25-1.52).
-A stand-in network does not measure the search's overhead: with a one-dot model our
-search costs 2.4 ms beyond that model against 1.6 ms with the real one, because other
-priors grow deeper trees (session 11).
-Session 17: XLA:CPU's thunk executor hands half of its ready queue to the other
-thread whenever more than 8 thunks are ready at once, and the loop then waits for it.
-The simulation body comes close to that right after the walk but never crosses it; a
-change that adds an independent kernel there can cost ~10% whatever its own work (the
-root's children's (visits, q) carried as [A, B, 2] instead of gathered: 1.102, handing
-off once per simulation; the same without the extra ready kernel: 1.003). Check a
-variant's hand-offs before judging it (experiments/bench_mcts_history.md says how).
-Session 18: the network split into independent batch chunks, with enough ready
-thunks that the executor hands half of them to the other thread, does run on both
-threads, but a loop of 33 calls takes 4.0-5.0 against 3.4 ms whole.
-Session 19: a second walk per simulation that needs only the tree before the model
-call (so that it could run beside the network's dots, as a pipelined next walk
-would) adds its whole cost, 1.43 of the time: XLA:CPU runs it on the same thread.
-The lockstep walk runs 39 interior levels per call where the batch averages 32.4.
-Session 20: XLA:CPU splits a loop fusion over two threads when its cost model says so
-(flops + 2 * transcendentals + 10 * bytes >= 200000 with more flops than bytes); the
-compiled HLO shows it as `"outer_dimension_partitions":["2"]`, which in this search
-only the scatters carry. Not kept: the completed Q's sums, min, max and visit extremes
-as one six-operand reduction (1.100: the root's final argmax fusion, recomputing the
-completed Q inside it, was split over both threads, 12.4 against 1.5 us); the prior
-stored normalised at expansion (1.018); the root's children at fixed ids 1 + a, so
-that their statistics are a static slice (1.007: storing a node's prior and state
-becomes a scatter).
 
-Threads: on the 2-core CPU everything runs on one core. The network's dots (YNN
-fusions) at 256 rows run single-threaded, near that core's peak. XLA:CPU's thunk
-executor hands work to the other thread only when a YNN thunk finds other thunks
-ready, or when more than 8 are ready, and a hand-off there waits ~12-25 us for the
-other thread to wake. Splitting the batch into two independent lanes was measured
-slower: one loop carrying both lanes took 7.4 against 6.4 ms, two loops 7.0 against
-6.6 ms; the executor's graph chained one lane's network calls to the other's.
-Measured again in session 11 with the profile's per-thread busy time: one lane runs
-every kernel on one thread (6.6 ms busy, 4.0 ms of it in the network's dots); two
-lanes do use both threads, but busy time doubles to 14.1 ms (dots 7.2 ms), so the
-call is slower (7.0 against 5.9 ms; four lanes 8.0 ms; XLA:CPU's
-concurrency-optimised scheduler, set per jit, no better). Two processes doing dots
-on the two cores each keep their full speed (111 GFLOP/s alone and side by side), so
-the loss is in the runtime, not in the cores (a kernel waiting for the other thread
-counts as busy).
+What was measured and not kept, about forty variants over sessions 5-21 with
+their paired figures, is in experiments/bench_mcts_history.md ("Tried and not kept"):
+other layouts of the node and edge statistics, carried root statistics, unrolled,
+split or two-lane loops, two host devices, XLA:CPU flags, stored priors. Two lessons
+from it shape this code. A change that is cheaper alone is often slower inside the
+loop: XLA:CPU's thunk executor hands half of its ready queue to the other thread when
+more than 8 kernels are ready at once, and splits a loop fusion over two threads above
+a cost threshold, and each hand-off waits ~12-25 us for that thread; so a variant is
+judged only by paired runs of the whole search with the same visit counts. And the
+second core cannot be put to work: the network's dots run on one thread near its peak,
+and everything else is a chain of small kernels on the same thread.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below

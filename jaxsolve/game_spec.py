@@ -1,0 +1,217 @@
+"""What GAME names on the command line, and how it is loaded.
+
+GAME is a built-in name (`games.names()`), `openspiel:NAME`, a tree saved with
+`GameTree.save` (`FILE.npz`), or `FILE.py:NAME` / `module:NAME`: a game in the user's
+own code. `--param key=value` values are parsed here too. Every failure is one
+`CLIError` naming GAME; `jaxsolve.cli` (`solve`, `check`) reports it in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import games
+from jaxsolve.compile import compile_game
+from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.protocol import is_game
+from jaxsolve.tree import GameTree
+
+OPENSPIEL_PREFIX = "openspiel:"
+
+
+def parse_value(text: str) -> Any:
+    """A --param value: bool, int, float or JSON list when it looks like one, else str."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    if text.strip().startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CLIError(f"--param value {text!r} is not a valid JSON list ({e})") from None
+    return text
+
+
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """{key: value} from ["key=value", ...]; a later key overrides an earlier one."""
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"--param {item!r}: expected key=value")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+_PYTHON_SPEC = re.compile(r"^(?P<source>[^:]+\.py|[A-Za-z_][\w.]*):(?P<name>[A-Za-z_]\w*)$")
+
+
+def is_python_spec(spec: str) -> bool:
+    """GAME given as `FILE.py:NAME` or `module:NAME` (a game in the user's own code)."""
+    return not spec.startswith(OPENSPIEL_PREFIX) and bool(_PYTHON_SPEC.match(spec))
+
+
+def load_python_game(spec: str, params: dict[str, Any]):
+    """The game `FILE.py:NAME` or `module:NAME` names: NAME is a game class or a function
+    returning a game, called with the --param values as keyword arguments, or a game
+    object itself (then without --param). Every failure is one CLIError naming `spec`."""
+    import importlib  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    match = _PYTHON_SPEC.match(spec)
+    source, name = match["source"], match["name"]
+    try:
+        if source.endswith(".py"):
+            path = Path(source)
+            if not path.is_file():
+                raise CLIError(f"{spec}: no file {source}")
+            module_spec = importlib.util.spec_from_file_location(f"_jaxsolve_game_{path.stem}", path)
+            module = importlib.util.module_from_spec(module_spec)
+            # As `python FILE` would: its own folder importable, and an argv of its own
+            # (a script that parses arguments at import must not see jaxsolve's).
+            folder, argv = str(path.resolve().parent), sys.argv
+            sys.path.insert(0, folder)
+            sys.argv = [str(path)]
+            try:
+                module_spec.loader.exec_module(module)
+            finally:
+                sys.path.remove(folder)
+                sys.argv = argv
+        else:
+            module = importlib.import_module(source)
+    except CLIError:
+        raise
+    except SystemExit as e:  # a script that exits at import (no __main__ guard)
+        raise CLIError(f"{spec}: importing {source} exited (SystemExit: {e.code}); guard its "
+                       "script part with `if __name__ == \"__main__\":`") from None
+    except Exception as e:  # the user's code may raise anything while importing
+        raise CLIError(f"{spec}: importing {source} failed: {type(e).__name__}: "
+                       f"{one_line(e)}") from None
+    if not hasattr(module, name):
+        found = sorted(k for k, v in vars(module).items()
+                       if not k.startswith("_") and (isinstance(v, type) or callable(v))
+                       and getattr(v, "__module__", None) == module.__name__)
+        raise CLIError(f"{spec}: {source} has no {name!r}"
+                       + (f" (it defines {', '.join(found)})" if found else ""))
+    target = getattr(module, name)
+    if is_game(target):  # a game object (a class has the methods too, unbound)
+        if params:
+            raise CLIError(f"{spec}: {name} is a game object; --param needs a class or "
+                           f"function to call")
+        return target
+    if not callable(target):
+        raise CLIError(f"{spec}: {name} is a {type(target).__name__}, not a game, a game "
+                       "class or a function returning a game")
+    try:
+        game = target(**params)
+    except Exception as e:  # a bad --param, or the user's constructor failing
+        raise CLIError(f"{spec}: {name}({', '.join(f'{k}={v!r}' for k, v in params.items())}) "
+                       f"failed: {type(e).__name__}: {one_line(e)}") from None
+    if not is_game(game):
+        raise CLIError(f"{spec}: {name}() returned a {type(game).__name__}, not a game (one "
+                       "with num_players() and new_initial_state(); see jaxsolve.protocol)")
+    return game
+
+
+def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
+    """The protocol game GAME names: a built-in name, `openspiel:NAME`, or `FILE.py:NAME`
+    / `module:NAME` (`load_python_game`). `trees_too`: the command also takes a saved
+    tree, so an unknown name mentions FILE.npz."""
+    if is_python_spec(spec):
+        return load_python_game(spec, params)
+    if spec.startswith(OPENSPIEL_PREFIX):
+        name = spec[len(OPENSPIEL_PREFIX):]
+        if not name:
+            raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
+        try:
+            from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
+            with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
+                return load_pyspiel(name, **params)
+        except ImportError as e:
+            raise CLIError(one_line(e)) from None
+        except (GameError, ValueError, KeyError, TypeError) as e:
+            message = one_line(e).split(" Available games are:")[0]
+            raise CLIError(f"{spec}: {message}") from None
+    if spec in games.names():
+        try:
+            return games.load(spec, **params)
+        except (ValueError, KeyError, TypeError) as e:
+            message = one_line(e)
+            raise CLIError(message if spec in message else f"{spec}: {message}") from None
+    also = ", a saved tree FILE.npz" if trees_too else ""
+    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
+                   f"(or {OPENSPIEL_PREFIX}NAME{also}, or FILE.py:NAME / module:NAME for a "
+                   f"game in your own code)")
+
+
+def is_tree_file(spec: str) -> bool:
+    """GAME names a saved tree: not a game name, and a `.npz` path or an existing file."""
+    return is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
+
+
+def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> GameTree:
+    """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree
+    (`progress`: a bar while a long walk runs)."""
+    if is_tree_file(spec):
+        if params:
+            raise CLIError(f"{spec}: --param does not apply to a saved tree")
+        try:
+            return GameTree.load(spec)
+        except GameError as e:
+            raise CLIError(one_line(e)) from None
+    game = load_game(spec, params, trees_too=True)
+    try:
+        return compile_game(game, progress=progress)
+    except GameError as e:
+        raise CLIError(f"{spec}: {one_line(e)}") from None
+
+
+@contextlib.contextmanager
+def _silence_native_stderr():
+    """Points file descriptor 2 at /dev/null for a moment, to keep native libraries'
+    own error printing out of the one-line report (Python's sys.stderr is untouched)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def is_file_game(spec: str) -> bool:
+    """GAME is a path: neither `openspiel:NAME`, a built-in name nor `FILE.py:NAME`."""
+    return (not spec.startswith(OPENSPIEL_PREFIX) and spec not in games.names()
+            and not is_python_spec(spec))
+
+
+def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
+    """runs/<game>-<algo>, with any parameters in the game part."""
+    if spec.startswith(OPENSPIEL_PREFIX):
+        game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):]
+    elif is_python_spec(spec):
+        source, name = spec.rsplit(":", 1)
+        game = f"{Path(source).stem if source.endswith('.py') else source}_{name}"
+    elif is_file_game(spec):
+        game = Path(spec).stem
+    else:
+        game = spec
+    game += "".join(f"_{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params.items())
+    return Path("runs") / re.sub(r"[^A-Za-z0-9_.+=,-]+", "_", f"{game}-{algo}")
