@@ -159,7 +159,10 @@ def test_a_game_beyond_max_bytes_is_refused_before_allocating():
         with pytest.raises(ValueError, match=r"(best|random)_vs_random: .*more than "
                                              r"max_bytes=1\.0 KiB"):
             call(max_bytes=1024)
-    assert float(exact.solve(small, max_bytes=need).root_value) in (-1.0, 1.0)
+    # Exactly the budget it needs is enough, and solves the game right.
+    x, y = small.start
+    solved = exact.solve(small, max_bytes=need)
+    assert float(solved.root_value) == brute_force(small)((x, y, 0, 0, 0, 0))
     with pytest.raises(ValueError, match=r"solve: .*max_turns=1000000 .*more than "
                                          r"max_bytes=4\.00 GiB"):
         exact.solve(pe.Params(max_turns=10**6))

@@ -295,6 +295,22 @@ def test_max_depth_caps_the_walk(net, roots):
     # Depth 1 only: the root's q-values are its children's network values.
     np.testing.assert_array_equal(np.asarray(tree.children_index[:, 0] >= 0),
                                   np.asarray(out.visit_counts) > 0)
+    # Computed here from the game and the network directly: the mover's reward on the
+    # edge plus discount -1 times the network's value of the child for the player to
+    # move there (no child ends the game: the roots are a few plies in, see `roots`).
+    expanded = np.asarray(tree.children_index[:, 0] >= 0)
+    qvalues = np.asarray(tree.children_qvalues[:, 0])
+    for a in range(pe.NUM_ACTIONS):
+        rows = expanded[:, a]
+        if not rows.any():
+            continue
+        child = jax.vmap(functools.partial(pe.step, ENV))(roots, jnp.full(len(rows), a))
+        assert not np.asarray(child.terminated).any()
+        _, value = network.apply(graphdef, params, child.observation)
+        mover = np.asarray(roots.current_player)
+        reward = np.asarray(child.rewards)[np.arange(len(rows)), mover]
+        np.testing.assert_allclose(qvalues[rows, a], (reward - np.asarray(value))[rows],
+                                   atol=1e-5)
 
 
 def test_gumbel_waves_plan():
@@ -549,6 +565,13 @@ def test_traced_settings_pass_and_one_wave_size_is_a_sequence(net, roots):
     out = jax.eval_shape(lambda k: policies.gumbel_policy(params, k, root, rec, 8, wave_sizes=8),
                          jax.random.key(0))
     assert out.visit_counts.shape == (8, 9)
+
+    # wave_sizes=8 is the same program as (8,): equal jaxprs (traced only, no
+    # compilation). Without waves the program differs, so the comparison can tell.
+    def program(sizes):
+        return str(jax.make_jaxpr(lambda k: policies.gumbel_policy(
+            params, k, root, rec, 8, wave_sizes=sizes))(jax.random.key(0)))
+    assert program(8) == program((8,)) != program(())
 
 
 def test_a_traced_temperature_samples_or_plays_greedily_as_a_concrete_one(net, roots):

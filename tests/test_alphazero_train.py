@@ -35,8 +35,10 @@ def compiled_explore():
 
 
 def _resume_matches_straight_run(cfg, step, path):
+    """The state after 3 iterations, the last iteration's metrics and the state before it."""
     _, s = train.init(cfg)
     for _ in range(3):
+        before = s
         s, metrics = step(s)
     straight = s
     _, s = train.init(cfg)
@@ -48,22 +50,32 @@ def _resume_matches_straight_run(cfg, step, path):
     for a, b in zip(jax.tree.leaves(straight), jax.tree.leaves(s)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert np.isfinite(float(metrics["loss"]))
-    return s, metrics
+    return s, metrics, before
 
 
 def test_checkpoint_resume_is_identical(compiled, tmp_path):
-    s, _ = _resume_matches_straight_run(CFG, compiled[1], str(tmp_path / "ckpt.npz"))
+    s, _, _ = _resume_matches_straight_run(CFG, compiled[1], str(tmp_path / "ckpt.npz"))
     assert int(s.step) == 3 and int(s.buffer.size) == 64  # 3 x 4 games x 8 plies, capped
 
 
 def test_checkpoint_resume_is_identical_with_exploring_starts(compiled_explore, tmp_path):
-    s, metrics = _resume_matches_straight_run(EXPLORE_CFG, compiled_explore[1],
-                                              str(tmp_path / "ckpt.npz"))
+    s, metrics, before = _resume_matches_straight_run(EXPLORE_CFG, compiled_explore[1],
+                                                      str(tmp_path / "ckpt.npz"))
     # 2 of the 4 games per iteration start at the initial position (8 plies each); the
     # other 2 at a random turn, so they add 2..8 plies each: 3 x (16 + 4..16) in all.
     assert int(s.step) == 3 and 60 <= int(s.buffer.size) <= 96
     assert int(s.buffer.pos) == int(s.buffer.size)  # not wrapped yet
-    assert 0.0 <= metrics["explore_evader_wins"] <= 1.0
+    # The win rates the last iteration reports, recounted from the rows it added to the
+    # buffer: rows are time-major, and at ply 0 all 4 games are on (an exploring start
+    # is a position with the evader to move, not an ended game), so the iteration's
+    # first 4 rows are games 0..3 at their first ply, evader to move, each holding its
+    # game's outcome for the evader (+1 a win, -1 a loss). Games 0 and 1 (the first
+    # round(0.5 x 4)) started from exploring starts, games 2 and 3 from the initial
+    # position.
+    first = np.asarray(s.buffer.value)[int(before.buffer.pos):][:4]
+    assert set(first.tolist()) <= {-1.0, 1.0}
+    assert float(metrics["explore_evader_wins"]) == np.mean(first[:2] > 0)
+    assert float(metrics["selfplay_evader_wins"]) == np.mean(first[2:] > 0)
 
 
 def test_buffer_skips_plies_after_the_end():

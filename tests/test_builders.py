@@ -158,6 +158,10 @@ def test_float32_default_tree_agrees_with_float64():
 def test_sizes_by_arithmetic():
     # Goofspiel, N cards: round r starts with M_r = (N!/(N-r)!)^2 histories, each
     # with N-r bids for P0 and N-r for P1; the last card is played automatically.
+    # So round r (r = 0..N-2) holds M_r P0 nodes and M_r (N-r) P1 nodes, and the
+    # M_{N-1} histories after it are the terminals:
+    # num_nodes = sum_{r=0..N-2} M_r (1 + N - r) + M_{N-1}; for N = 7,
+    # 1*8 + 49*7 + 1764*6 + 44100*5 + 705600*4 + 6350400*3 + 25401600 = 47,506,635.
     spec = goofspiel_spec(7)
     assert spec.num_terminals == 5040**2
     assert spec.num_nodes == 47_506_635

@@ -2,6 +2,7 @@
 check at the right history; the `jaxsolve check` command line."""
 
 import itertools
+import re
 
 import pytest
 
@@ -135,7 +136,9 @@ def test_infostate_string_shared_by_two_players():
     report = check_game(SpecGame(spec))
     assert_fails(report, "infostate_consistent", [1], "'x' belongs to player 0 at history []",
                  "to player 1 here")
-    with pytest.raises(jaxsolve.GameError):  # and compile_game agrees
+    with pytest.raises(jaxsolve.GameError, match=re.escape(  # and compile_game agrees
+            "history [1] (state: path=1): information state 'x' belongs to player 0 at "
+            "history [] but to player 1 here")):
         jaxsolve.compile_game(SpecGame(spec))
 
 

@@ -126,8 +126,13 @@ def test_games_lists_the_builtin_games(capsys):
     assert cli.main(["games"]) == 0
     lines = capsys.readouterr().out.splitlines()
     kuhn = next(line for line in lines if line.startswith("kuhn_poker "))
-    assert kuhn.split()[1:4] == ["2", "58", "12"]  # players, histories, infosets
+    # Players, histories, infosets. By hand: the root deal, 3 cards for player 0 and
+    # 6 ordered deals (chance nodes: 1 + 3 = 4, then 6 betting roots), and per deal 4
+    # decision histories (-, p, b, pb) and 5 terminals (pp, pbp, pbb, bp, bb):
+    # 1 + 3 + 6 x (4 + 5) = 58; 3 cards x 2 histories per player x 2 players = 12.
+    assert kuhn.split()[1:4] == ["2", "58", "12"]
     assert "players=2" in kuhn
+    # Leduc's 9,457 histories: pyspiel's own tree walked (test_games_poker).
     assert any(line.startswith("leduc_poker ") and "9,457" in line for line in lines)
 
     assert cli.main(["games", "--no-count"]) == 0
@@ -223,6 +228,21 @@ def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
     assert cli.main(["pursuit", "solve", "--grid", "3", "--sensor", "wedge"]) == 0
     out = capsys.readouterr().out
     assert "sensor='wedge'" in out and "goal_row=2" in out
+    # The numbers solved are the wedge game's. Both sensors' 3x3 goal games are evader
+    # wins (root value 1), but the defender's best rate against a random evader differs
+    # (0.987 wedge, 0.928 ray), as does random play's (0.155, 0.219), by `exact`, which
+    # test_alphazero_exact checks against a brute-force minimax, hand-worked cases and
+    # simulated random play.
+    from games import pursuit_evasion as pe  # noqa: PLC0415
+    from jaxsolve.alphazero import exact  # noqa: PLC0415
+    result = json.loads(out)
+    wedge, ray = pe.goal_variant(3, sensor="wedge"), pe.goal_variant(3, sensor="ray")
+    best = {env: exact.best_vs_random(env, pe.DEFENDER) for env in (wedge, ray)}
+    assert abs(best[wedge] - best[ray]) > 0.05
+    assert result["best_vs_random_as_defender"] == pytest.approx(best[wedge], abs=1e-6)
+    assert result["root_value"] == float(exact.solve(wedge).root_value)
+    assert result["random_vs_random_evader_wins"] == pytest.approx(
+        exact.random_vs_random(wedge), abs=1e-6)
 
 
 # ---------------------------------------------------------------- sampling solvers
@@ -400,6 +420,7 @@ def test_old_cfr_checkpoints_load_and_resume(tmp_path, uninterrupted):
     (["train", "--simulations", "0"], "argument --simulations: must be at least 1, got 0"),
     (["train", "--checkpoint", "/no/such/folder/az.npz"], "the folder /no/such/folder does not exist"),
     (["eval", "--checkpoint", "/no/such/az.npz"], "--checkpoint /no/such/az.npz: no checkpoint there"),
+    # (T + 2 detection counts) x 61^2 cells x 8 directions = 64 x 3721 x 8 = 1,905,152.
     (["solve", "--grid", "61"], "pursuit: solve: the game with grid_size=61, max_turns=62 has "
                                 "1,905,152 (detections, cell, direction) states per turn"),
 ])
@@ -645,15 +666,18 @@ def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsy
     assert cli.main(["solve", f"{exits}:matching_pennies", "--out", str(tmp_path / "a")]) \
         == cli.EXIT_USAGE
     assert "exited (SystemExit: 3); guard its script part" in capsys.readouterr().err
-    # A script that parses its arguments at import sees none of jaxsolve's.
+    # A script that parses its arguments at import sees none of jaxsolve's (its parser
+    # takes no arguments, so --param and the rest would make it exit)...
     parses = tmp_path / "parses.py"
-    parses.write_text("import argparse\nfrom toy_games import matching_pennies\n"
-                      "argparse.ArgumentParser().parse_args()\n")
-    assert cli.main(["solve", f"{parses}:matching_pennies", "--iters", "10", "--quiet",
-                     "--out", str(tmp_path / "b")]) == 0
-    # and is solved: matching pennies is worth 0, both playing 1/2-1/2 (by symmetry).
+    parses.write_text(USER_GAME + "import argparse\nargparse.ArgumentParser().parse_args()\n")
+    assert cli.main(["solve", "--param", "stake=3", f"{parses}:make", "--iters", "2000",
+                     "--quiet", "--out", str(tmp_path / "b")]) == 0
+    # ...and its game, with the parameter, is solved: worth 1/3 at stake 3 by the hand
+    # formula above USER_GAME, where the uniform starting policy is worth
+    # (3 - 1 - 1 + 1) / 4 = 1/2, so a run that never left it would fail.
     result = json.loads((tmp_path / "b" / cli.STRATEGY).read_text())
-    assert result["value"][0] == pytest.approx(0.0, abs=1e-6)
+    assert result["params"] == {"stake": 3}
+    assert result["value"][0] == pytest.approx(1 / 3, abs=1e-3)
 
 
 def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):

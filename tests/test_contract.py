@@ -5,7 +5,8 @@ iterations the average and current policies are distributions over the legal
 actions; the iteration counter advances; runs are deterministic and a run continued
 from its state equals one run of the total count; and in two-player
 zero-sum games the average policy's exploitability is below 0.6 of the uniform one's
-(where uniform is not already an equilibrium).
+(where uniform is not already an equilibrium), in the others (general-sum, three
+players) its NashConv below 0.2 of the uniform one's.
 """
 
 import warnings
@@ -16,7 +17,7 @@ import pytest
 
 import games
 import jaxsolve
-from conftest import EXPLOITABILITY, RUN
+from conftest import EXPLOITABILITY, NASH_CONV, RUN, RUN_OPTIMISED
 from toy_games import matching_pennies
 
 ITERS = 40
@@ -90,6 +91,17 @@ def test_solver_contract(algo, game):
             # of uniform (os-mccfr on Leduc), 0.35 for full-width solvers (cfr on
             # maneuver_detection), most below 0.1.
             assert got < 0.6 * uniform
+    else:
+        # Not two-player zero-sum (conjunction, 3-player Kuhn): CFR need not converge
+        # to a Nash equilibrium there, so the check is a measured rate, on NashConv
+        # (validated against OpenSpiel for both games in test_general_sum). Measured at
+        # 40 iterations (batch 256 for the samplers): at most 0.074 of uniform's NashConv
+        # for full-width solvers (cfr on 3-player Kuhn; conjunction at most 0.028) and
+        # 0.079 for the samplers over seeds 0-5 (os-mccfr on 3-player Kuhn). An average
+        # that never moved from uniform scores 1.
+        uniform = float(NASH_CONV(tree, jaxsolve.uniform_policy(tree)))
+        got = float(NASH_CONV(tree, average))
+        assert uniform > 0 and got < 0.2 * uniform
 
 
 @pytest.mark.parametrize("algo", ["cfr+", "lcfr", "dcfr", "pcfr+"])
@@ -99,7 +111,7 @@ def test_a_million_float32_iterations_stay_finite(algo):
     with jax.enable_x64(False):
         tree = jaxsolve.compile_game(games.load("kuhn_poker"))
         solver = jaxsolve.SOLVERS[algo]()
-        state = jax.jit(jaxsolve.run, static_argnums=(0,))(solver, tree, solver.init(tree), 10**6)
+        state = RUN_OPTIMISED(solver, tree, solver.init(tree), 10**6)  # a long run
         assert state.average.dtype == np.float32
         assert all(np.all(np.isfinite(x)) for x in jax.tree_util.tree_leaves(state))
         policy = jaxsolve.average_policy(tree, state)

@@ -14,7 +14,7 @@ import pytest
 
 import games
 import jaxsolve
-from conftest import EXPLOITABILITY, RUN, builtin_tree
+from conftest import AVERAGE, EXPLOITABILITY, POLICY_VALUE, RUN, builtin_tree
 from jaxsolve import abstraction
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
 
@@ -302,20 +302,49 @@ def test_the_checks_pass_under_jit_vmap_and_grad(kuhn, policy):
     s = jaxsolve.cfr_plus()
     state = RUN(s, kuhn, s.init(kuhn), np.int64(4))  # the count traced
     assert int(state.iteration) == 4
-    assert np.isfinite(float(EXPLOITABILITY(kuhn, jaxsolve.average_policy(kuhn, state))))
+    expl = float(EXPLOITABILITY(kuhn, jaxsolve.average_policy(kuhn, state)))
     cut = jax.jit(jaxsolve.threshold)(kuhn, policy, 0.5)  # tau traced
     np.testing.assert_allclose(cut[0], [1.0, 0.0])
 
     utilities = np.stack([np.asarray(kuhn.utilities) * c for c in (1.0, 2.0)])
     batch, axes = jaxsolve.sweep(kuhn, utilities=utilities)
     swept = jax.jit(jax.vmap(jaxsolve.exploitability, in_axes=(axes, None)))(batch, policy)
+    # Each game of the sweep has the unbatched exploitability of its own tree.
+    np.testing.assert_allclose(swept[0], EXPLOITABILITY(kuhn, policy), rtol=1e-12)
     np.testing.assert_allclose(swept[1], 2 * swept[0], rtol=1e-9)
     states = jax.jit(jax.vmap(lambda t: jaxsolve.run(s, t, s.init(t), 3), in_axes=(axes,)))(batch)
     averages = jax.vmap(jaxsolve.average_policy, in_axes=(None, 0))(kuhn, states)
     assert averages.shape == (2, 12, 2)
+    for b, u in enumerate(utilities):  # each vmapped run is the unbatched run of its tree
+        alone = kuhn.replace(utilities=u)
+        alone_state = RUN(s, alone, s.init(alone), np.int64(3))  # RUN's compilation above
+        np.testing.assert_allclose(averages[b], AVERAGE(alone, alone_state), rtol=1e-12,
+                                   atol=1e-15)
 
+    # policy_value is multilinear in the policy's entries, so a central difference is
+    # exact up to round-off: the gradient must equal it entry by entry.
     grad = jax.grad(lambda p: jaxsolve.policy_value(kuhn, p)[0])(policy)
-    assert grad.shape == (12, 2) and np.all(np.isfinite(grad))
+    assert grad.shape == (12, 2)
+    h, fd = 1e-3, np.zeros((12, 2))
+    for i, a in np.ndindex(12, 2):
+        up, down = np.array(policy), np.array(policy)
+        up[i, a] += h
+        down[i, a] -= h
+        fd[i, a] = (POLICY_VALUE(kuhn, up)[0] - POLICY_VALUE(kuhn, down)[0]) / (2 * h)
+    np.testing.assert_allclose(grad, fd, atol=1e-10)
+    assert np.abs(fd).max() > 0.1  # a gradient of zeros would not pass
+
+    # The 4 iterations the traced count ran are CFR+'s: OpenSpiel's C++ CFRPlusSolver,
+    # which our CFR+ equals iterate for iterate (test_openspiel_parity), run 4 times on
+    # its Kuhn poker (the same tree as ours, test_games_poker), leaves a policy of the
+    # same exploitability.
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel.load_game("kuhn_poker")
+    theirs = pyspiel.CFRPlusSolver(game)
+    for _ in range(4):
+        theirs.evaluate_and_update_policy()
+    assert expl == pytest.approx(pyspiel.exploitability(game, theirs.average_policy()),
+                                 abs=1e-12)
 
 
 # ---------------------------------------------------------------- host-side entry points

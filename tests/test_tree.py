@@ -1,5 +1,6 @@
 """GameTree structure and persistence."""
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -33,7 +34,9 @@ def test_levels_are_contiguous_and_children_point_one_level_down():
 
 
 def test_counts_match_openspiel_leduc():
-    # OpenSpiel's leduc_poker: 9457 histories, 936 infosets (468 per player).
+    # OpenSpiel's leduc_poker: 9457 histories (a walk of pyspiel's tree counts them,
+    # test_games_poker), 936 infosets (468 per player; the same partition as
+    # pyspiel's, test_games_poker).
     s = builtin_tree("leduc_poker").summary()
     assert (s["histories"], s["infosets"], s["infosets_per_player"]) == (9457, 936, [468, 468])
 
@@ -74,7 +77,12 @@ def test_tree_is_a_pytree_with_static_sizes():
     import jax
     tree = builtin_tree("kuhn_poker")
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    assert len(leaves) == 16
+    # The leaves are exactly the tree's array fields, each once; sizes and names (the
+    # static metadata) are not leaves.
+    fields = [f.name for f in dataclasses.fields(tree)]
+    arrays = [name for name in fields if name not in ("sizes", "names")]
+    assert len(arrays) == len(fields) - 2
+    assert sorted(map(id, leaves)) == sorted(id(getattr(tree, name)) for name in arrays)
     again = jax.tree_util.tree_unflatten(treedef, leaves)
     assert again.sizes == tree.sizes and again.names.infosets == tree.names.infosets
 

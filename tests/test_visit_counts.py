@@ -129,6 +129,26 @@ def test_traversal_and_split_reach_the_step():
     solver = jaxsolve.outcome_sampling(8, traversal="counts", split="multinomial")
     assert solver.step.keywords["traversal"] == "counts"
     assert solver.step.keywords["split"] == "multinomial"
+    # And the step computes it: its program (traced only, not compiled) is the
+    # full-width step drawn from multinomial visit counts, written out here with
+    # outcome sampling's settings (OpenSpiel's exploration 0.6, the traverser's
+    # average, plain CFR's rule); the same step with systematic counts, or with the
+    # frontier walk, is another program, so the comparison can tell.
+    tree = builtin_tree("kuhn_poker")
+    state = solver.init(tree, jax.random.PRNGKey(0))
+
+    def program(step):
+        return str(jax.make_jaxpr(step)(tree, state))
+
+    def reference(traversal, split):
+        return functools.partial(
+            sampling._dense_step, batch_size=8, exploration=0.6, averaging="traverser",
+            floor=False, alpha=None, beta=None, gamma=0.0, traversal=traversal, split=split,
+            solver_name="os-mccfr")
+    step = program(solver.step)
+    assert step == program(reference("counts", "multinomial"))
+    assert step != program(reference("counts", "systematic"))
+    assert step != program(reference("frontier", "multinomial"))
 
 
 def test_bad_traversal_or_split_is_refused():
