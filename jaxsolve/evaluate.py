@@ -56,7 +56,7 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
         (ties broken towards the lowest action id).
     """
     policy = _checked(tree, policy, "best_response")
-    player = validate.player(tree, player, "best_response")
+    player = validate.player(tree, player, "best_response", static=True)
     reach, chance = _reach(tree, policy)
     value, q = seq.best_response(tree, seq.leaf_weights(tree, reach, chance, player), player)
     br = jax.nn.one_hot(jnp.argmax(q, axis=-1), tree.sizes.num_actions, dtype=policy.dtype)
@@ -80,7 +80,7 @@ def counterfactual_values(tree: GameTree, policy: jax.Array,
     `sum_cfr_reach_by_action_value`.
     """
     policy = _checked(tree, policy, "counterfactual_values")
-    player = validate.player(tree, player, "counterfactual_values")
+    player = validate.player(tree, player, "counterfactual_values", static=True)
     flat = seq.flatten(tree, policy)
     reach, chance = _reach(tree, policy)
     q = seq.counterfactual_values(tree, flat, seq.leaf_weights(tree, reach, chance, player),

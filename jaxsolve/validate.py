@@ -187,9 +187,16 @@ def game_tree(tree: Any, where: str, *, batch_ok: bool = False) -> GameTree:
     return tree
 
 
-def player(tree: GameTree, value: Any, where: str) -> Any:
-    """A concrete player must be an int in [0, P); a traced one passes as it is."""
+def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> Any:
+    """A concrete player must be an int in [0, P); a traced one passes as it is, unless
+    `static` (the function picks the player's arrays in Python): then it is refused
+    with the jit idiom that keeps it static."""
     if _traced(value):
+        if static:
+            fail(where, f"player must be known when tracing (a Python int), got a traced "
+                        f"value: under jit mark it static, e.g. jax.jit({where}, "
+                        "static_argnums=2), or loop over range(tree.sizes.num_players)",
+                 ArgumentTypeError)
         return value
     index = integer("player", value, where, minimum=None)
     count = tree.sizes.num_players

@@ -215,3 +215,15 @@ def test_sequences_refuse_misshapen_inputs():
     for call, message in cases:
         with pytest.raises(jaxsolve.ArgumentError, match=message):
             call()
+
+
+def test_a_traced_player_is_refused_with_the_static_idiom():
+    """best_response and counterfactual_values pick the player's arrays in Python: a
+    traced player used to fail inside JAX (TracerBoolConversionError)."""
+    tree = pyspiel_tree("kuhn_poker")
+    policy = jaxsolve.uniform_policy(tree)
+    for f in (jaxsolve.counterfactual_values, jaxsolve.best_response):
+        with pytest.raises(jaxsolve.ArgumentTypeError, match=r"static_argnums=2"):
+            jax.jit(f)(tree, policy, 1)
+        np.testing.assert_array_equal(np.asarray(jax.jit(f, static_argnums=2)(tree, policy, 1)[0]),
+                                      np.asarray(f(tree, policy, 1)[0]))
