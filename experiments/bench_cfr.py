@@ -124,7 +124,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
     sys.path.insert(0, str(ROOT))
 
-from machine import check_tolerance, compare_check, figure_beside  # noqa: E402  (experiments/machine.py, beside this file)
+from machine import check_tolerance, compare_check, figure_beside, positive  # noqa: E402  (experiments/machine.py, beside this file)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -830,7 +830,7 @@ def format_check(check) -> str:
 
 
 def machine(jax, pyspiel=None):
-    from machine import cpu_model, version  # noqa: PLC0415  (experiments/machine.py)
+    from machine import cpu_model, git_state, version  # noqa: PLC0415  (experiments/machine.py)
 
     device = jax.devices()[0]
     cpu = cpu_model()
@@ -846,7 +846,7 @@ def machine(jax, pyspiel=None):
             "numpy": version("numpy"), "x64": jax.numpy.zeros(()).dtype == "float64",
             "device_bytes_limit": None if memory is None else memory["bytes_limit"],
             "host_available_bytes": host_available_bytes(),
-            "load_average_at_start": _load()}
+            "load_average_at_start": _load(), "git": git_state()}
 
 
 def _load():
@@ -948,10 +948,10 @@ def main(argv=None):
                         help="float64 for the JAX solvers (OpenSpiel C++ is always float64)")
     parser.add_argument("--jaxsolve-only", action="store_true",
                         help="skip OpenSpiel's solvers on every game")
-    parser.add_argument("--competitor-max-histories", type=float, default=3e5,
+    parser.add_argument("--competitor-max-histories", type=positive(float), default=3e5,
                         help="run OpenSpiel's solvers only on games with at most this "
                              "many histories (default 3e5)")
-    parser.add_argument("--check-max-histories", type=float, default=None,
+    parser.add_argument("--check-max-histories", type=positive(float), default=None,
                         help="check jaxsolve's exploitability with pyspiel.exploitability "
                              "only on games with at most this many histories (default: "
                              "--competitor-max-histories); larger games are reported "
@@ -960,15 +960,15 @@ def main(argv=None):
     parser.add_argument("--skip-jaxcfr-liars", action="store_true",
                         help="skip JaxCFR on liar's dice (its setup is slow there: see "
                              "games.liars.jaxcfr.setup_s in results/bench_cfr.json)")
-    parser.add_argument("--liars-iters", type=int, default=None,
+    parser.add_argument("--liars-iters", type=positive(int), default=None,
                         help="cap liar's dice's checkpoints at this many iterations, so "
                              "every solver on it (jaxsolve too) runs and is evaluated to at "
                              "most this many (OpenSpiel's solvers take tens of ms per "
                              "iteration there: games.liars.*.ms_per_iter in "
                              "results/bench_cfr.json)")
-    parser.add_argument("--cap", type=float, default=None,
+    parser.add_argument("--cap", type=positive(float), default=None,
                         help="stop an OpenSpiel solver's iterations after this many seconds")
-    parser.add_argument("--max-memory-gib", type=float, default=None,
+    parser.add_argument("--max-memory-gib", type=positive(float), default=None,
                         help="refuse games whose estimate exceeds this (default: the "
                              "device's memory; on CPU the host's available memory)")
     parser.add_argument("--no-memory-check", action="store_true",

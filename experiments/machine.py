@@ -28,6 +28,46 @@ def version(dist: str) -> str | None:
         return None
 
 
+def git_state() -> dict | None:
+    """The checkout's commit and whether it has uncommitted changes (None outside git),
+    so that a result can be traced to the code that produced it."""
+    import subprocess  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:  # Popen, not run: tests stand in for subprocess.run
+        with subprocess.Popen(["git", *args], cwd=root, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) as proc:
+            out = proc.communicate(timeout=10)[0]
+        if proc.returncode:
+            raise subprocess.SubprocessError(f"git {args[0]} exited {proc.returncode}")
+        return out
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no").strip())
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": dirty}
+
+
+def positive(kind=float):
+    """An argparse type: a number of `kind` above 0, else a one-line error (a negative
+    time budget or cap would otherwise run and report meaningless figures)."""
+    import argparse  # noqa: PLC0415
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        return value
+    return parse
+
+
 def machine_info() -> dict:
     """CPU model, cores, load average (other processes skew every timing), versions."""
     import jax  # noqa: PLC0415
@@ -42,6 +82,7 @@ def machine_info() -> dict:
         "jax": jax.__version__, "jaxlib": version("jaxlib"), "open_spiel": version("open_spiel"),
         "numpy": version("numpy"), "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.devices()], "x64": bool(jax.config.jax_enable_x64),
+        "git": git_state(),
     }
 
 

@@ -98,3 +98,17 @@ def test_trajectory_spread(bench_cfr):
     spread = bench_cfr.trajectory_spread(out)
     assert spread["10"] == 0.0
     assert spread["30"] == pytest.approx((0.0633 - 0.05) / 0.0633)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--cap", "-1"], "argument --cap: must be above 0, got -1"),
+    (["--liars-iters", "0"], "argument --liars-iters: must be above 0, got 0"),
+    (["--max-memory-gib", "lots"], "argument --max-memory-gib: expected a number, got 'lots'"),
+])
+def test_counts_and_budgets_must_be_positive(bench_cfr, capsys, argv, named):
+    """Refused while parsing, before any child process runs: a negative --cap used to run
+    and print an empty C++ row."""
+    with pytest.raises(SystemExit) as exit_info:
+        bench_cfr.main([*argv, "--out", "/nonexistent/never-written.json"])
+    assert exit_info.value.code == 2
+    assert named in capsys.readouterr().err

@@ -25,6 +25,10 @@ def _bench_mccfr(monkeypatch):
     (["--equal-configs", "256:cfr,0256:cfr"], "--equal-configs: duplicate entries 256:cfr"),
     (["--games", "leduc,leduc"], "--games: duplicate entries leduc"),
     (["--schemes", "es,os,es"], "--schemes: duplicate entries es"),
+    # A negative budget used to run, and compare exploitabilities "at -1 s".
+    (["--seconds", "-1"], "argument --seconds: must be above 0, got -1"),
+    (["--repeats", "0"], "argument --repeats: must be above 0, got 0"),
+    (["--block", "x"], "argument --block: expected a number, got 'x'"),
 ])
 def test_duplicates_are_refused_by_name(monkeypatch, capsys, argv, named):
     # Refused while parsing, before jax or pyspiel is imported or any file is written.

@@ -23,8 +23,8 @@ def test_ratio_is_the_ratio_of_medians_over_all_calls(monkeypatch, capsys):
     out = bench_mcts._ratio_report("gumbel", [[1, 2], [3, 4]], [[2, 5], [9, 10]])
     assert out["ratio"] == 2.8
     assert out["per_round"] == [3.5 / 1.5, 9.5 / 3.5]
-    assert "(mctx time / ours): 2.800x  (per round: min 2.33, median 2.52, max 2.71; 2 rounds)" in \
-        capsys.readouterr().out
+    assert ("(mctx's median time / ours; above 1: ours faster): 2.800x  (per round: min 2.33, "
+            "median 2.52, max 2.71; 2 rounds)") in capsys.readouterr().out
 
 
 def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
@@ -106,3 +106,20 @@ def test_processes_run_the_same_benchmark_apart_and_summarise_by_hand(tmp_path, 
     assert "at least 2x in 2 of 3" in capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["processes"] == 3 and len(report["runs"]) == 3
+
+
+def test_results_record_the_commit_they_were_measured_at(monkeypatch):
+    """machine_info()["git"] is git's own answer for this checkout (None outside git)."""
+    import subprocess
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "experiments"))
+    import machine
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        assert machine.git_state() is None
+        return
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=root).returncode != 0
+    assert machine.git_state() == {"commit": head, "dirty": dirty}
