@@ -4,6 +4,7 @@
     python experiments/bench_cfr.py --quick              # smoke run: goofspiel5,leduc, < 1 min
     python experiments/bench_cfr.py --games kuhn,leduc --x64
     python experiments/bench_cfr.py --games goofspiel6,battleship --jaxsolve-only
+    python experiments/bench_cfr.py --games leduc --solver pcfr+   # jaxsolve's PCFR+ alone
 
 GPU run (issue 6), one command from the repository root of a machine with JAX for
 CUDA. OpenSpiel is not needed there: without it the OpenSpiel solvers are skipped
@@ -193,6 +194,9 @@ QUICK = {
     "goofspiel6": _BIG_QUICK, "goofspiel7": _BIG_QUICK, "battleship": _BIG_QUICK,
     "battleship3x3": _BIG_QUICK,
 }
+# jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/test_bench_cfr.py
+# checks the list), for --solver. Named here so the parent process need not import JAX.
+SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+")
 QUICK_GAMES = "goofspiel5,leduc"
 DEFAULT_GAMES = "kuhn,leduc,liars"
 
@@ -395,9 +399,10 @@ def bench_jaxcfr(jax, pyspiel, game, checkpoints, block, cap_s):
 
 
 def bench_jaxsolve(jax, jaxsolve, pyspiel, os_game, tree, setup_s, checkpoints, block,
-                   repeats, eval_repeats):
-    """CFR+ on `tree` (host arrays): placed on the device once, then blocks of `block`
-    iterations in one compiled call each, the state donated from call to call."""
+                   repeats, eval_repeats, solver_name="cfr+"):
+    """jaxsolve's `solver_name` (CFR+ by default) on `tree` (host arrays): placed on the
+    device once, then blocks of `block` iterations in one compiled call each, the state
+    donated from call to call."""
     import numpy as np  # noqa: PLC0415
 
     from jaxsolve.builders import tree_bytes  # noqa: PLC0415
@@ -406,7 +411,7 @@ def bench_jaxsolve(jax, jaxsolve, pyspiel, os_game, tree, setup_s, checkpoints, 
     tree_dev, put_s = _timed(lambda: jax.block_until_ready(jax.device_put(tree)))
     mem_tree = device_memory(jax)
 
-    solver = jaxsolve.cfr_plus()
+    solver = jaxsolve.SOLVERS[solver_name]()
     run = jax.jit(jaxsolve.run, static_argnums=(0,), donate_argnums=(2,))
     average = jax.jit(jaxsolve.average_policy)
 
@@ -519,7 +524,7 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
     if key == "liars" and args.liars_iters:
         checkpoints = tuple(sorted({min(c, args.liars_iters) for c in checkpoints}))
     out = {"label": game.label, "checkpoints": list(checkpoints), "notes": [],
-           "quick": bool(args.quick)}
+           "quick": bool(args.quick), "solver": args.solver}
 
     print(f"[{key}] building the tree ...", flush=True)
     tree, setup_s, source = _tree(game, jaxsolve, pyspiel)
@@ -536,6 +541,8 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
     elif histories > args.competitor_max_histories:
         skip = (f"{histories:,} histories > --competitor-max-histories "
                 f"{args.competitor_max_histories:,.0f}: OpenSpiel would take too long")
+    elif args.solver != "cfr+":
+        skip = (f"OpenSpiel's solvers here run CFR+; --solver {args.solver} is timed alone")
     # The independent check of our exploitability has its own limit (default: the
     # competitors' one), so a game too big for OpenSpiel's solvers can still be checked.
     check_max = (args.competitor_max_histories if args.check_max_histories is None
@@ -556,10 +563,12 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
     out["game"] = str(os_game) if os_game is not None else tree.names.game
     out["jaxsolve_unchecked"] = unchecked  # why (printed by print_table), None if checked
 
-    print(f"[{key}] jaxsolve CFR+ on {histories:,} histories ({source}) ...", flush=True)
+    print(f"[{key}] jaxsolve {_solver_label(args.solver)} on {histories:,} histories "
+          f"({source}) ...", flush=True)
     out["jaxsolve"] = bench_jaxsolve(jax, jaxsolve, pyspiel,
                                      os_game if unchecked is None else None, tree, setup_s,
-                                     checkpoints, js_block, repeats, eval_repeats)
+                                     checkpoints, js_block, repeats, eval_repeats,
+                                     args.solver)
     del tree
     gc.collect()
 
@@ -664,6 +673,10 @@ def _check_status(js) -> str:
     return "MISMATCH" if any(c["mismatch"] for c in compared.values()) else "ok"
 
 
+def _solver_label(name: str) -> str:
+    return {"cfr-alt": "CFR (alternating)"}.get(name, name.upper())
+
+
 def print_table(key, out):
     if "error" in out:
         print(f"\n== {key}: FAILED: {out['error']}")
@@ -671,7 +684,7 @@ def print_table(key, out):
     first, last = (str(c) for c in out["checkpoints"][:1] + out["checkpoints"][-1:])
     rows = [("OpenSpiel C++ CFR+", out["openspiel_cpp"], "cpp_ms_per_iter_over_jaxsolve"),
             ("OpenSpiel JaxCFR", out["jaxcfr"], "jaxcfr_ms_per_iter_over_jaxsolve"),
-            ("jaxsolve CFR+", out["jaxsolve"], None)]
+            (f"jaxsolve {_solver_label(out.get('solver', 'cfr+'))}", out["jaxsolve"], None)]
     js = out["jaxsolve"]
     ours, tree = js["ms_per_iter"], js["tree"]
     print(f"\n== {key}: {out['game']}  ({tree['nodes']:,} nodes, {tree['infosets']:,} "
@@ -793,6 +806,12 @@ def _check(text, value, threshold, at_least, unit, decimals, reason=None):
             "reason": reason if value is not None else "not measured in this run"}
 
 
+def _other_solver(result) -> str | None:
+    """Why a CFR+ target cannot be judged from a run of another solver (--solver)."""
+    solver = result.get("solver", "cfr+")
+    return None if solver == "cfr+" else f"the target is for CFR+, this run is {solver}"
+
+
 def targets(results, probe=None, quick=False):
     """The issue 2 and 6 targets. `met` is None (with a `reason`) where the run cannot
     judge one: not measured, an H200 target off an H200 (from `probe`, the machine
@@ -801,7 +820,7 @@ def targets(results, probe=None, quick=False):
     for game, key, threshold, text in RATIO_TARGETS:
         result = results.get(game, {})
         value = result.get("ratios", {}).get(key)
-        reason = _SMOKE if result.get("quick", quick) else None
+        reason = _SMOKE if result.get("quick", quick) else _other_solver(result)
         checks.append(_check(text, value, threshold, True, "x", 3, reason))
     for game, limit, text in MS_TARGETS:
         result = results.get(game, {})
@@ -810,6 +829,7 @@ def targets(results, probe=None, quick=False):
         reason = (None if h200 else f"not measured on an H200 (ran on {where})")
         if reason is None and result.get("quick", quick):
             reason = _SMOKE
+        reason = reason or _other_solver(result)
         checks.append(_check(text, value, limit, False, " ms",
                              _sig_decimals(value, 4) if value else 4, reason))
     liars = results.get("liars", {})
@@ -944,6 +964,10 @@ def main(argv=None):
                         help=f"comma-separated subset of {','.join(GAMES)} (default "
                              f"{DEFAULT_GAMES}; with --quick {QUICK_GAMES})")
     parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
+    parser.add_argument("--solver", choices=SOLVER_NAMES, default="cfr+",
+                        help="jaxsolve's solver (default cfr+; OpenSpiel's solvers, which "
+                             "are CFR+, then run only with cfr+, and the results go to "
+                             "bench_cfr_<solver>.json unless --out)")
     parser.add_argument("--x64", action="store_true",
                         help="float64 for the JAX solvers (OpenSpiel C++ is always float64)")
     parser.add_argument("--jaxsolve-only", action="store_true",
@@ -1010,6 +1034,8 @@ def main(argv=None):
 
     backend = probe["jax_backend"]
     default = "bench_cfr.json" if backend == "cpu" else f"bench_cfr_{backend}.json"
+    if args.solver != "cfr+":  # never in place of the CFR+ results the README cites
+        default = default.replace("bench_cfr", f"bench_cfr_{args.solver.replace('+', 'plus')}")
     if args.out:
         out_path = Path(args.out)
     elif args.quick:  # a smoke run does not replace the measured results

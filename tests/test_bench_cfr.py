@@ -112,3 +112,20 @@ def test_counts_and_budgets_must_be_positive(bench_cfr, capsys, argv, named):
         bench_cfr.main([*argv, "--out", "/nonexistent/never-written.json"])
     assert exit_info.value.code == 2
     assert named in capsys.readouterr().err
+
+
+def test_another_solver_is_timed_alone_and_judged_by_no_cfr_plus_target(bench_cfr):
+    import jaxsolve
+
+    full_width = sorted(k for k, factory in jaxsolve.SOLVERS.items()
+                        if factory().state_type is jaxsolve.CFRState)
+    assert sorted(bench_cfr.SOLVER_NAMES) == full_width
+    other = _leduc(0.159)
+    other["leduc"]["solver"] = "pcfr+"
+    for probe in (CPU, H200):
+        for text in ("Leduc <= 0.3 ms", "Leduc >= 10x"):
+            check = _check(bench_cfr.targets(other, probe), text)
+            assert check["met"] is None
+    assert _check(bench_cfr.targets(other, H200), "Leduc <= 0.3 ms")["reason"] == \
+        "the target is for CFR+, this run is pcfr+"
+    assert _check(bench_cfr.targets(_leduc(0.159), H200), "Leduc <= 0.3 ms")["met"] is True
