@@ -5,6 +5,7 @@
     python experiments/bench_cfr.py --games kuhn,leduc --x64
     python experiments/bench_cfr.py --games goofspiel6,battleship --jaxsolve-only
     python experiments/bench_cfr.py --games leduc --solver pcfr+   # jaxsolve's PCFR+ alone
+    python experiments/bench_cfr.py --games "openspiel:liars_dice(dice_sides=4)"  # any game
 
 GPU run (issue 6), one command from the repository root of a machine with JAX for
 CUDA. OpenSpiel is not needed there: without it the OpenSpiel solvers are skipped
@@ -197,6 +198,30 @@ QUICK = {
 # jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/test_bench_cfr.py
 # checks the list), for --solver. Named here so the parent process need not import JAX.
 SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+")
+# Any other OpenSpiel game: `openspiel:SPEC`, SPEC as pyspiel.load_game takes it.
+OPENSPIEL = "openspiel:"
+_OTHER_FULL, _OTHER_QUICK = ((100, 1000), 100, 100, 5, 3), ((10, 100), 10, 10, 3, 2)
+
+
+def game_entry(key: str) -> Game:
+    """GAMES[key], or for `openspiel:SPEC` (e.g. openspiel:liars_dice(dice_sides=4))
+    a game compiled from OpenSpiel's, with OpenSpiel's solvers as competitors."""
+    if key.startswith(OPENSPIEL):
+        spec = key[len(OPENSPIEL):]
+        return Game(spec, (spec, {}), ("pyspiel",))
+    return GAMES[key]
+
+
+def schedule(key: str, quick: bool) -> tuple:
+    """(checkpoints, OpenSpiel block, jaxsolve block, repeats, evaluation repeats)."""
+    return (QUICK if quick else FULL).get(key, _OTHER_QUICK if quick else _OTHER_FULL)
+
+
+def _load_game(pyspiel, name: str, params: dict):
+    """pyspiel.load_game of a name with parameters, or of a full spec string."""
+    return pyspiel.load_game(name, params) if params else pyspiel.load_game(name)
+
+
 QUICK_GAMES = "goofspiel5,leduc"
 DEFAULT_GAMES = "kuhn,leduc,liars"
 
@@ -503,7 +528,7 @@ def _tree(game: Game, jaxsolve, pyspiel):
             from jaxsolve.openspiel import from_pyspiel  # noqa: PLC0415
 
             name, params = game.pyspiel
-            tree, seconds = _timed(from_pyspiel, pyspiel.load_game(name, params))
+            tree, seconds = _timed(from_pyspiel, _load_game(pyspiel, name, params))
             return tree, seconds, "pyspiel"
         if source == "builder":
             name, args, kwargs = game.builder
@@ -519,13 +544,24 @@ def _tree(game: Game, jaxsolve, pyspiel):
 
 
 def bench_game(key, args, jax, jaxsolve, pyspiel):
-    game = GAMES[key]
-    checkpoints, os_block, js_block, repeats, eval_repeats = (QUICK if args.quick else FULL)[key]
+    game = game_entry(key)
+    checkpoints, os_block, js_block, repeats, eval_repeats = schedule(key, args.quick)
     if key == "liars" and args.liars_iters:
         checkpoints = tuple(sorted({min(c, args.liars_iters) for c in checkpoints}))
     out = {"label": game.label, "checkpoints": list(checkpoints), "notes": [],
            "quick": bool(args.quick), "solver": args.solver}
 
+    if key.startswith(OPENSPIEL) and pyspiel is not None:
+        try:
+            utility = _load_game(pyspiel, *game.pyspiel).get_type().utility
+        except pyspiel.SpielError as e:
+            return {**out, "error": f"OpenSpiel cannot load {game.label!r}: "
+                                    f"{str(e).split(' Available games are:')[0]}"}
+        if utility not in (pyspiel.GameType.Utility.ZERO_SUM,
+                           pyspiel.GameType.Utility.CONSTANT_SUM):
+            return {**out, "error": f"{game.label} is {str(utility.name).lower()}-utility; "
+                                    "exploitability, and so this benchmark, needs a zero- or "
+                                    "constant-sum game"}
     print(f"[{key}] building the tree ...", flush=True)
     tree, setup_s, source = _tree(game, jaxsolve, pyspiel)
     histories = tree.sizes.num_nodes
@@ -559,7 +595,7 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
         from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
 
         name, params = game.pyspiel
-        os_game = load_pyspiel(name, **params)  # turn-based where simultaneous
+        os_game = load_pyspiel(_load_game(pyspiel, name, params))  # turn-based if simultaneous
     out["game"] = str(os_game) if os_game is not None else tree.names.game
     out["jaxsolve_unchecked"] = unchecked  # why (printed by print_table), None if checked
 
@@ -928,7 +964,7 @@ def memory_check(keys, args, probe) -> dict:
     where = f"{probe['device_kind']} ({probe['jax_backend']})"
     for key in keys:
         try:
-            est = estimate(GAMES[key], float_bytes, 2**62 if args.no_memory_check
+            est = estimate(game_entry(key), float_bytes, 2**62 if args.no_memory_check
                            else (host or 2**62))
         except Exception as e:  # noqa: BLE001 - battleship's bound check raises GameError
             refused.append(f"{key}: {e}")
@@ -961,7 +997,8 @@ def memory_check(keys, args, probe) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default=None,
-                        help=f"comma-separated subset of {','.join(GAMES)} (default "
+                        help=f"comma-separated subset of {','.join(GAMES)}, or "
+                             f"{OPENSPIEL}SPEC for any OpenSpiel game (default "
                              f"{DEFAULT_GAMES}; with --quick {QUICK_GAMES})")
     parser.add_argument("--quick", action="store_true", help="few iterations: a smoke run")
     parser.add_argument("--solver", choices=SOLVER_NAMES, default="cfr+",
@@ -1013,9 +1050,12 @@ def main(argv=None):
 
     games = args.games or (QUICK_GAMES if args.quick else DEFAULT_GAMES)
     keys = [k.strip() for k in games.split(",") if k.strip()]
-    unknown = [k for k in keys if k not in GAMES]
+    unknown = [k for k in keys if k not in GAMES and not (k.startswith(OPENSPIEL)
+                                                          and len(k) > len(OPENSPIEL))]
     if unknown:
-        parser.error(f"unknown game(s) {unknown}; choose from {', '.join(GAMES)}")
+        parser.error(f"unknown game(s) {unknown}; choose from {', '.join(GAMES)}, or "
+                     f"{OPENSPIEL}SPEC for any OpenSpiel game (SPEC as pyspiel.load_game "
+                     "takes it, e.g. openspiel:liars_dice(dice_sides=4))")
 
     started = time.perf_counter()
     probe, rc = _child(["--x64"] if args.x64 else [], ["--_probe"])
@@ -1051,7 +1091,7 @@ def main(argv=None):
         report["estimates"] = {**old.get("estimates", {}), **estimates}
         report["merged_from_argv"] = old.get("argv")
     for key in keys:
-        print(f"\n[{key}] {GAMES[key].label}", flush=True)
+        print(f"\n[{key}] {game_entry(key).label}", flush=True)
         result, rc = _child(argv, ["--_worker", key])
         if result is None:
             result = {"error": f"the benchmark process exited with status {rc}"}

@@ -129,3 +129,26 @@ def test_another_solver_is_timed_alone_and_judged_by_no_cfr_plus_target(bench_cf
     assert _check(bench_cfr.targets(other, H200), "Leduc <= 0.3 ms")["reason"] == \
         "the target is for CFR+, this run is pcfr+"
     assert _check(bench_cfr.targets(_leduc(0.159), H200), "Leduc <= 0.3 ms")["met"] is True
+
+
+def test_any_openspiel_game_by_its_spec(bench_cfr, capsys):
+    """`--games openspiel:SPEC` benchmarks any OpenSpiel game; one that exploitability
+    cannot judge, or that OpenSpiel cannot load, is a one-line failure for that game."""
+    import argparse
+
+    pyspiel = pytest.importorskip("pyspiel")
+    entry = bench_cfr.game_entry("openspiel:liars_dice(dice_sides=3)")
+    assert entry.pyspiel == ("liars_dice(dice_sides=3)", {}) and entry.sources == ("pyspiel",)
+    game = bench_cfr._load_game(pyspiel, *entry.pyspiel)
+    assert game.get_parameters()["dice_sides"] == 3
+    assert bench_cfr.schedule("openspiel:liars_dice(dice_sides=3)", True) == \
+        bench_cfr._OTHER_QUICK
+    args = argparse.Namespace(quick=True, solver="cfr+", liars_iters=None)
+    hanabi = bench_cfr.bench_game("openspiel:tiny_hanabi", args, None, None, pyspiel)
+    assert "tiny_hanabi is identical-utility" in hanabi["error"]
+    unknown = bench_cfr.bench_game("openspiel:no_such_game", args, None, None, pyspiel)
+    assert unknown["error"].startswith("OpenSpiel cannot load 'no_such_game'")
+    with pytest.raises(SystemExit) as exit_info:
+        bench_cfr.main(["--games", "kuhn,openspiel:", "--out", "/nonexistent/x.json"])
+    assert exit_info.value.code == 2
+    assert "unknown game(s) ['openspiel:']" in capsys.readouterr().err
