@@ -288,9 +288,7 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
         validate.fail(where, "alpha and beta go together (DCFR's discounts of positive and "
                              f"negative regrets), got alpha={alpha!r}, beta={beta!r}")
     if alpha is not None:
-        alpha = validate.finite_real("alpha", alpha, where)
-        beta = -math.inf if _is_minus_infinity(beta) else validate.finite_real("beta", beta,
-                                                                               where)
+        alpha, beta = _discounts(alpha, beta, where)
     gamma = validate.finite_real("gamma", gamma, where, low=0.0)
     knobs = dict(flags, alpha=alpha, beta=beta, gamma=gamma, policy_rule=policy_rule)
     return Solver(functools.partial(init, solver_name=name),
@@ -331,15 +329,17 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
     exact). gamma must be >= 0: with decreasing weights the average never forgets
     the first iterates. Raises ArgumentError otherwise (alpha = inf gives inf / inf).
     """
-    alpha = validate.finite_real("alpha", alpha, "dcfr")
-    beta = -math.inf if _is_minus_infinity(beta) else validate.finite_real("beta", beta, "dcfr")
+    alpha, beta = _discounts(alpha, beta, "dcfr")
     gamma = validate.finite_real("gamma", gamma, "dcfr", low=0.0)
     return _solver(f"dcfr({alpha:g},{beta:g},{gamma:g})", alternating=True, floor=False,
                    alpha=alpha, beta=beta, gamma=gamma, predictive=False)
 
 
-def _is_minus_infinity(value) -> bool:
-    return isinstance(value, (float, np.floating)) and value == -math.inf
+def _discounts(alpha, beta, where: str) -> tuple[float, float]:
+    """DCFR's exponents: alpha finite, beta finite or -inf (negative regrets dropped)."""
+    minus_infinity = isinstance(beta, (float, np.floating)) and beta == -math.inf
+    return (validate.finite_real("alpha", alpha, where),
+            -math.inf if minus_infinity else validate.finite_real("beta", beta, where))
 
 
 def pcfr_plus(gamma: float = 2.0) -> Solver:
