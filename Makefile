@@ -23,6 +23,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not slow" -n auto --dist loadfile
 
-# Speed against OpenSpiel (C++ CFR+ and JaxCFR), written to results/bench_cfr.json.
+# Speed against OpenSpiel (C++ CFR+ and JaxCFR), written to results/local/bench_cfr.json
+# (experiments/bench_cfr.py --publish writes the tracked results/bench_cfr.json).
 bench: $(STAMP)
 	$(VENV)/bin/python experiments/bench_cfr.py

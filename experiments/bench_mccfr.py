@@ -1,6 +1,7 @@
 """Sampling CFR against OpenSpiel's C++ MCCFR solvers, in one process (issue 4).
 
     python experiments/bench_mccfr.py                  # Leduc + liar's dice 1x6: 5-10 min
+    python experiments/bench_mccfr.py --publish        # the same, into results/bench_mccfr.json
     python experiments/bench_mccfr.py --quick          # smoke run: Leduc only, < 1 min
     python experiments/bench_mccfr.py --games leduc --batch-sizes 256,1024 --seconds 30
 
@@ -67,10 +68,12 @@ digits as it takes to stay on the verdict's side of 1 (0.996 prints "0.996", not
 "1.00"). Both are single runs with one seed: sampled solvers' exploitability is
 noisy, so read small differences in (b) with care.
 
-Results go to `results/bench_mccfr.json` (`--quick`: `results/bench_mccfr_quick.json`;
-or `--out`) with machine information (CPU model, cores, load average at start and
-end, jax and open_spiel versions, backend). jaxsolve computes in float32 (C++ in
-float64) unless `--x64`.
+Results go to `results/local/bench_mccfr.json` (ignored by git, so a trial run
+replaces nothing; `--publish`: the tracked `results/bench_mccfr.json` the README cites;
+`--quick`: `results/bench_mccfr_quick.json`; `--out` wins over all of these) with
+machine information (CPU model, cores, load average at start and end, jax and
+open_spiel versions, backend). jaxsolve computes in float32 (C++ in float64) unless
+`--x64`.
 """
 
 from __future__ import annotations
@@ -134,8 +137,10 @@ def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> di
     return verdict
 
 
-from machine import (check_tolerance, compare_check, figure_beside,  # noqa: E402
-                     machine_info, positive)  # experiments/machine.py
+from machine import (RESULTS, add_publish_option, check_tolerance,  # noqa: E402
+                     compare_check, figure_beside, machine_info, positive,
+                     refuse_published_smoke_run, report_path, target_result,
+                     verdict_word, where_written)  # experiments/machine.py
 
 
 # ----------------------------------------------------------------- contestants
@@ -327,7 +332,7 @@ def pyspiel_check(game, ours: Ours) -> float:
 
 
 # ----------------------------------------------------------------- main
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -361,9 +366,24 @@ def main(argv=None) -> int:
                              "part (b)'s verdicts then use jaxsolve.exploitability")
     parser.add_argument("--x64", action="store_true", help="float64 for jaxsolve")
     parser.add_argument("--out", type=Path, default=None,
-                        help="JSON file to write (default results/bench_mccfr.json, "
-                             "_quick with --quick)")
+                        help="JSON file to write (default results/local/bench_mccfr.json; "
+                             "results/bench_mccfr.json with --publish; "
+                             "results/bench_mccfr_quick.json with --quick)")
+    add_publish_option(parser)
+    return parser
+
+
+def output_path(args) -> Path:
+    """--out; a --quick run's own file (git-ignored: results/*quick*); results/ with
+    --publish; else results/local/."""
+    smoke = RESULTS / "bench_mccfr_quick.json" if args.quick else None
+    return report_path("bench_mccfr.json", args.out, args.publish, smoke)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    refuse_published_smoke_run(parser, args)
 
     q = args.quick
     games = (args.games or ("leduc" if q else "leduc,liars")).split(",")
@@ -400,7 +420,7 @@ def main(argv=None) -> int:
     for s in schemes:
         if s not in SCHEMES:
             parser.error(f"unknown scheme {s!r}; known: es, os")
-    out = args.out or ROOT / "results" / f"bench_mccfr{'_quick' if q else ''}.json"
+    out = output_path(args)
     out.parent.mkdir(parents=True, exist_ok=True)
 
     import jax  # noqa: PLC0415
@@ -554,9 +574,7 @@ def main(argv=None) -> int:
 
     results["machine"]["load_average_end"] = list(os.getloadavg())
     # A smoke run's budgets are too short to judge the targets by (as bench_cfr.py).
-    results["targets"] = [{"target": t, "pass": None if q else ok, "detail": d,
-                           **({"not_judged": "smoke run (--quick)"} if q else {})}
-                          for t, ok, d in targets]
+    results["targets"] = [target_result(t, ok, d, smoke=q) for t, ok, d in targets]
     save()
 
     if results["games"] and not args.skip_throughput:
@@ -570,15 +588,14 @@ def main(argv=None) -> int:
                                 for r in res.values() if r["batch_size"] is not None)
                 print(f"  {g['label']:<18}{scheme.upper():<8}{cells}")
     print("\nTargets")
-    for t, ok, d in targets:
-        verdict = "not judged: smoke run" if q else ("PASS" if ok else "FAIL")
-        print(f"  [{verdict}] {t}  ({d})")
+    for target in results["targets"]:
+        print(f"  [{verdict_word(target)}] {target['target']}  ({target['detail']})")
     print(f"\nmachine: {results['machine']['cpu']}, {results['machine']['cores']} cores, "
           f"load {results['machine']['load_average'][0]:.2f} -> "
           f"{results['machine']['load_average_end'][0]:.2f}; jax "
           f"{results['machine']['jax']} ({results['machine']['backend']}), open_spiel "
           f"{results['machine']['open_spiel']}")
-    print(f"wrote {out}")
+    print(f"wrote {where_written(out)}")
     return 0
 
 

@@ -12,13 +12,22 @@ run on two threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
                                      [--only both|gumbel|puct] [--waves] [--out PATH]
-                                     [--processes N]
+                                     [--processes N] [--publish] [--quick]
 
 It prints what it ran on first (CPU, cores, load average, versions: the ratio moves
 with the machine's load, see experiments/bench_mcts_history.md; under `taskset -c 1`
 XLA:CPU sees one core, splits no op over two threads, and mctx runs at its fastest) and writes the same
-with every median, round and ratio to `results/bench_mcts.json` on CPU,
-`results/bench_mcts_<backend>.json` on an accelerator, or `--out`.
+with every median, round and ratio to `results/local/bench_mcts.json` on CPU,
+`results/local/bench_mcts_<backend>.json` on an accelerator (ignored by git, so a trial
+run replaces nothing; `--publish`: the same names directly under `results/`, the
+tracked files the README cites; `--out` wins over both). It ends with issue 5's
+target, our Gumbel search at least 2x mctx's simulations per second, judged on this
+process's ratio (PASS or FAIL; `pass` in the JSON).
+
+`--quick` is a smoke run (batch 16, 8 simulations, 1 round of 1 call; any of those
+given explicitly wins) that checks the script and its report in well under a minute:
+its target is printed "not judged: smoke run", `pass: null` in the JSON, and it
+writes `results/bench_mcts_quick.json` (ignored by git).
 
 It also times the model alone (the root call and `sims` calls of the same
 recurrent_fn on the same rows, in one jitted loop) and prints each search's overhead,
@@ -58,9 +67,9 @@ import mctx
 
 from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, policies, selfplay
-from machine import machine_info, version  # noqa: E402  (experiments/machine.py)
-
-ROOT = Path(__file__).resolve().parents[1]
+from machine import (RESULTS, add_publish_option, figure_beside,  # noqa: E402
+                     machine_info, refuse_published_smoke_run, report_path, target_result,
+                     verdict_word, version, where_written)  # experiments/machine.py
 
 
 def _seconds(fns, params, repeats, rounds, compile_s=None):
@@ -114,17 +123,18 @@ def _machine():
     return info
 
 
-def _out_path(args, backend):
-    if args.out:
-        return Path(args.out)
-    name = "bench_mcts" + ("_sweep" if args.sweep else "")
-    return ROOT / "results" / (f"{name}.json" if backend == "cpu" else f"{name}_{backend}.json")
+def output_path(args, backend):
+    """--out; a --quick run's own file under results/ (git-ignored: results/*quick*);
+    results/ with --publish; else results/local/."""
+    name = "bench_mcts" + ("_sweep" if args.sweep else "") + ("_quick" if args.quick else "")
+    name = f"{name}.json" if backend == "cpu" else f"{name}_{backend}.json"
+    return report_path(name, args.out, args.publish, RESULTS / name if args.quick else None)
 
 
 def _write(path, report):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {path}", flush=True)
+    print(f"wrote {where_written(path)}", flush=True)
 
 
 def _counts(text):
@@ -157,6 +167,11 @@ def _sweep(args, ours_gumbel, model_only, params):
 
 
 TARGET = 2.0  # issue 5: our Gumbel search at least 2x mctx's simulations per second
+# The sizes of a full run, and of a --quick one: a smoke run (the script and its report
+# work; its ratio is not judged) that finishes within a minute on a 2-core CPU, most of
+# it compilation. An option given explicitly wins over either.
+FULL = {"batch": 256, "sims": 32, "repeats": 4, "rounds": 5}
+QUICK = {"batch": 16, "sims": 8, "repeats": 1, "rounds": 1}
 
 
 def _without_option(argv, name, takes_value=True):
@@ -211,46 +226,65 @@ def _across_processes(args, argv):
     report = {"machine": info, "argv": argv, "processes": args.processes,
               "summary": summary, "runs": reports,
               "load_average_after": list(os.getloadavg())}
-    _write(_out_path(args, info["backend"]), report)
+    _write(output_path(args, info["backend"]), report)
     return summary
 
 
-def main(argv=None):
+def parse_args(argv=None):
+    """The command line, with a full run's sizes (or --quick's) where none was given;
+    a bad combination exits with status 2 before anything runs."""
     ap = argparse.ArgumentParser(
         description="Our MCTS against mctx, interleaved in one process; run it under "
                     "`taskset -c 1` to time both on one core.")
-    ap.add_argument("--batch", type=int, default=256, help="root states per call (default 256)")
-    ap.add_argument("--sims", type=int, default=32, help="simulations per search (default 32)")
-    ap.add_argument("--repeats", type=int, default=4,
-                    help="calls of each function per round (default 4)")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="rounds, each timing every function in turn (default 5)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: batch 16, 8 simulations, 1 round of 1 call, the target "
+                         "not judged (an explicit --batch, --sims, --repeats or --rounds wins)")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="root states per call (default 256; --quick 16)")
+    ap.add_argument("--sims", type=int, default=None,
+                    help="simulations per search (default 32; --quick 8)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="calls of each function per round (default 4; --quick 1)")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds, each timing every function in turn (default 5; --quick 1)")
     ap.add_argument("--only", choices=("both", "gumbel", "puct"), default="both",
                     help="which searches to time (default both)")
     ap.add_argument("--waves", action="store_true", help="also time Gumbel in waves")
     ap.add_argument("--sweep", type=_counts, default=None,
                     help="comma-separated simulation counts: overhead at each (ours only)")
     ap.add_argument("--out", default=None,
-                    help="JSON report (default results/bench_mcts.json on CPU, "
-                         "results/bench_mcts_<backend>.json on an accelerator; "
-                         "bench_mcts_sweep*.json with --sweep)")
+                    help="JSON report (default results/local/bench_mcts.json on CPU, "
+                         "results/local/bench_mcts_<backend>.json on an accelerator, "
+                         "bench_mcts_sweep*.json with --sweep; with --publish the same "
+                         "names directly under results/; with --quick "
+                         "results/bench_mcts_quick*.json)")
+    add_publish_option(ap)
     ap.add_argument("--processes", type=int, default=1,
                     help="run the whole benchmark in N fresh processes, one after another, "
                          "and report the spread of the ratios across them (default 1; "
                          "both searches' times move 10-20%% from one process to the next)")
     args = ap.parse_args(argv)
+    refuse_published_smoke_run(ap, args)
+    for name, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     for name in ("batch", "sims", "repeats", "rounds", "processes"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.processes > 1 and args.sweep:
+        ap.error("--processes does not combine with --sweep")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
     if args.processes > 1:
-        if args.sweep:
-            ap.error("--processes does not combine with --sweep")
         return _across_processes(args, sys.argv[1:] if argv is None else list(argv))
     info = _machine()
     report = {"machine": info, "argv": sys.argv[1:] if argv is None else list(argv),
               "batch": args.batch, "sims": args.sims, "repeats": args.repeats,
-              "rounds": args.rounds}
-    out_path = _out_path(args, info["backend"])
+              "rounds": args.rounds, "quick": args.quick}
+    out_path = output_path(args, info["backend"])
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
     hidden = "x".join(map(str, inspect.signature(network.init_params).parameters["hidden"].default))
@@ -341,6 +375,14 @@ def main(argv=None):
             print(f"  search overhead beyond the model ({model * 1e3:.2f} ms): ours "
                   f"{ours_extra * 1e3:.2f} ms, mctx {mctx_extra * 1e3:.2f} ms, "
                   f"{mctx_extra / ours_extra:.2f}x")
+    if "ratio_gumbel" in results:  # issue 5's target; a smoke run's is not judged
+        ratio = results["ratio_gumbel"]
+        report["targets"] = [target_result(
+            f"our Gumbel search >= {TARGET:g}x mctx's simulations per second",
+            ratio >= TARGET, f"speed-up {figure_beside(ratio, TARGET, 3)}x in this process",
+            smoke=args.quick)]
+        for target in report["targets"]:
+            print(f"[{verdict_word(target)}] {target['target']}  ({target['detail']})")
     report["load_average_after"] = list(os.getloadavg())
     _write(out_path, report)
     return results

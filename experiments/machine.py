@@ -1,4 +1,7 @@
-"""What a benchmark ran on: CPU model, cores, load, package versions, JAX backend.
+"""What a benchmark ran on: CPU model, cores, load, package versions, JAX backend;
+and what the benchmarks share: option parsing, figures printed beside a target, the
+tolerance of the pyspiel check, where a report is written (results/local/ unless
+--publish) and how a target's verdict is recorded.
 
 Shared by the experiment scripts (importable because Python puts a script's own
 folder on sys.path)."""
@@ -134,3 +137,66 @@ def compare_check(ours: float, reference: float, rtol: float, atol: float) -> di
     return {"ours": ours, "pyspiel": reference, "abs_diff": diff,
             "rel_diff": diff / abs(reference) if reference else None,
             "tolerance": tolerance, "mismatch": diff > tolerance}
+
+
+# ------------------------------------------------------------------ where reports go
+# A plain run of a benchmark writes its report under results/local/ (ignored by git),
+# so that trying a benchmark never replaces the tracked results/ files the README
+# cites; `--publish` writes those, and an explicit `--out PATH` wins over both.
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+LOCAL_RESULTS = RESULTS / "local"
+
+
+def add_publish_option(parser) -> None:
+    """The `--publish` option, worded alike in every benchmark."""
+    parser.add_argument("--publish", action="store_true",
+                        help="write the tracked report under results/ that the README cites "
+                             "(default: the same name under results/local/, ignored by git, "
+                             "so a trial run replaces nothing; --out wins over both; not "
+                             "with --quick)")
+
+
+def refuse_published_smoke_run(parser, args) -> None:
+    """A --quick run's figures are a smoke test, not results to cite: refuse to
+    publish them (parser.error exits with status 2, before anything runs)."""
+    if args.publish and args.quick:
+        parser.error("--publish does not combine with --quick: a smoke run's figures are "
+                     "not results to publish")
+
+
+def report_path(name: str, out=None, publish: bool = False, smoke_path=None) -> Path:
+    """Where a benchmark writes its report `name` (e.g. "bench_cfr.json"): `out` where
+    given; else `smoke_path` for a --quick run (each script keeps its own); else
+    results/`name` with --publish; else results/local/`name`."""
+    if out:
+        return Path(out)
+    if smoke_path is not None:
+        return Path(smoke_path)
+    return (RESULTS if publish else LOCAL_RESULTS) / name
+
+
+def where_written(path: Path) -> str:
+    """`path`, with a reminder where it is the unpublished copy of a tracked report."""
+    path = Path(path)
+    if path.parent.resolve() == LOCAL_RESULTS.resolve():
+        return f"{path} (not published: --publish writes results/{path.name})"
+    return str(path)
+
+
+# ------------------------------------------------------------------ target verdicts
+# A --quick run's budgets are too short to judge a target by: its verdicts read
+# "not judged: smoke run" and its JSON says `pass: null`, as in every benchmark here.
+SMOKE_RUN = "smoke run (--quick)"
+
+
+def target_result(target: str, passed: bool, detail: str, smoke: bool) -> dict:
+    """A target's entry in a report's JSON: `pass` is None in a smoke run."""
+    return {"target": target, "pass": None if smoke else passed, "detail": detail,
+            **({"not_judged": SMOKE_RUN} if smoke else {})}
+
+
+def verdict_word(result: dict) -> str:
+    """PASS, FAIL, or "not judged: smoke run" for a `target_result`."""
+    if result["pass"] is None:
+        return "not judged: smoke run"
+    return "PASS" if result["pass"] else "FAIL"

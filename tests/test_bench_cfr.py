@@ -2,7 +2,9 @@
 judged only on an H200, printed figures never read as the other side of a target, and
 the pyspiel check of our exploitability flags a mismatch above its tolerance only."""
 
+import importlib
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,20 @@ H200 = {"jax_backend": "gpu", "device_kind": "NVIDIA H200"}
 H100 = {"jax_backend": "gpu", "device_kind": "NVIDIA H100 80GB HBM3"}
 
 
+# bench_cfr.py is the command line; its parts sit beside it (bench_cfr_<part>.py).
+PARTS = ("games", "memory", "solvers", "targets", "tables", "worker")
+
+
 @pytest.fixture
-def bench_cfr(monkeypatch):
+def cfr(monkeypatch):
+    """bench_cfr's modules, imported afresh as when the script runs: cfr.cli is
+    bench_cfr.py, cfr.<part> is bench_cfr_<part>.py, cfr.machine experiments/machine.py."""
     monkeypatch.syspath_prepend(str(EXPERIMENTS))  # as when run as a script
-    sys.modules.pop("bench_cfr", None)
-    import bench_cfr
-    return bench_cfr
+    for name in ("bench_cfr", *(f"bench_cfr_{part}" for part in PARTS)):
+        sys.modules.pop(name, None)
+    modules = {part: importlib.import_module(f"bench_cfr_{part}") for part in PARTS}
+    return types.SimpleNamespace(cli=importlib.import_module("bench_cfr"),
+                                 machine=importlib.import_module("machine"), **modules)
 
 
 def _leduc(ms, cpp_ratio=50.0, quick=False):
@@ -31,49 +41,49 @@ def _check(checks, text):
     return next(c for c in checks if c["target"].startswith(text))
 
 
-def test_h200_targets_are_judged_only_on_an_h200(bench_cfr):
+def test_h200_targets_are_judged_only_on_an_h200(cfr):
     leduc_ms = "Leduc <= 0.3 ms"
     for probe in (CPU, H100, None):
-        check = _check(bench_cfr.targets(_leduc(0.159), probe), leduc_ms)
+        check = _check(cfr.targets.targets(_leduc(0.159), probe), leduc_ms)
         assert check["met"] is None and check["value"] == 0.159
         assert check["reason"].startswith("not measured on an H200 (ran on ")
-        assert "(not judged: not measured on an H200" in bench_cfr.format_check(check)
-    assert "(ran on cpu/cpu)" in _check(bench_cfr.targets(_leduc(0.159), CPU),
+        assert "(not judged: not measured on an H200" in cfr.targets.format_check(check)
+    assert "(ran on cpu/cpu)" in _check(cfr.targets.targets(_leduc(0.159), CPU),
                                         leduc_ms)["reason"]
     # On a (fake) H200 probe: judged both ways.
-    assert _check(bench_cfr.targets(_leduc(0.159), H200), leduc_ms)["met"] is True
-    assert _check(bench_cfr.targets(_leduc(0.31), H200), leduc_ms)["met"] is False
+    assert _check(cfr.targets.targets(_leduc(0.159), H200), leduc_ms)["met"] is True
+    assert _check(cfr.targets.targets(_leduc(0.31), H200), leduc_ms)["met"] is False
     # The game's own worker facts win over the probe (a --merge can mix machines).
     on_cpu = _leduc(0.159)
     on_cpu["leduc"].update(CPU)
-    assert _check(bench_cfr.targets(on_cpu, H200), leduc_ms)["met"] is None
+    assert _check(cfr.targets.targets(on_cpu, H200), leduc_ms)["met"] is None
     # A quick run is a smoke run even on an H200; the ratio targets are not judged.
-    quick = bench_cfr.targets(_leduc(0.159, quick=True), H200)
+    quick = cfr.targets.targets(_leduc(0.159, quick=True), H200)
     assert _check(quick, leduc_ms)["met"] is None
     assert _check(quick, "Leduc >= 10x")["met"] is None
     assert "smoke run" in _check(quick, "Leduc >= 10x")["reason"]
     # A full run's ratio targets are judged anywhere (they are not H200 targets).
-    assert _check(bench_cfr.targets(_leduc(0.159), CPU), "Leduc >= 10x")["met"] is True
+    assert _check(cfr.targets.targets(_leduc(0.159), CPU), "Leduc >= 10x")["met"] is True
 
 
-def test_printed_figures_never_cross_the_target(bench_cfr):
+def test_printed_figures_never_cross_the_target(cfr):
     # The full target line: 9.996 against >= 10 is printed 9.996x, NOT met.
-    line = bench_cfr.format_check(
-        _check(bench_cfr.targets(_leduc(0.159, cpp_ratio=9.996), CPU), "Leduc >= 10x"))
+    line = cfr.targets.format_check(
+        _check(cfr.targets.targets(_leduc(0.159, cpp_ratio=9.996), CPU), "Leduc >= 10x"))
     assert line == "target: Leduc >= 10x faster/iter than C++ CFR+: 9.996x (NOT met)"
-    assert bench_cfr._fmt_sig(90.34785) == "90.35"
-    assert bench_cfr._fmt_sig(0.000912) == "0.0009120"
+    assert cfr.tables.fmt_sig(90.34785) == "90.35"
+    assert cfr.tables.fmt_sig(0.000912) == "0.0009120"
 
 
-def test_mismatch_flag_fires_above_the_tolerance_only(bench_cfr):
+def test_mismatch_flag_fires_above_the_tolerance_only(cfr):
     # float32, payoffs up to 1: atol = 4 * 2**-23 = 4.76837e-7; at 0.01 the relative
     # part adds 1e-5 * 0.01 = 1e-7, so the tolerance is 5.76837e-7.
-    rtol, atol = bench_cfr.check_tolerance("float32", 1.0)
+    rtol, atol = cfr.machine.check_tolerance("float32", 1.0)
     assert (rtol, atol) == (1e-5, 4.76837158203125e-07)
 
     def check(ours, reference, dtype, payoff_scale):
-        return bench_cfr.compare_check(ours, reference,
-                                       *bench_cfr.check_tolerance(dtype, payoff_scale))
+        return cfr.machine.compare_check(ours, reference,
+                                         *cfr.machine.check_tolerance(dtype, payoff_scale))
 
     ok = check(0.01 + 5e-7, 0.01, "float32", 1.0)
     assert ok["tolerance"] == pytest.approx(5.76837158203125e-07, rel=1e-12)
@@ -90,14 +100,44 @@ def test_mismatch_flag_fires_above_the_tolerance_only(bench_cfr):
     assert not check(2.498626708984375e-4, 2.498465532158045e-4, "float32", 13.0)["mismatch"]
 
 
-def test_trajectory_spread(bench_cfr):
+def test_trajectory_spread(cfr):
     out = {"checkpoints": [10, 30],
            "openspiel_cpp": {"exploitability": {"10": 0.2435, "30": 0.0633}},
            "jaxcfr": None,
            "jaxsolve": {"exploitability": {"10": 0.2435, "30": 0.0500}}}
-    spread = bench_cfr.trajectory_spread(out)
+    spread = cfr.worker.trajectory_spread(out)
     assert spread["10"] == 0.0
     assert spread["30"] == pytest.approx((0.0633 - 0.05) / 0.0633)
+
+
+def test_every_timed_block_is_kept_beside_the_median(cfr):
+    """Each contestant's JSON keeps every timed block's seconds per iteration, in the
+    order timed, and its ms_per_iter is 1000 times their median: tiny real runs on Kuhn
+    of jaxsolve's CFR+ (whole blocks only, then more until it has `repeats`), OpenSpiel's
+    C++ solver (a last short block: 4 -> 5) and JaxCFR (from iteration 1, so its first
+    block is one short)."""
+    import statistics
+
+    import jax
+
+    import jaxsolve
+
+    pyspiel = pytest.importorskip("pyspiel")
+    from jaxsolve.openspiel import from_pyspiel
+
+    game = pyspiel.load_game("kuhn_poker")
+    results = {
+        "jaxsolve": (cfr.solvers.bench_jaxsolve(jax, jaxsolve, None, None, from_pyspiel(game),
+                                                0.0, (2, 6), 2, 4, 1), 4),
+        "openspiel_cpp": (cfr.solvers.bench_openspiel_cpp(pyspiel, game, (2, 5), 2, 1, None), 3),
+        "jaxcfr": (cfr.solvers.bench_jaxcfr(jax, pyspiel, game, (2, 5), 2, None), 3),
+    }
+    for name, (result, blocks) in results.items():
+        seconds = result["block_s_per_iter"]
+        assert len(seconds) == result["timed_blocks"] == blocks, name
+        assert all(s > 0 for s in seconds), name
+        assert result["ms_per_iter"] == 1e3 * statistics.median(seconds), name
+        assert result["ms_per_iter_min"] == 1e3 * min(seconds), name
 
 
 @pytest.mark.parametrize("argv, named", [
@@ -105,50 +145,50 @@ def test_trajectory_spread(bench_cfr):
     (["--liars-iters", "0"], "argument --liars-iters: must be above 0, got 0"),
     (["--max-memory-gib", "lots"], "argument --max-memory-gib: expected a number, got 'lots'"),
 ])
-def test_counts_and_budgets_must_be_positive(bench_cfr, capsys, argv, named):
+def test_counts_and_budgets_must_be_positive(cfr, capsys, argv, named):
     """Refused while parsing, before any child process runs: a negative --cap used to run
     and print an empty C++ row."""
     with pytest.raises(SystemExit) as exit_info:
-        bench_cfr.main([*argv, "--out", "/nonexistent/never-written.json"])
+        cfr.cli.main([*argv, "--out", "/nonexistent/never-written.json"])
     assert exit_info.value.code == 2
     assert named in capsys.readouterr().err
 
 
-def test_another_solver_is_timed_alone_and_judged_by_no_cfr_plus_target(bench_cfr):
+def test_another_solver_is_timed_alone_and_judged_by_no_cfr_plus_target(cfr):
     import jaxsolve
 
     full_width = sorted(k for k, factory in jaxsolve.SOLVERS.items()
                         if factory().state_type is jaxsolve.CFRState)
-    assert sorted(bench_cfr.SOLVER_NAMES) == full_width
+    assert sorted(cfr.games.SOLVER_NAMES) == full_width
     other = _leduc(0.159)
     other["leduc"]["solver"] = "pcfr+"
     for probe in (CPU, H200):
         for text in ("Leduc <= 0.3 ms", "Leduc >= 10x"):
-            check = _check(bench_cfr.targets(other, probe), text)
+            check = _check(cfr.targets.targets(other, probe), text)
             assert check["met"] is None
-    assert _check(bench_cfr.targets(other, H200), "Leduc <= 0.3 ms")["reason"] == \
+    assert _check(cfr.targets.targets(other, H200), "Leduc <= 0.3 ms")["reason"] == \
         "the target is for CFR+, this run is pcfr+"
-    assert _check(bench_cfr.targets(_leduc(0.159), H200), "Leduc <= 0.3 ms")["met"] is True
+    assert _check(cfr.targets.targets(_leduc(0.159), H200), "Leduc <= 0.3 ms")["met"] is True
 
 
-def test_any_openspiel_game_by_its_spec(bench_cfr, capsys):
+def test_any_openspiel_game_by_its_spec(cfr, capsys):
     """`--games openspiel:SPEC` benchmarks any OpenSpiel game; one that exploitability
     cannot judge, or that OpenSpiel cannot load, is a one-line failure for that game."""
     import argparse
 
     pyspiel = pytest.importorskip("pyspiel")
-    entry = bench_cfr.game_entry("openspiel:liars_dice(dice_sides=3)")
+    entry = cfr.games.game_entry("openspiel:liars_dice(dice_sides=3)")
     assert entry.pyspiel == ("liars_dice(dice_sides=3)", {}) and entry.sources == ("pyspiel",)
-    game = bench_cfr._load_game(pyspiel, *entry.pyspiel)
+    game = cfr.games.load_game(pyspiel, *entry.pyspiel)
     assert game.get_parameters()["dice_sides"] == 3
-    assert bench_cfr.schedule("openspiel:liars_dice(dice_sides=3)", True) == \
-        bench_cfr._OTHER_QUICK
+    assert cfr.games.schedule("openspiel:liars_dice(dice_sides=3)", True) == \
+        cfr.games._OTHER_QUICK
     args = argparse.Namespace(quick=True, solver="cfr+", liars_iters=None)
-    hanabi = bench_cfr.bench_game("openspiel:tiny_hanabi", args, None, None, pyspiel)
+    hanabi = cfr.worker.bench_game("openspiel:tiny_hanabi", args, None, None, pyspiel)
     assert "tiny_hanabi is identical-utility" in hanabi["error"]
-    unknown = bench_cfr.bench_game("openspiel:no_such_game", args, None, None, pyspiel)
+    unknown = cfr.worker.bench_game("openspiel:no_such_game", args, None, None, pyspiel)
     assert unknown["error"].startswith("OpenSpiel cannot load 'no_such_game'")
     with pytest.raises(SystemExit) as exit_info:
-        bench_cfr.main(["--games", "kuhn,openspiel:", "--out", "/nonexistent/x.json"])
+        cfr.cli.main(["--games", "kuhn,openspiel:", "--out", "/nonexistent/x.json"])
     assert exit_info.value.code == 2
     assert "unknown game(s) ['openspiel:']" in capsys.readouterr().err

@@ -44,6 +44,35 @@ def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
     ratio = report["ratio_gumbel"]
     assert ratio["ratio"] == results["ratio_gumbel"] and len(ratio["per_round"]) == 2
     assert report["overhead_ms_gumbel"]["model_alone"] == report["calls"]["model_only"]["ms"]
+    # Not a smoke run: issue 5's target is judged on this process's ratio.
+    [target] = report["targets"]
+    assert target["pass"] is (ratio["ratio"] >= bench_mcts.TARGET) and "not_judged" not in target
+    assert f"[{'PASS' if target['pass'] else 'FAIL'}] our Gumbel search >= 2x" in printed
+
+
+def test_bench_mcts_quick_is_a_small_smoke_run(monkeypatch):
+    """--quick's sizes (each one given explicitly wins), without running it: the run
+    itself takes ~20 s on 2 cores, most of it compiling five searches."""
+    bench_mcts = _bench_mcts(monkeypatch)
+    sizes = ("batch", "sims", "repeats", "rounds")
+    quick = bench_mcts.parse_args(["--quick"])
+    assert quick.quick and [getattr(quick, s) for s in sizes] == [16, 8, 1, 1]
+    assert bench_mcts.parse_args(["--quick", "--rounds", "3"]).rounds == 3
+    full = bench_mcts.parse_args([])
+    assert not full.quick and [getattr(full, s) for s in sizes] == [256, 32, 4, 5]
+
+
+def test_a_smoke_runs_target_is_not_judged(monkeypatch):
+    """The verdict every benchmark's --quick records and prints (machine.target_result)."""
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
+    from machine import target_result, verdict_word
+
+    smoke = target_result("ours >= 2x", False, "1.6x", smoke=True)
+    assert smoke == {"target": "ours >= 2x", "pass": None, "detail": "1.6x",
+                     "not_judged": "smoke run (--quick)"}
+    assert verdict_word(smoke) == "not judged: smoke run"
+    assert verdict_word(target_result("ours >= 2x", False, "1.6x", smoke=False)) == "FAIL"
+    assert verdict_word(target_result("ours >= 2x", True, "2.1x", smoke=False)) == "PASS"
 
 
 def test_timing_rotates_the_order_and_times_the_first_call_apart(monkeypatch):

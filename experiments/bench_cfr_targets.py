@@ -1,0 +1,92 @@
+"""The targets of issues 2 and 6 that bench_cfr judges, and its verdicts: `met` is
+True or False, or None with the reason where this run cannot judge a target (not
+measured, an H200 target off an H200, a --quick smoke run, another --solver than
+CFR+). Figures printed beside a verdict never round onto its other side."""
+
+from __future__ import annotations
+
+import math
+
+from machine import figure_beside
+
+
+RATIO_TARGETS = [  # (game, ratio key, at least, description) from issue 2
+    ("leduc", "cpp_ms_per_iter_over_jaxsolve", 10, "Leduc >= 10x faster/iter than C++ CFR+"),
+    ("leduc", "jaxcfr_ms_per_iter_over_jaxsolve", 3, "Leduc >= 3x faster/iter than JaxCFR"),
+    ("liars", "cpp_ms_per_iter_over_jaxsolve", 3, "liar's dice >= 3x faster/iter than C++"),
+    ("leduc", "pyspiel_exploitability_over_jaxsolve", 10,
+     "Leduc exploitability >= 10x faster than pyspiel.exploitability"),
+]
+MS_TARGETS = [  # (game, at most ms per jaxsolve CFR+ iteration, description) from issue 6
+    ("goofspiel7", 8.0, "Goofspiel-7 <= 8 ms per CFR+ iteration (target on one H200)"),
+    ("leduc", 0.3, "Leduc <= 0.3 ms per CFR+ iteration (target on one H200)"),
+]
+_SMOKE = ("smoke run (--quick: fewer and shorter timed blocks than the target assumes), "
+          "not a verdict")
+
+
+def _on_h200(result: dict, probe: dict | None) -> tuple[bool, str]:
+    """(whether `result` ran on an H200 GPU, 'backend/device kind'), from the game's own
+    worker where it recorded them (a --merge can mix runs), else from the probe."""
+    facts = result if result.get("jax_backend") else (probe or {})
+    backend, kind = facts.get("jax_backend"), facts.get("device_kind") or ""
+    return backend == "gpu" and "H200" in kind, f"{backend or 'unknown'}/{kind or 'unknown'}"
+
+
+def _check(text, value, threshold, at_least, unit, decimals, reason=None):
+    met = None
+    if value is not None and reason is None:
+        met = value >= threshold if at_least else value <= threshold
+    return {"target": text, "value": value, "threshold": threshold, "at_least": at_least,
+            "unit": unit, "decimals": decimals, "met": met,
+            "reason": reason if value is not None else "not measured in this run"}
+
+
+def _other_solver(result) -> str | None:
+    """Why a CFR+ target cannot be judged from a run of another solver (--solver)."""
+    solver = result.get("solver", "cfr+")
+    return None if solver == "cfr+" else f"the target is for CFR+, this run is {solver}"
+
+
+def targets(results, probe=None, quick=False):
+    """The issue 2 and 6 targets. `met` is None (with a `reason`) where the run cannot
+    judge one: not measured, an H200 target off an H200 (from `probe`, the machine
+    facts), or a quick run's shortened timing."""
+    checks = []
+    for game, key, threshold, text in RATIO_TARGETS:
+        result = results.get(game, {})
+        value = result.get("ratios", {}).get(key)
+        reason = _SMOKE if result.get("quick", quick) else _other_solver(result)
+        checks.append(_check(text, value, threshold, True, "x", 3, reason))
+    for game, limit, text in MS_TARGETS:
+        result = results.get(game, {})
+        value = (result.get("jaxsolve") or {}).get("ms_per_iter")
+        h200, where = _on_h200(result, probe)
+        reason = (None if h200 else f"not measured on an H200 (ran on {where})")
+        if reason is None and result.get("quick", quick):
+            reason = _SMOKE
+        reason = reason or _other_solver(result)
+        checks.append(_check(text, value, limit, False, " ms",
+                             sig_decimals(value, 4) if value else 4, reason))
+    liars = results.get("liars", {})
+    if liars.get("tree_source") == "pyspiel":  # compile_game does not change with --quick
+        checks.append(_check("liar's dice compile_game <= 15 s",
+                             liars["jaxsolve"]["setup_s"], 15, False, " s", 3))
+    return checks
+
+
+def format_check(check) -> str:
+    """One target line: the value with enough digits, then met / NOT met / not judged."""
+    value = figure_beside(check["value"], check["threshold"], check["decimals"])
+    if check["met"] is None:
+        verdict = f"not judged: {check['reason']}"
+    else:
+        verdict = "met" if check["met"] else "NOT met"
+    return f"target: {check['target']}: {value}{check['unit']} ({verdict})"
+
+
+def sig_decimals(value: float, sig: int) -> int:
+    """Decimals that give `value` `sig` significant digits in fixed point."""
+    if not value or not math.isfinite(value):
+        return 0
+    return max(sig - 1 - math.floor(math.log10(abs(value))), 0)
