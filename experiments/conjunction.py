@@ -11,7 +11,8 @@
    falls below 0.001. The exploitability is evaluated after *every* iteration inside
    one compiled scan (the tree is tiny), so the count is exact; "first" is the first
    iteration below the threshold, "stays" the first after which it never goes back
-   above it within the cap.
+   above it within the cap. The solvers do not reach the same equilibrium: the
+   table also gives each one's costs and Alice's strategy at the cap.
 3. Question 2: a cost-structure sweep. The High-priority maneuver cost m (seed: 3)
    and the collision cost c (both hold, seed: 10) vary on a grid; every other entry
    stays the seed's. All the tables are solved in ONE vmapped call over
@@ -75,12 +76,13 @@ def seed_run(params, iters):
 # ------------------------------------------------------------ question 4
 
 def exploitability_trace(solver, tree, iters):
-    """[iters] exploitability of the average strategy after each iteration."""
+    """[iters] exploitability of the average strategy after each iteration, and that
+    strategy after the last."""
     def body(state, _):
         state = solver.step(tree, state)
         return state, jaxsolve.exploitability(tree, jaxsolve.average_policy(tree, state))
-    _, trace = jax.lax.scan(body, solver.init(tree), None, length=iters)
-    return trace
+    state, trace = jax.lax.scan(body, solver.init(tree), None, length=iters)
+    return trace, jaxsolve.average_policy(tree, state)
 
 
 def iterations_to_threshold(tree, cap):
@@ -88,14 +90,21 @@ def iterations_to_threshold(tree, cap):
     for name, make in ALGOS.items():
         solver = make()
         t0 = time.perf_counter()
-        trace = np.asarray(jax.jit(exploitability_trace, static_argnums=(0, 2))(solver, tree, cap))
+        trace, policy = jax.jit(exploitability_trace, static_argnums=(0, 2))(solver, tree, cap)
+        trace = np.asarray(trace)
+        values = np.asarray(jaxsolve.policy_value(tree, policy))
         below = trace < THRESHOLD
         first = int(np.argmax(below)) + 1 if below.any() else None
         above = np.nonzero(~below)[0]
         stays = (int(above[-1]) + 2 if above.size else 1) if below[-1] else None
         rows[name] = dict(solver=solver.name, first=first, stays=stays,
                           exploitability_at_20000=float(trace[min(SEED_ITERS, cap) - 1]),
-                          final=float(trace[-1]), cap=cap, seconds=time.perf_counter() - t0)
+                          final=float(trace[-1]), cap=cap, seconds=time.perf_counter() - t0,
+                          # The solvers do not all end at one equilibrium (README).
+                          expected_cost_at_cap={"alice": float(-values[0]), "bob": float(-values[1])},
+                          alice_maneuvers_at_cap={k: float(v["Maneuver"]) for k, v in
+                                                  jaxsolve.table(tree, policy).items()
+                                                  if k.startswith("alice")})
         traces[name] = trace
     return rows, traces
 
@@ -233,10 +242,17 @@ def main():
     rows, traces = iterations_to_threshold(tree, cap)
     out["iterations_to_0.001"] = rows
     print(f"\nIterations to exploitability < {THRESHOLD} (cap {cap}):")
-    print(f"{'solver':<18}{'first':>9}{'stays':>9}{'expl. @20k':>13}{'expl. @cap':>13}")
+    print(f"{'solver':<18}{'first':>9}{'stays':>9}{'expl. @20k':>13}{'expl. @cap':>13}"
+          f"{'costs @cap (Alice / Bob)':>27}{'P(Alice M) High / Low':>24}")
     for r in rows.values():
+        cost, m = r["expected_cost_at_cap"], r["alice_maneuvers_at_cap"]
         print(f"{r['solver']:<18}{str(r['first']):>9}{str(r['stays']):>9}"
-              f"{r['exploitability_at_20000']:>13.2e}{r['final']:>13.2e}")
+              f"{r['exploitability_at_20000']:>13.2e}{r['final']:>13.2e}"
+              f"{cost['alice']:>18.4f} / {cost['bob']:.4f}"
+              f"{m['alice p=H']:>15.4f} / {m['alice p=L']:.4f}")
+    print("(vanilla CFR ends at the seed's equilibrium, High Alice holding; the others "
+          "where Alice always maneuvers, held there by Bob's threat to hold after a hold "
+          "she never plays: a Nash equilibrium, not subgame perfect)")
     plot_convergence(traces, os.path.join(args.out, "conjunction_convergence.png"))
 
     grid_m = np.round(np.linspace(0.5, 8.0, n), 6)

@@ -8,7 +8,7 @@
     jaxsolve.exploitability(tree, policy)
 """
 
-from jaxsolve.batch import stack, sweep
+from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                               cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,
                               regret_matching, run)
@@ -36,6 +36,7 @@ __all__ = [
     "counterfactual_values",
     "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "lcfr", "nash_conv",
     "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
+    "unstack", "batch_axes",
     "threshold",
     "uniform_policy",
 ]

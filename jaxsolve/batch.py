@@ -22,8 +22,9 @@ import jax
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve.errors import ArgumentTypeError, GameError
-from jaxsolve.tree import _ARRAY_FIELDS, GameTree
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
+from jaxsolve.tree import (_ARRAY_FIELDS, GameTree, array_shapes, observed_utility_sum,
+                           validate_numbers)
 
 
 def stack(trees: Sequence[GameTree]) -> GameTree:
@@ -36,19 +37,63 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
         raise GameError("stack() needs at least one tree")
     first = trees[0]
     for k, t in enumerate(trees[1:], 1):
-        if t.sizes != first.sizes or t.names != first.names:
-            raise GameError(f"tree {k} does not share tree 0's structure (sizes or "
-                            "infoset names differ); only utilities and chance "
-                            "probabilities may vary within a batch")
+        differ = [f.name for f in dataclasses.fields(first.sizes) if f.compare
+                  and getattr(t.sizes, f.name) != getattr(first.sizes, f.name)]
+        if differ or t.names != first.names:
+            what = (f"sizes.{differ[0]} is {getattr(t.sizes, differ[0])!r} against "
+                    f"{getattr(first.sizes, differ[0])!r}" if differ else
+                    "its game or infoset names differ")
+            raise GameError(f"stack: tree {k} does not share tree 0's structure ({what}); "
+                            "only utilities and chance probabilities may vary within a "
+                            "batch")
         for f in ("children", "terminal_sequences", "legal"):
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
-                raise GameError(f"tree {k} differs from tree 0 in {f!r}")
+                raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
-    return dataclasses.replace(first, **arrays)
+    return _with_utility_sum(dataclasses.replace(first, **arrays))
+
+
+def _with_utility_sum(batch: GameTree) -> GameTree:
+    """The batch's `sizes.utility_sum`: the sum all its games share, None if they differ
+    or any is general-sum."""
+    return dataclasses.replace(batch, sizes=dataclasses.replace(
+        batch.sizes, utility_sum=observed_utility_sum(batch.utilities)))
+
+
+def batch_axes(batch: GameTree) -> GameTree:
+    """The `in_axes` of a batch for `jax.vmap`, read from its shapes: 0 on each array
+    with a leading batch axis, None on the shared ones. What `sweep` returns beside its
+    batch (0 everywhere after `stack`), e.g. for a batch read back by `GameTree.load`."""
+    validate.game_tree(batch, "batch_axes", batch_ok=True)
+    if validate.batch_size(batch) is None:
+        validate.fail("batch_axes", "the tree has no batch axis (it is one game)")
+    one_game = array_shapes(batch.sizes)
+    return dataclasses.replace(batch, **{
+        f: 0 if np.ndim(getattr(batch, f)) > len(one_game[f]) else None
+        for f in _ARRAY_FIELDS})
+
+
+def unstack(batch: GameTree) -> list[GameTree]:
+    """The games of a batch (`stack`, `sweep`, or either read back by `GameTree.load`),
+    one tree each, e.g. to inspect or save point k of a sweep. Host-side."""
+    axes = batch_axes(batch)
+    trees = []
+    for k in range(validate.batch_size(batch)):
+        arrays = {f: np.asarray(getattr(batch, f))[k] if getattr(axes, f) == 0
+                  else getattr(batch, f) for f in _ARRAY_FIELDS}
+        trees.append(_with_utility_sum(dataclasses.replace(batch, **arrays)))
+    return trees
 
 
 def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTree, GameTree]:
     """A tree whose utilities ([B, Z, P]) and/or chance_probs ([B, C, Ac]) are batched.
+
+    Row c of `chance_probs` is the chance node `tree.chance_histories()[c]` reaches;
+    columns are its outcome ids, padded to the widest chance node (Ac) with zeros. Each
+    row must be a distribution over the outcomes the tree has: one of probability 0
+    when the game was compiled has no subtree. `sizes.utility_sum` is the sum all the
+    batch's games share (None if they differ); `unstack(batch, in_axes)` gives the
+    games back one by one. Raises `jaxsolve.ArgumentError` naming the array and entry.
 
     Returns:
       (batched tree, in_axes) where in_axes is a GameTree-shaped prefix with 0 on the
@@ -70,16 +115,18 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
             validate.fail("sweep", f"{field} must be real numbers, got dtype {value.dtype}",
                           ArgumentTypeError)
         if value.ndim != 3 or value.shape[1:] != shape:
-            raise GameError(f"sweep: {field} must have shape [B, {shape[0]}, {shape[1]}], "
-                            f"got {list(value.shape)}")
-        if field == "chance_probs":
-            legal = np.asarray(tree.chance_probs) > 0
-            if np.any(value < 0) or np.any(value[:, ~legal] != 0) or not np.allclose(value.sum(-1), 1.0):
-                raise GameError("sweep: chance_probs rows must be distributions over the "
-                                "outcomes the game allows at each chance node")
-        if not np.all(np.isfinite(value)):
-            raise GameError(f"sweep: {field} contains NaN or inf")
+            validate.fail("sweep", f"{field} must have shape [B, {shape[0]}, {shape[1]}], "
+                                   f"got {list(value.shape)}")
         changes[field], axes[field] = value, 0
     if not changes:
-        raise GameError("sweep: pass utilities and/or chance_probs")
-    return dataclasses.replace(tree, **changes), dataclasses.replace(tree, **axes)
+        validate.fail("sweep", "pass utilities and/or chance_probs")
+    sizes = {f: len(v) for f, v in changes.items()}
+    if len(set(sizes.values())) > 1:
+        validate.fail("sweep", "utilities and chance_probs must have the same batch size B, "
+                               f"got {sizes['utilities']} and {sizes['chance_probs']}")
+    batch = dataclasses.replace(tree, **changes)
+    try:  # each row a distribution over the outcomes the tree has, finite payoffs
+        validate_numbers(batch, "sweep")
+    except GameError as e:
+        raise ArgumentError(str(e)) from None
+    return _with_utility_sum(batch), dataclasses.replace(tree, **axes)

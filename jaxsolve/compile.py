@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
-from jaxsolve.tree import GameTree, TreeNames, TreeSizes
+from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum
 from jaxsolve.validate import fail, is_int, is_real
 
 DEFAULT_MAX_NODES = 20_000_000
@@ -618,9 +618,7 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
     seqs, last, chance_path = _terminal_paths(player, index, parent, parent_action,
                                               terminal_node, offsets, P, A, AC, I, C)
     if utility_sum is None:
-        sums = utilities.sum(axis=1)
-        if Z and np.allclose(sums, sums[0], atol=1e-9):
-            utility_sum = float(sums[0])
+        utility_sum = observed_utility_sum(utilities)
     sizes = TreeSizes(
         num_players=P, num_nodes=N, num_infosets=I, num_actions=A,
         num_chance_outcomes=AC, num_chance=C,

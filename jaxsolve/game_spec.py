@@ -8,6 +8,7 @@ own code. `--param key=value` values are parsed here too. Every failure is one
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -21,12 +22,15 @@ from jaxsolve.compile import compile_game
 from jaxsolve.errors import CLIError, GameError, one_line
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
+from jaxsolve.validate import batch_size
 
 OPENSPIEL_PREFIX = "openspiel:"
 
 
 def parse_value(text: str) -> Any:
-    """A --param value: bool, int, float or JSON list when it looks like one, else str."""
+    """A --param value: bool, int, float, a list ([0.3, 0.7], JSON or Python) or a
+    tuple ((0.3, 0.7), as `jaxsolve games` prints defaults) when it looks like one,
+    else str."""
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
@@ -35,11 +39,20 @@ def parse_value(text: str) -> Any:
             return convert(text)
         except ValueError:
             pass
-    if text.strip().startswith("["):
+    if text.strip()[:1] in ("[", "("):
         try:
             return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise CLIError(f"--param value {text!r} is not a valid JSON list ({e})") from None
+        except json.JSONDecodeError:
+            pass
+        try:  # Python's literal syntax: tuples, single quotes
+            value = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError) as e:
+            raise CLIError(f"--param value {text!r} is not a list or tuple of numbers, "
+                           f"strings or booleans ({type(e).__name__}: {one_line(e)})") from None
+        if isinstance(value, (list, tuple)):
+            return value
+        raise CLIError(f"--param value {text!r} is a {type(value).__name__}; expected a list "
+                       "or tuple")
     return text
 
 
@@ -167,9 +180,15 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> G
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
         try:
-            return GameTree.load(spec)
+            tree = GameTree.load(spec)
         except GameError as e:
             raise CLIError(one_line(e)) from None
+        size = batch_size(tree)
+        if size is not None:
+            raise CLIError(f"{spec} holds a batch of {size} games (saved from jaxsolve.sweep "
+                           "or jaxsolve.stack); the command line solves one: save one of "
+                           "jaxsolve.unstack(batch) instead")
+        return tree
     game = load_game(spec, params, trees_too=True)
     try:
         return compile_game(game, progress=progress)

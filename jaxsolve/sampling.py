@@ -52,6 +52,8 @@ outcome sampling the traverser's, as OpenSpiel's solvers do.
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 from typing import Callable, NamedTuple
 
@@ -328,9 +330,10 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
 
 def _leaf_view(tree: GameTree, terminals) -> GameTree:
     """The tree with its terminal arrays restricted to `terminals` (ids into the Z
-    axis), so the terminal-view formulas of `sequences` run on sampled leaves only."""
-    return tree.replace(
-        utilities=jnp.asarray(tree.utilities)[terminals],
+    axis), so the terminal-view formulas of `sequences` run on sampled leaves only.
+    Not `GameTree.replace`, which keeps every shape: this view has other Z."""
+    return dataclasses.replace(
+        tree, utilities=jnp.asarray(tree.utilities)[terminals],
         terminal_node=jnp.asarray(tree.terminal_node)[terminals],
         terminal_sequences=jnp.asarray(tree.terminal_sequences)[:, terminals],
         terminal_last=jnp.asarray(tree.terminal_last)[:, terminals],

@@ -269,7 +269,9 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
         state = jax.jit(jaxsolve.run, static_argnums=0)(solver, tree, solver.init(tree), 500)
 
     A rule's own parameter can be swept under vmap: build the solver inside the
-    vmapped function (its knobs are then traced) and call `run` there, e.g.
+    vmapped function (the rule's parameter is then traced; the knobs alpha, beta,
+    gamma and floor must stay Python numbers: sweep them by building one solver per
+    value) and call `run` there, e.g.
     `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
     tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
     `jax.jit(run, static_argnums=0)` compiles again for each new one. Raises

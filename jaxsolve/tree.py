@@ -36,7 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve.errors import ArgumentTypeError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 
 _FORMAT_VERSION = 1
@@ -44,7 +44,13 @@ _FORMAT_VERSION = 1
 
 @dataclasses.dataclass(frozen=True)
 class TreeSizes:
-    """Static sizes: part of the compiled program, identical across a sweep."""
+    """Static sizes: part of the compiled program, identical across a sweep.
+
+    `utility_sum` is the exception: a fact about the utilities, not the shapes, which
+    no array computation reads (listings, saved files and the OpenSpiel view do). It
+    is left out of equality and hashing, so a tree whose payoffs turn general-sum
+    shares its compiled programs, and its batch, with the zero-sum original; a tree
+    returned *out of* a jitted function keeps the one traced first."""
 
     num_players: int
     num_nodes: int
@@ -58,7 +64,8 @@ class TreeSizes:
     max_chance_length: int  # most chance events on a path to a leaf
     max_infoset_depth: int  # most own earlier decisions before any infoset
     perfect_recall: tuple[bool, ...]  # per player
-    utility_sum: float | None  # constant sum of returns, None if general-sum
+    # constant sum of returns, None if general-sum; not compared (see the docstring)
+    utility_sum: float | None = dataclasses.field(compare=False)
 
     @property
     def empty_sequence(self) -> int:
@@ -202,12 +209,67 @@ class GameTree:
         }
 
     def replace(self, **changes) -> "GameTree":
-        """A copy with some arrays replaced, e.g. other utilities for a sweep."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some arrays replaced, e.g. other utilities or chance
+        probabilities: one point of a sweep (`jaxsolve.sweep` builds many at once).
+
+        Each new array must have the shape of the one it replaces (no batch axis:
+        `sweep` and `stack` build batches) and the same kind (float numbers, integer
+        indices, bool `legal`). Concrete arrays are also checked as `GameTree.load`
+        checks a file's: utilities finite, each chance row a distribution over the
+        outcomes the tree has (an outcome of probability 0 when the game was compiled
+        has no subtree, so it cannot be given weight later), indices in range; and
+        `sizes.utility_sum` follows new utilities (None once they are general-sum).
+        Traced arrays (under jit, grad or vmap) are checked by shape and dtype only,
+        and `utility_sum` stays as it was. Raises `jaxsolve.ArgumentError` (or
+        `ArgumentTypeError` for a wrong kind) naming the array."""
+        where = "GameTree.replace"
+        unknown = sorted(set(changes) - set(_ARRAY_FIELDS))
+        if unknown:
+            raise ArgumentError(f"{where}: {', '.join(unknown)} cannot be replaced; the "
+                                f"arrays are {', '.join(_ARRAY_FIELDS)} (sizes and names "
+                                "follow from the game: compile it again to change them)")
+        for field, value in changes.items():
+            old, new = np.shape(getattr(self, field)), np.shape(value)
+            if new != old:
+                raise ArgumentError(f"{where}: {field} must have the tree's shape {old}, got "
+                                    f"{new}" + (" (build a batch with jaxsolve.sweep or "
+                                                "jaxsolve.stack)" if new[1:] == old else ""))
+            kind = _kind_error(field, _dtype(value))
+            if kind:
+                raise ArgumentTypeError(f"{where}: {field} {kind}")
+        tree = dataclasses.replace(self, **changes)
+        if any(isinstance(v, jax.core.Tracer) for v in changes.values()):
+            return tree
+        try:
+            if set(changes) <= set(_NUMBER_FIELDS):
+                validate_numbers(tree, where)  # the indices are the tree's own, checked
+            else:
+                validate_values(tree, where)
+        except GameError as e:
+            raise ArgumentError(str(e)) from None
+        if "utilities" in changes:
+            tree = dataclasses.replace(tree, sizes=dataclasses.replace(
+                tree.sizes, utility_sum=observed_utility_sum(tree.utilities)))
+        return tree
+
+    def chance_histories(self) -> list[list[int]]:
+        """Which chance node each row of `chance_probs` is: row c belongs to the node
+        reached by the actions `chance_histories()[c]` from the root (chance outcomes
+        included), e.g. to pick the rows a sweep changes (host-side, one tree)."""
+        validate_shapes(self, "GameTree.chance_histories", batch_ok=False)
+        player, index = np.asarray(self.node_player), np.asarray(self.node_index)
+        parent, action = np.asarray(self.parent), np.asarray(self.parent_action)
+        nodes = np.nonzero(player == CHANCE)[0]
+        rows = [[] for _ in range(self.sizes.num_chance)]
+        for node in nodes:
+            rows[int(index[node])] = _path(parent, action, int(node))
+        return rows
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
-        """Writes the tree to one `.npz` file that loads without any game code."""
+        """Writes the tree to one `.npz` file that loads without any game code. A batch
+        (`sweep`, `stack`) is saved as one and loads as one (`jaxsolve.batch_axes`
+        gives its `in_axes` back)."""
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(".npz")
@@ -234,7 +296,21 @@ class GameTree:
         tree = GameTree(**arrays, sizes=_sizes_from(meta, path), names=_names_from(meta, path))
         validate_shapes(tree, where=str(path))
         validate_values(tree, where=str(path))
+        observed = observed_utility_sum(tree.utilities)
+        if tree.sizes.utility_sum is not None and (
+                observed is None or abs(observed - tree.sizes.utility_sum) > 1e-6):
+            raise GameError(f"{path}: sizes.utility_sum is {tree.sizes.utility_sum}, but the "
+                            "utilities do not sum to it at every terminal")
         return tree
+
+
+def observed_utility_sum(utilities) -> float | None:
+    """The sum every terminal's returns share, over any leading batch axes (to 1e-9),
+    or None where they differ: a general-sum game (host-side; concrete arrays)."""
+    sums = np.asarray(utilities, np.float64).sum(axis=-1).reshape(-1)
+    if sums.size and np.allclose(sums, sums[0], atol=1e-9):
+        return float(sums[0])
+    return None
 
 
 # ---------------------------------------------------------------------- reading files
@@ -363,12 +439,11 @@ def _names_from(meta: dict, path: Path) -> TreeNames:
     return TreeNames.make(game, infosets, actions)
 
 
-def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
-    """Checks every array against the static sizes; raises GameError on mismatch."""
-    s = tree.sizes
+def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
+    """The shape of every array of one game of sizes `s` (a batch adds leading axes)."""
     n, i, a, c, z, p = (s.num_nodes, s.num_infosets, s.num_actions, s.num_chance,
                         s.num_terminals, s.num_players)
-    expected = {
+    return {
         "node_player": (n,), "node_index": (n,), "parent": (n,),
         "parent_action": (n,), "infoset_player": (i,), "legal": (i, a),
         "children": (n, max(a, s.num_chance_outcomes)),
@@ -378,12 +453,22 @@ def validate_shapes(tree: GameTree, where: str = "GameTree") -> None:
         "terminal_chance": (z, s.max_chance_length),
         "infoset_ancestors": (i, s.max_infoset_depth),
     }
-    for field, shape in expected.items():
+
+
+def validate_shapes(tree: GameTree, where: str = "GameTree", batch_ok: bool = True) -> None:
+    """Checks every array against the static sizes, allowing leading batch axes (`stack`,
+    `sweep`) only with `batch_ok`; raises GameError on mismatch."""
+    s = tree.sizes
+    for field, shape in array_shapes(s).items():
         got = tuple(np.shape(getattr(tree, field)))
-        if got[len(got) - len(shape):] != shape:  # leading batch axes are allowed
+        if got[len(got) - len(shape):] != shape or len(got) < len(shape):
             raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
-    if len(tree.names.infosets) != i:
-        raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {i} infosets")
+        if len(got) > len(shape) and not batch_ok:
+            raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}: "
+                            f"a batch of {got[0]} trees (jaxsolve.sweep or jaxsolve.stack), "
+                            "where one game belongs")
+    if len(tree.names.infosets) != s.num_infosets:
+        raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {s.num_infosets} infosets")
 
 
 # ---------------------------------------------------------------------- values
@@ -405,6 +490,7 @@ def validate_values(tree: GameTree, where: str = "GameTree") -> None:
         _check_range(arrays[field], field, lo, hi, meaning, where)
     _check_node_index(arrays["node_player"], arrays["node_index"], tree.sizes, where)
     _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
+    _check_chance_support(arrays, tree.sizes, where)
     empty = ~arrays["legal"].any(axis=-1)
     if empty.any():
         at = _first(empty)
@@ -412,21 +498,42 @@ def validate_values(tree: GameTree, where: str = "GameTree") -> None:
                         f"legal action: row {at} of 'legal' is all False")
 
 
+def validate_numbers(tree: GameTree, where: str) -> None:
+    """The part of `validate_values` about the numbers alone (finite utilities, chance
+    rows that are distributions over the outcomes the tree has), for a tree whose
+    indices are known good; leading batch axes are allowed."""
+    arrays = {f: np.asarray(getattr(tree, f)) for f in (
+        "utilities", "chance_probs", "node_player", "node_index", "children", "parent",
+        "parent_action")}
+    _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
+    _check_chance_support(arrays, tree.sizes, where)
+
+
 def _first(mask: np.ndarray) -> list[int]:
     return np.argwhere(mask)[0].tolist()
 
 
+def _dtype(value) -> np.dtype:
+    return np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+
+
+def _kind_error(field: str, dtype: np.dtype) -> str | None:
+    """What is wrong with an array of `dtype` as `field`, or None."""
+    if field in _BOOL_FIELDS:
+        ok, expected = dtype == np.bool_, "bool"
+    elif field in _NUMBER_FIELDS:
+        ok = np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)
+        expected = "real numbers (float)"
+    else:
+        ok, expected = np.issubdtype(dtype, np.integer), "integers (indices)"
+    return None if ok else f"has dtype {dtype}, expected {expected}"
+
+
 def _check_dtypes(arrays: dict[str, np.ndarray], where: str) -> None:
     for field, a in arrays.items():
-        if field in _BOOL_FIELDS:
-            ok, expected = a.dtype == np.bool_, "bool"
-        elif field in _NUMBER_FIELDS:
-            ok = np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
-            expected = "real numbers (float)"
-        else:
-            ok, expected = np.issubdtype(a.dtype, np.integer), "integers (indices)"
-        if not ok:
-            raise GameError(f"{where}: array {field!r} has dtype {a.dtype}, expected {expected}")
+        kind = _kind_error(field, a.dtype)
+        if kind:
+            raise GameError(f"{where}: array {field!r} {kind}")
 
 
 def _check_level_offsets(s: TreeSizes, where: str) -> None:
@@ -507,6 +614,40 @@ def _check_numbers(utilities: np.ndarray, chance_probs: np.ndarray, where: str) 
         at = _first(off)
         raise GameError(f"{where}: row {at} of 'chance_probs' sums to {sums[tuple(at)]:.9g}, "
                         "not 1")
+
+
+def _path(parent: np.ndarray, parent_action: np.ndarray, node: int) -> list[int]:
+    """The actions (chance outcomes included) from the root to `node`."""
+    path = []
+    while parent[node] >= 0:
+        path.append(int(parent_action[node]))
+        node = int(parent[node])
+    return path[::-1]
+
+
+def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: str) -> None:
+    """Probability only on outcomes the tree has a subtree for: one of probability 0
+    when the game was compiled has none, and mass put on it later would vanish."""
+    if not s.num_chance:
+        return
+    one = lambda a, k: a.reshape((-1,) + a.shape[a.ndim - k:])[0]  # the structure is shared
+    player, index = one(arrays["node_player"], 1), one(arrays["node_index"], 1)
+    children = one(arrays["children"], 2)
+    nodes = np.nonzero(player == CHANCE)[0]
+    missing = np.zeros((s.num_chance, s.num_chance_outcomes), bool)
+    missing[index[nodes]] = children[nodes, :s.num_chance_outcomes] < 0
+    probs = arrays["chance_probs"]
+    bad = (probs > 0) & missing
+    if bad.any():
+        at = _first(bad)
+        row, outcome = at[-2], at[-1]
+        node = int(nodes[index[nodes] == row][0])
+        path = _path(one(arrays["parent"], 1), one(arrays["parent_action"], 1), node)
+        raise GameError(f"{where}: array 'chance_probs' gives outcome {outcome} of row "
+                        f"{at[:-1]} (the chance node after actions {path}) probability "
+                        f"{probs[tuple(at)]:.6g}, but the tree has no subtree for it: an "
+                        "outcome of probability 0 when the game was compiled is left out, "
+                        "so it cannot be given weight later (compile the game with it)")
 
 
 jax.tree_util.register_dataclass(

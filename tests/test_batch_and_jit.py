@@ -48,12 +48,103 @@ def test_stacked_trees_and_vmapped_exploitability():
 
 def test_batch_inputs_are_validated():
     tree = builtin_tree("kuhn_poker")
-    with pytest.raises(jaxsolve.GameError, match=r"utilities must have shape \[B, 30, 2\]"):
+    with pytest.raises(jaxsolve.ArgumentError, match=r"utilities must have shape \[B, 30, 2\]"):
         jaxsolve.sweep(tree, utilities=np.zeros((2, 29, 2)))
-    with pytest.raises(jaxsolve.GameError, match="distributions"):
+    with pytest.raises(jaxsolve.ArgumentError, match=r"row \[0, 0\] of 'chance_probs' sums to 3"):
         jaxsolve.sweep(tree, chance_probs=np.ones((2,) + np.shape(tree.chance_probs)))
-    with pytest.raises(jaxsolve.GameError, match="structure"):
+    u, probs = np.asarray(tree.utilities), np.asarray(tree.chance_probs)
+    with pytest.raises(jaxsolve.ArgumentError, match="same batch size B, got 2 and 3"):
+        jaxsolve.sweep(tree, utilities=np.stack([u] * 2), chance_probs=np.stack([probs] * 3))
+    with pytest.raises(jaxsolve.GameError, match=r"sizes.num_players is 3 against 2"):
         jaxsolve.stack([tree, builtin_tree("kuhn_poker", players=3)])
+
+
+def _kuhn_second_deal(tree):
+    """Kuhn's chance rows by their histories: the first deal at the root, then one row per
+    card the first player holds."""
+    histories = tree.chance_histories()
+    first = [r for r, h in enumerate(histories) if h == []]
+    second = {h[0]: r for r, h in enumerate(histories) if len(h) == 1}
+    assert len(first) == 1 and sorted(second) == [0, 1, 2], histories
+    return first[0], second
+
+
+def test_chance_rows_are_named_by_their_histories_and_keep_to_the_tree():
+    tree = builtin_tree("kuhn_poker")
+    probs = np.asarray(tree.chance_probs)
+    root, second = _kuhn_second_deal(tree)
+    np.testing.assert_allclose(probs[root], [1 / 3] * 3)
+    for card, row in second.items():  # the card dealt first cannot be dealt again
+        expected = np.full(3, 0.5)
+        expected[card] = 0.0
+        np.testing.assert_allclose(probs[row], expected)
+    # That card has no subtree, so no sweep or replace may give it weight.
+    bad = probs.copy()
+    bad[second[1]] = 1 / 3
+    with pytest.raises(jaxsolve.ArgumentError, match=(
+            r"sweep: array 'chance_probs' gives outcome 1 of row \[1, %d\] \(the chance node "
+            r"after actions \[1\]\) probability 0.333333, but the tree has no subtree"
+            % second[1])):
+        jaxsolve.sweep(tree, chance_probs=np.stack([probs, bad]))
+    with pytest.raises(jaxsolve.ArgumentError, match="GameTree.replace: .*no subtree"):
+        tree.replace(chance_probs=bad)
+
+
+def test_replace_keeps_the_tree_s_shapes_and_checks_the_numbers():
+    tree = builtin_tree("kuhn_poker")
+    u = np.asarray(tree.utilities)
+    with pytest.raises(jaxsolve.ArgumentError, match=r"utilities must have the tree's shape "
+                                                     r"\(30, 2\), got \(30, 1\)"):
+        tree.replace(utilities=u[:, :1])
+    with pytest.raises(jaxsolve.ArgumentError, match="got \\(2, 30, 2\\) \\(build a batch with "
+                                                     "jaxsolve.sweep"):
+        tree.replace(utilities=np.stack([u, u]))
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="legal has dtype int64, expected bool"):
+        tree.replace(legal=np.asarray(tree.legal).astype(np.int64))
+    with pytest.raises(jaxsolve.ArgumentError, match=r"row \[0\] of 'chance_probs' sums to 1.8"):
+        tree.replace(chance_probs=np.where(np.asarray(tree.chance_probs) > 0, 0.6, 0.0))
+    with pytest.raises(jaxsolve.ArgumentError, match="holds nan at \\[3, 1\\]"):
+        tree.replace(utilities=np.where(np.arange(30)[:, None] * 2 + [0, 1] == 7, np.nan, u))
+    with pytest.raises(jaxsolve.ArgumentError, match="sizes cannot be replaced"):
+        tree.replace(sizes=tree.sizes)
+    # utility_sum follows the payoffs: shifted by one each, Kuhn sums to 2 at every leaf.
+    assert tree.replace(utilities=u + 1).sizes.utility_sum == 2.0
+    assert tree.replace(utilities=u + 1).summary()["zero_sum"] is False
+
+    # Traced, only shapes can be checked. The value is linear in the utilities, and its
+    # gradient is the probability of reaching each leaf: uniform play reaches each of
+    # Kuhn's 30 leaves with positive probability, and the probabilities sum to 1.
+    policy = jaxsolve.uniform_policy(tree)
+    grad = jax.grad(lambda x: jaxsolve.policy_value(tree.replace(utilities=x), policy)[0])(u)
+    assert np.all(grad[:, 0] > 0) and np.all(grad[:, 1] == 0)
+    assert float(np.sum(grad[:, 0])) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_batches_save_load_and_unstack(tmp_path, capsys):
+    from jaxsolve import cli
+    tree = builtin_tree("kuhn_poker")
+    u = np.asarray(tree.utilities)
+    batch, axes = jaxsolve.sweep(tree, utilities=np.stack([u, 2 * u, u + 1]))
+    # Sums 0, 0 and 2: the batch shares none, its games each their own.
+    assert batch.sizes.utility_sum is None
+    loaded = jaxsolve.GameTree.load(batch.save(tmp_path / "sweep.npz"))
+    found = jaxsolve.batch_axes(loaded)
+    assert all(getattr(found, f) == getattr(axes, f) for f in jaxsolve.tree._ARRAY_FIELDS)
+    games_ = jaxsolve.unstack(loaded)
+    assert [g.sizes.utility_sum for g in games_] == [0.0, 0.0, 2.0]
+    for g, scale in zip(games_, (u, 2 * u, u + 1)):
+        np.testing.assert_array_equal(g.utilities, scale)
+        np.testing.assert_array_equal(g.children, tree.children)
+    stacked = jaxsolve.stack(games_[:2])
+    assert stacked.sizes.utility_sum == 0.0
+    assert all(getattr(jaxsolve.batch_axes(stacked), f) == 0 for f in jaxsolve.tree._ARRAY_FIELDS)
+    np.testing.assert_array_equal(jaxsolve.unstack(stacked)[1].utilities, 2 * u)
+    with pytest.raises(jaxsolve.ArgumentError, match="unstack|batch_axes: the tree has no batch"):
+        jaxsolve.unstack(tree)
+    # The command line solves one game and says so in one line.
+    assert cli.main(["solve", str(tmp_path / "sweep.npz")]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "sweep.npz holds a batch of 3 games" in err and len(err.strip().splitlines()) == 1
 
 
 def test_second_call_with_same_shapes_does_not_recompile():
@@ -67,6 +158,8 @@ def test_second_call_with_same_shapes_does_not_recompile():
     tree, utilities, _ = _perturbed_kuhn(np.random.default_rng(3), 2)
     solver = jaxsolve.cfr_plus()
     other = tree.replace(utilities=utilities[0])
+    # Perturbed payoffs are general-sum: the listing follows, the program does not.
+    assert tree.sizes.utility_sum == 0.0 and other.sizes.utility_sum is None
     state = jitted(solver, tree, solver.init(tree), 5)
     jitted(solver, other, state, 7)  # other utilities, other count: same program
     jitted(jaxsolve.cfr_plus(), tree, state, 3)  # factories are cached: same solver

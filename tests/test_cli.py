@@ -7,6 +7,7 @@ import jax
 import numpy as np
 import pytest
 
+import games
 import jaxsolve
 from jaxsolve import cli
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -143,6 +144,29 @@ def test_games_lists_the_builtin_games(capsys):
 def test_parse_params():
     assert cli.parse_params(["players=3", "p=0.5", "flag=true", "xs=[1, 2]", "name=abc"]) == {
         "players": 3, "p": 0.5, "flag": True, "xs": [1, 2], "name": "abc"}
+    # The form `jaxsolve games` prints defaults in, and Python's lists, parse too.
+    assert cli.parse_params(["situation_probs=(0.3, 0.7)", "d=((0, 1), (1, 0))", "s=['a']"]) == {
+        "situation_probs": (0.3, 0.7), "d": ((0, 1), (1, 0)), "s": ["a"]}
+    with pytest.raises(cli.CLIError, match=r"--param value '\(1, \{2' is not a list or tuple"):
+        cli.parse_params(["x=(1, {2"])
+    with pytest.raises(cli.CLIError, match="is a int; expected a list or tuple"):
+        cli.parse_params(["x=(3)"])
+
+
+def test_a_tuple_parameter_solves_the_game_it_names(tmp_path):
+    """maneuver_detection at situation_probs=(0.3, 0.7), typed as `jaxsolve games` prints
+    defaults, is the game games.load builds with that tuple: same value after the same
+    50 CFR+ iterations."""
+    out = tmp_path / "md"
+    assert cli.main(["solve", "maneuver_detection", "--param", "situation_probs=(0.3, 0.7)",
+                     "--iters", "50", "--out", str(out), "--quiet"]) == 0
+    saved = json.loads((out / "strategy.json").read_text())
+    tree = jaxsolve.compile_game(games.load("maneuver_detection", situation_probs=(0.3, 0.7)))
+    solver = jaxsolve.cfr_plus()
+    state = jax.jit(jaxsolve.run, static_argnums=0)(solver, tree, solver.init(tree), 50)
+    value = jaxsolve.policy_value(tree, jaxsolve.average_policy(tree, state))
+    np.testing.assert_allclose(saved["value"], value, rtol=1e-6)
+    assert saved["params"] == {"situation_probs": [0.3, 0.7]}
 
 
 @pytest.fixture

@@ -79,7 +79,8 @@ def counts(own_sequences) -> tuple:
 
 
 def expected_returns(game, policy) -> np.ndarray:
-    """Expected returns when every player plays policy(player, infoset) -> action."""
+    """Expected returns when every player plays policy(player, infoset) -> an action, or
+    {action: probability} for a mixed one."""
     total = np.zeros(game.num_players())
     stack = [(game.new_initial_state(), 1.0)]
     while stack:
@@ -90,8 +91,9 @@ def expected_returns(game, policy) -> np.ndarray:
         elif player == CHANCE:
             stack.extend((state.child(a), prob * p) for a, p in state.chance_outcomes())
         else:
-            stack.append((state.child(policy(player, state.information_state_string(player))),
-                          prob))
+            choice = policy(player, state.information_state_string(player))
+            mix = choice if isinstance(choice, dict) else {choice: 1.0}
+            stack.extend((state.child(a), prob * p) for a, p in mix.items() if p > 0)
     return total
 
 
@@ -464,18 +466,52 @@ def test_conjunction_equilibrium_by_hand():
     def bob_star(info):
         return 1 if info.endswith("alice=M") else 0
 
-    def profile(alice, bob):
-        return lambda p, info: alice[info] if p == 0 else bob(info)
+    _assert_conjunction_equilibrium(game, alice_star, bob_star, [-1.0, -1.5])
 
-    values = expected_returns(game, profile(alice_star, bob_star))
-    assert values == pytest.approx([-1.0, -1.5])
+
+def _assert_conjunction_equilibrium(game, alice, bob, values):
+    """(alice {infoset: action}, bob infoset -> action or {action: prob}) is worth
+    `values` and no player gains by a pure deviation (a mixed one's value is an average
+    of pure ones', so these are all the deviations to check)."""
+    profile = lambda alice, bob: lambda p, info: alice[info] if p == 0 else bob(info)  # noqa: E731
+    assert expected_returns(game, profile(alice, bob)) == pytest.approx(values)
     for a_high, a_low in itertools.product((0, 1), repeat=2):         # Alice's deviations
         alt = {"alice p=H": a_high, "alice p=L": a_low}
-        assert expected_returns(game, profile(alt, bob_star))[0] <= -1.0 + 1e-12
+        assert expected_returns(game, profile(alt, bob))[0] <= values[0] + 1e-12
     bob_infos = ["bob p=H alice=M", "bob p=H alice=H", "bob p=L alice=M", "bob p=L alice=H"]
     for choice in itertools.product((0, 1), repeat=4):                # Bob's deviations
         table = dict(zip(bob_infos, choice))
-        assert expected_returns(game, profile(alice_star, table.get))[1] <= -1.5 + 1e-12
+        assert expected_returns(game, profile(alice, table.get))[1] <= values[1] + 1e-12
+
+
+def test_conjunction_second_equilibrium_by_hand():
+    # Where CFR+, LCFR, DCFR and PCFR+ end (test_seed_equilibria.py): Alice always
+    # maneuvers (0 = M); Bob holds after her M when High (-1 against -3) and mixes when
+    # Low (-1 either way); after her H, which she never plays, he holds with
+    # probability q. Values: Alice (-3 - 1) / 2 = -2 whatever Bob does after her M;
+    # Bob -1. Alice holding meets Bob's hold with probability q (his priority does not
+    # matter when q is the same at both): -10 q - (1 - q) = -1 - 9 q, no better than
+    # High's -3 once q >= 2/9 and never better than Low's -1. Bob's deviations after
+    # her H are off the path and gain nothing. So for q >= 2/9 it is a Nash
+    # equilibrium, and for q < 2/9 High Alice gains by holding. Not subgame perfect:
+    # reached, Bob's hold after her H costs -10 against -3 (High) or -1 (Low).
+    game = games.load("conjunction")
+
+    def bob_holding_after_a_hold(q):
+        def bob(info):
+            if info.endswith("alice=H"):
+                return {1: q, 0: 1 - q}
+            return 1 if info.startswith("bob p=H") else {0: 0.5, 1: 0.5}
+        return bob
+
+    for q in (2 / 9, 0.5, 1.0):
+        _assert_conjunction_equilibrium(game, {"alice p=H": 0, "alice p=L": 0},
+                                        bob_holding_after_a_hold(q), [-2.0, -1.0])
+    # Below 2/9, High Alice gains by holding: -1 - 9q > -3.
+    bob = bob_holding_after_a_hold(0.2)
+    holds = {"alice p=H": 1, "alice p=L": 0}
+    gain = expected_returns(game, lambda p, info: holds[info] if p == 0 else bob(info))[0]
+    assert gain == pytest.approx(0.5 * (-1 - 9 * 0.2) + 0.5 * -1) and gain > -2.0
 
 
 # -- Spoof ------------------------------------------------------------------------------

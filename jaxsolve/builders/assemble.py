@@ -44,7 +44,7 @@ import numpy as np
 
 from jaxsolve.errors import GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree import GameTree, TreeNames, TreeSizes, validate_shapes
+from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum, validate_shapes
 
 DEFAULT_MAX_BYTES = 8 * 2**30
 # Work arrays per history of the widest level (gathers, the key sort of
@@ -490,10 +490,8 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32) -> GameTree:
     del terminal_clast
 
     utility_sum = spec.utility_sum
-    if utility_sum is None and Z:
-        sums = utilities.sum(axis=1, dtype=np.float64)
-        if np.allclose(sums, sums[0], atol=1e-9):
-            utility_sum = float(sums[0])
+    if utility_sum is None:
+        utility_sum = observed_utility_sum(utilities)
     sizes_out = TreeSizes(
         num_players=P, num_nodes=N, num_infosets=I, num_actions=A, num_chance_outcomes=Ac,
         num_chance=C, num_terminals=Z, level_offsets=tuple(int(x) for x in offsets),
