@@ -27,6 +27,11 @@ from jaxsolve.tree import (_ARRAY_FIELDS, GameTree, array_shapes, observed_utili
                            validate_numbers)
 
 
+# Beyond sizes and names, the arrays the games of one batch must share: the shape of
+# the game itself (the rest follows from these or may vary: payoffs, chance).
+STRUCTURE_ARRAYS = ("children", "terminal_sequences", "legal")
+
+
 def stack(trees: Sequence[GameTree]) -> GameTree:
     """Stacks trees of one structure along a new leading axis."""
     if isinstance(trees, GameTree):
@@ -46,7 +51,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             raise GameError(f"stack: tree {k} does not share tree 0's structure ({what}); "
                             "only utilities and chance probabilities may vary within a "
                             "batch")
-        for f in ("children", "terminal_sequences", "legal"):
+        for f in STRUCTURE_ARRAYS:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}

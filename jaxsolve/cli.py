@@ -39,6 +39,7 @@ import numpy as np
 from tqdm import tqdm
 
 import games
+from jaxsolve import cli_sweep
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS  # also registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -562,6 +563,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-nodes", type=_positive_int, default=200_000, metavar="N",
                        help="walk the full tree up to N histories (default 200,000)")
     check.set_defaults(func=cmd_check)
+
+    cli_sweep.add_subparser(sub, _positive_int, _PYTHON_GAME_HELP)
 
     try:  # later subcommands (pursuit) live with their code and are optional
         from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415

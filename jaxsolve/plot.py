@@ -1,9 +1,9 @@
-"""Convergence plots, drawn with matplotlib's Agg canvas (no display, no pyplot state)."""
+"""Convergence and sweep plots, drawn with matplotlib's Agg canvas (no display, no pyplot state)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 
 def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *,
@@ -44,3 +44,43 @@ def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *
 
 
 __all__ = ["plot_convergence"]
+
+
+def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
+               labels: list[str], title: str) -> Path:
+    """Writes `jaxsolve sweep`'s plot to `path` (a PNG): each player's value against the
+    varied parameter `key`, and the exploitability on a log axis beside it.
+
+    Args:
+      points: records with "value" (the parameter's), "values" (one per player) and
+        "exploitability", as in sweep.json.
+      labels: the parameter's values as text, for the axis when they are not numbers
+        (the points are then placed by position).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    numeric = all(isinstance(p["value"], (int, float)) and not isinstance(p["value"], bool)
+                  for p in points)
+    xs = [p["value"] for p in points] if numeric else list(range(len(points)))
+    fig = Figure(figsize=(9.6, 4.2), dpi=100)
+    FigureCanvasAgg(fig)
+    left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    for player in range(len(points[0]["values"])):
+        left.plot(xs, [p["values"][player] for p in points], marker="o", label=f"player {player}")
+    left.set_ylabel("value of the solved strategy")
+    left.legend()
+    shown = [(x, p["exploitability"]) for x, p in zip(xs, points) if p["exploitability"] > 0]
+    if shown:
+        right.plot(*zip(*shown), marker="o", color="C3")
+        right.set_yscale("log")
+    right.set_ylabel("exploitability")
+    for ax in (left, right):
+        ax.set_xlabel(key)
+        ax.grid(True, alpha=0.3)
+        if not numeric:
+            ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    return Path(path)

@@ -715,3 +715,62 @@ def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):
         capsys.readouterr()
         assert solve(out, "--iters", "8", "--resume") == cli.EXIT_USAGE
         assert "its run record is damaged" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- sweep
+def test_sweep_solves_every_point_against_the_lp(tmp_path, capsys):
+    """`jaxsolve sweep` over maneuver detection's prior: one vmapped call, and every
+    point's value within its NashConv of the independent sequence-form LP's value of
+    that point's game (for a zero-sum game |u0 - v*| <= NashConv = 2 x exploitability)."""
+    try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)
+        from reference.sequence_form_lp import solve_zero_sum
+    except ImportError:  # pragma: no cover
+        from tests.reference.sequence_form_lp import solve_zero_sum  # type: ignore
+    out = tmp_path / "sweep"
+    priors = [(0.1, 0.9), (0.5, 0.5), (0.7, 0.3)]
+    assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
+                     "--iters", "2000", "--x64", "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 games in 1 vmapped call of cfr+, 2000 iterations each" in printed
+    record = json.loads((out / "sweep.json").read_text())
+    assert record["batches"] == 1 and (out / "sweep.png").stat().st_size > 10_000
+    for point, prior in zip(record["points"], priors):
+        assert tuple(point["value"]) == prior
+        lp = solve_zero_sum(games.load("maneuver_detection", situation_probs=prior)).value
+        assert point["values"][0] == pytest.approx(-point["values"][1], abs=1e-12)
+        assert abs(point["values"][0] - lp) <= 2 * point["exploitability"] + 1e-9
+        assert 0 <= point["exploitability"] < 1e-3
+        assert set(point["strategy"]) == {"situation=N", "situation=M", "operator_acted"}
+
+
+def test_sweep_over_a_structural_parameter_solves_one_batch_per_structure(tmp_path, capsys):
+    """Spoof's rounds change the tree: one call per round count; the values are the
+    README's (Spoof's LP-checked 1/3, 1/3, 2/3) within NashConv."""
+    out = tmp_path / "spoof"
+    assert cli.main(["sweep", "spoof", "--vary", "max_rounds=1:3:3", "--algo", "dcfr",
+                     "--iters", "500", "--out", str(out), "--quiet"]) == 0
+    assert "3 games in 3 vmapped calls of dcfr" in capsys.readouterr().out
+    record = json.loads((out / "sweep.json").read_text())
+    assert [p["value"] for p in record["points"]] == [1, 2, 3]
+    for point, value in zip(record["points"], (1 / 3, 1 / 3, 2 / 3)):
+        assert abs(point["values"][0] - value) <= 2 * max(point["exploitability"], 0) + 1e-5
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["sweep", "spoof", "--vary", "max_rounds"], r"expected KEY=\[v1, v2, \.\.\.\] or KEY=START:STOP"),
+    (["sweep", "spoof", "--vary", "max_rounds=[2]"], "a list of at least two values"),
+    (["sweep", "spoof", "--vary", "max_rounds=1:3:1"], "COUNT must be at least 2"),
+    (["sweep", "spoof", "--vary", "max_rounds=a:b:3"], "two numbers and an integer"),
+    (["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--param", "max_rounds=3"],
+     "name the same parameter"),
+    (["sweep", "spoof", "--vary", "max_rounds=[1, 0]"], "max_rounds=0: .*max_rounds"),
+    (["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--algo", "os-mccfr"], "--algo"),
+    (["sweep", "SAVED", "--vary", "x=[1, 2]"], "not a saved tree"),
+    (["sweep", "spoof"], "--vary"),
+])
+def test_sweep_bad_input_is_one_line(argv, says, tmp_path, capsys):
+    saved = str(builtin_tree("kuhn_poker").save(tmp_path / "kuhn.npz"))
+    argv = [saved if a == "SAVED" else a for a in argv]
+    assert cli.main(argv) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert re.search(says, err) and len(err.strip().splitlines()) == 1, err

@@ -1,0 +1,177 @@
+"""`jaxsolve sweep`: one game parameter varied, every point solved, from the shell.
+
+    jaxsolve sweep maneuver_detection --vary "situation_probs=[(0.1, 0.9), (0.5, 0.5)]"
+    jaxsolve sweep spoof --vary max_rounds=1:4:4 --algo dcfr --iters 2000
+
+Each value of the varied parameter is a game of its own, compiled once. Points whose
+trees share a structure (the parameter moves only payoffs or chance probabilities,
+as most do) are stacked and solved in ONE vmapped, jitted call (`jaxsolve.stack`);
+a parameter that changes the tree (a number of rounds) gives one call per structure.
+Prints each point's values and exploitability, and writes `sweep.json` (every point,
+with its strategy) and `sweep.png` (each player's value against the parameter) to
+--out. Full-width solvers only: a sampled run per point is `jaxsolve solve`'s job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from tqdm import tqdm
+
+from jaxsolve.batch import STRUCTURE_ARRAYS, stack
+from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.evaluate import exploitability, policy_value
+from jaxsolve.compile import compile_game
+from jaxsolve.game_spec import default_out, is_tree_file, load_game, parse_params, parse_value
+from jaxsolve.plot import plot_sweep
+from jaxsolve.policy import table
+from jaxsolve.solvers import SOLVERS, average_policy, run
+from jaxsolve.sampling import SAMPLING_SOLVERS
+
+FULL_WIDTH = [name for name in SOLVERS if name not in SAMPLING_SOLVERS]
+
+
+def parse_vary(text: str) -> tuple[str, list[Any]]:
+    """KEY=[v1, v2, ...] (a list or tuple, JSON or Python) or KEY=START:STOP:COUNT
+    (COUNT evenly spaced numbers, both ends included) -> (KEY, values)."""
+    key, sep, raw = text.partition("=")
+    key, raw = key.strip(), raw.strip()
+    if not sep or not key or not raw:
+        raise CLIError(f"--vary {text!r}: expected KEY=[v1, v2, ...] or KEY=START:STOP:COUNT")
+    if raw.count(":") == 2 and raw[:1] not in "[(":
+        start, stop, count = raw.split(":")
+        try:
+            start, stop, count = float(start), float(stop), int(count)
+        except ValueError:
+            raise CLIError(f"--vary {text!r}: START:STOP:COUNT takes two numbers and an "
+                           "integer") from None
+        if count < 2:
+            raise CLIError(f"--vary {text!r}: COUNT must be at least 2, got {count}")
+        values = np.linspace(start, stop, count)
+        whole = all(float(x).is_integer() for x in (start, stop)) and np.all(
+            values == np.round(values))
+        return key, [int(round(v)) if whole else float(v) for v in values]
+    values = parse_value(raw)
+    if not isinstance(values, (list, tuple)) or len(values) < 2:
+        raise CLIError(f"--vary {text!r}: expected a list of at least two values, e.g. "
+                       f"{key}=[0.1, 0.5, 0.9] or {key}=0:1:11")
+    return key, list(values)
+
+
+def _structure(tree) -> tuple:
+    """What trees must share to be stacked into one batch (see `jaxsolve.stack`)."""
+    arrays = (np.asarray(getattr(tree, f)).tobytes() for f in STRUCTURE_ARRAYS)
+    return (tree.sizes, tree.names, *arrays)
+
+
+def _solve_batch(solver, batch, iterations):
+    """Every game of a stacked batch: its average policy [B, I, A], values [B, P] and
+    exploitability [B]."""
+    def one(tree):
+        policy = average_policy(tree, run(solver, tree, solver.init(tree), iterations))
+        return policy, policy_value(tree, policy), exploitability(tree, policy)
+    return jax.vmap(one)(batch)
+
+
+_solve_jit = jax.jit(_solve_batch, static_argnums=0)
+
+
+def _label(value) -> str:
+    return json.dumps(value, separators=(", ", ": ")) if isinstance(value, (list, tuple)) \
+        else str(value)
+
+
+def cmd_sweep(args) -> int:
+    params = parse_params(args.param)
+    key, values = parse_vary(args.vary)
+    if key in params:
+        raise CLIError(f"--vary {key} and --param {key} name the same parameter")
+    if is_tree_file(args.game):
+        raise CLIError(f"{args.game}: sweep varies a game parameter, so GAME must be a game "
+                       "(a built-in name, openspiel:NAME or FILE.py:NAME), not a saved tree")
+    out = Path(args.out) if args.out else default_out(args.game, params, f"sweep-{key}")
+    games_ = []
+    for value in values:  # every value checked by its game before any compile starts
+        try:
+            games_.append(load_game(args.game, {**params, key: value}))
+        except CLIError as e:
+            raise CLIError(f"{key}={_label(value)}: {one_line(e)}") from None
+    trees = []
+    for value, game in zip(tqdm(values, desc=f"compiling {args.game}", unit="game",
+                                disable=args.quiet, file=sys.stderr, dynamic_ncols=True), games_):
+        try:
+            trees.append(compile_game(game))
+        except GameError as e:
+            raise CLIError(f"{args.game} at {key}={_label(value)}: {one_line(e)}") from None
+    groups: dict[tuple, list[int]] = {}
+    for k, tree in enumerate(trees):
+        groups.setdefault(_structure(tree), []).append(k)
+
+    solver = SOLVERS[args.algo]()
+    points: list[dict | None] = [None] * len(values)
+    t0 = time.perf_counter()
+    for members in tqdm(list(groups.values()), desc=f"solving ({args.algo}, {args.iters} it)",
+                        unit="batch", disable=args.quiet, file=sys.stderr, dynamic_ncols=True):
+        try:
+            batch = stack([trees[k] for k in members])
+        except GameError as e:  # _structure groups what stack takes; this is a safeguard
+            raise CLIError(f"cannot batch the points: {one_line(e)}") from None
+        policies, game_values, expl = jax.device_get(
+            _solve_jit(solver, jax.device_put(batch), args.iters))
+        for j, k in enumerate(members):
+            points[k] = {"value": values[k], "values": [float(v) for v in game_values[j]],
+                         "exploitability": float(expl[j]),
+                         "strategy": table(trees[k], policies[j])}
+    seconds = time.perf_counter() - t0
+
+    players = len(points[0]["values"])
+    width = max(len(key), *(len(_label(p["value"])) for p in points))
+    print(f"{key:>{width}}  " + "".join(f"{'player ' + str(q):>12}" for q in range(players))
+          + f"{'exploitability':>16}")
+    for p in points:
+        print(f"{_label(p['value']):>{width}}  " + "".join(f"{v:>12.6f}" for v in p["values"])
+              + f"{p['exploitability']:>16.3e}")
+    print(f"{len(points)} games in {len(groups)} vmapped call{'s' * (len(groups) > 1)} of "
+          f"{args.algo}, {args.iters} iterations each: {seconds:.1f} s with compilation")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        record = {"game": args.game, "params": params, "vary": key, "algo": args.algo,
+                  "iterations": args.iters, "batches": len(groups), "seconds": seconds,
+                  "points": points}
+        (out / "sweep.json").write_text(json.dumps(record, indent=1) + "\n")
+        plot_sweep(points, key, out / "sweep.png", [_label(p["value"]) for p in points],
+                   f"{args.game}: {args.algo}, {args.iters} iterations per point")
+    except OSError as e:
+        raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
+    print(f"Wrote sweep.json and sweep.png to {out}")
+    return 0
+
+
+def add_subparser(subparsers, positive_int, python_game_help: str) -> argparse.ArgumentParser:
+    """Adds `sweep`, with the same GAME, --param, --iters and --x64 as `solve`."""
+    p = subparsers.add_parser("sweep", help="vary one game parameter and solve every point "
+                              "in one vmapped call", description=__doc__.split("\n\n", 1)[1],
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("game", metavar="GAME", nargs="?", help="a built-in game (see `jaxsolve "
+                   "games`), openspiel:NAME, or " + python_game_help)
+    p.add_argument("--vary", required=True, metavar="KEY=VALUES",
+                   help="the parameter and its values: KEY=[v1, v2, ...] (JSON or Python; "
+                        "tuples as `jaxsolve games` prints them) or KEY=START:STOP:COUNT")
+    p.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                   help="a parameter held fixed (repeatable)")
+    p.add_argument("--algo", choices=FULL_WIDTH, default="cfr+", help="solver (default: cfr+)")
+    p.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
+                   metavar="N", help="iterations per point (default: 1000)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: runs/<game>-sweep-<KEY>)")
+    p.add_argument("--x64", action="store_true", help="solve in float64")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_sweep)
+    return p
