@@ -23,8 +23,8 @@ import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
-from jaxsolve.tree import (_ARRAY_FIELDS, GameTree, array_shapes, observed_utility_sum,
-                           validate_numbers)
+from jaxsolve.tree import (_ARRAY_FIELDS, GameTree, array_shapes, validate_numbers,
+                           with_observed_utility_sum)
 
 
 # Beyond sizes and names, the arrays the games of one batch must share: the shape of
@@ -55,14 +55,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
-    return _with_utility_sum(dataclasses.replace(first, **arrays))
-
-
-def _with_utility_sum(batch: GameTree) -> GameTree:
-    """The batch's `sizes.utility_sum`: the sum all its games share, None if they differ
-    or any is general-sum."""
-    return dataclasses.replace(batch, sizes=dataclasses.replace(
-        batch.sizes, utility_sum=observed_utility_sum(batch.utilities)))
+    return with_observed_utility_sum(dataclasses.replace(first, **arrays))
 
 
 def batch_axes(batch: GameTree) -> GameTree:
@@ -86,7 +79,7 @@ def unstack(batch: GameTree) -> list[GameTree]:
     for k in range(validate.batch_size(batch)):
         arrays = {f: np.asarray(getattr(batch, f))[k] if getattr(axes, f) == 0
                   else getattr(batch, f) for f in _ARRAY_FIELDS}
-        trees.append(_with_utility_sum(dataclasses.replace(batch, **arrays)))
+        trees.append(with_observed_utility_sum(dataclasses.replace(batch, **arrays)))
     return trees
 
 
@@ -97,7 +90,7 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
     columns are its outcome ids, padded to the widest chance node (Ac) with zeros. Each
     row must be a distribution over the outcomes the tree has: one of probability 0
     when the game was compiled has no subtree. `sizes.utility_sum` is the sum all the
-    batch's games share (None if they differ); `unstack(batch, in_axes)` gives the
+    batch's games share (None if they differ); `unstack(batch)` gives the
     games back one by one. Raises `jaxsolve.ArgumentError` naming the array and entry.
 
     Returns:
@@ -134,4 +127,4 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
         validate_numbers(batch, "sweep")
     except GameError as e:
         raise ArgumentError(str(e)) from None
-    return _with_utility_sum(batch), dataclasses.replace(tree, **axes)
+    return with_observed_utility_sum(batch), dataclasses.replace(tree, **axes)

@@ -247,10 +247,7 @@ class GameTree:
                 validate_values(tree, where)
         except GameError as e:
             raise ArgumentError(str(e)) from None
-        if "utilities" in changes:
-            tree = dataclasses.replace(tree, sizes=dataclasses.replace(
-                tree.sizes, utility_sum=observed_utility_sum(tree.utilities)))
-        return tree
+        return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
     def chance_histories(self) -> list[list[int]]:
         """Which chance node each row of `chance_probs` is: row c belongs to the node
@@ -302,6 +299,13 @@ class GameTree:
             raise GameError(f"{path}: sizes.utility_sum is {tree.sizes.utility_sum}, but the "
                             "utilities do not sum to it at every terminal")
         return tree
+
+
+def with_observed_utility_sum(tree: GameTree) -> GameTree:
+    """`tree` with `sizes.utility_sum` read off its concrete utilities (for a batch, the
+    sum all its games share, None if they differ or any is general-sum)."""
+    return dataclasses.replace(tree, sizes=dataclasses.replace(
+        tree.sizes, utility_sum=observed_utility_sum(tree.utilities)))
 
 
 def observed_utility_sum(utilities) -> float | None:

@@ -167,6 +167,13 @@ def test_a_tuple_parameter_solves_the_game_it_names(tmp_path):
     value = jaxsolve.policy_value(tree, jaxsolve.average_policy(tree, state))
     np.testing.assert_allclose(saved["value"], value, rtol=1e-6)
     assert saved["params"] == {"situation_probs": [0.3, 0.7]}
+    # ... and that game's value is the independent sequence-form LP's, within NashConv.
+    try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)
+        from reference.sequence_form_lp import solve_zero_sum
+    except ImportError:  # pragma: no cover
+        from tests.reference.sequence_form_lp import solve_zero_sum  # type: ignore
+    lp = solve_zero_sum(games.load("maneuver_detection", situation_probs=(0.3, 0.7))).value
+    assert abs(saved["value"][0] - lp) <= 2 * saved["exploitability"] + 1e-6
 
 
 @pytest.fixture
