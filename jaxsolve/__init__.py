@@ -22,6 +22,7 @@ from jaxsolve.evaluate import (best_response, best_response_values, counterfactu
                                exploitability, nash_conv, policy_value, uniform_policy)
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.stopping import Stopped, run_until
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
 
 __version__ = "0.1.0"
@@ -31,11 +32,11 @@ __all__ = [
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling", "sequences",
-    "ImperfectRecallWarning", "Solver", "TreeNames", "TreeSizes", "average_policy",
+    "ImperfectRecallWarning", "Solver", "Stopped", "TreeNames", "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
     "counterfactual_values",
     "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "lcfr", "nash_conv",
-    "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "stack", "sweep", "table",
+    "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "run_until", "stack", "sweep", "table",
     "unstack", "batch_axes",
     "threshold",
     "uniform_policy",

@@ -6,13 +6,15 @@
     jaxsolve solve saved_tree.npz --out runs/mine --resume
     jaxsolve solve leduc_poker --algo es-mccfr --batch 256 --seed 1 --iter 5000
     jaxsolve solve kuhn_poker --final threshold --tau 0.05
+    jaxsolve solve leduc_poker --target 1e-3 --iters 100000 --eval-every 50
     jaxsolve games
 
 `solve` compiles the game once, puts the tree on the default device and runs the
 solver in chunks of `--eval-every` iterations through one jitted `jaxsolve.run`
 (the iteration count is traced, so chunks of any size share one compilation),
 evaluating the exact exploitability of the average policy after each chunk and
-checkpointing. The sampling solvers (os-mccfr, es-mccfr) take `--batch` samples per
+checkpointing; with `--target EPS` the run stops after the first chunk whose
+exploitability is at most EPS (--iters is then the cap). The sampling solvers (os-mccfr, es-mccfr) take `--batch` samples per
 player per iteration from the PRNG key `--seed`; their state carries the key, so a
 resumed run is bit for bit the uninterrupted one. `--final` chooses the strategy
 written to strategy.json and evaluated at the end (average, current, threshold or
@@ -164,6 +166,8 @@ def _resume_command(args, out: Path) -> str:
         words += ["--tau", repr(args.tau)]
     if args.eval_every:
         words += ["--eval-every", str(args.eval_every)]
+    if args.target is not None:
+        words += ["--target", repr(args.target)]
     words += ["--out", str(out), "--resume"]
     if args.x64:
         words.append("--x64")
@@ -237,12 +241,36 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["best_response_gains"] = gains.tolist()
         print(f"NashConv: {gains.sum():.6g} (best-response gains: "
               + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
+    result.update(_report_target(args.target, history, iterations))
     result["strategy"] = strategy
 
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
     (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
     plot_convergence(history, out / PLOT, title=f"{args.game} - {args.algo}")
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
+
+
+def _target_reached(target: float | None, history: list) -> bool:
+    """Whether `--target` is given and the last evaluation (the average policy's
+    exploitability) is at most it."""
+    return (target is not None and bool(history)
+            and history[-1]["exploitability"] <= target)
+
+
+def _report_target(target: float | None, history: list, iterations: int) -> dict:
+    """Prints whether `--target` was reached; returns its part of strategy.json."""
+    if target is None:
+        return {}
+    reached = _target_reached(target, history)
+    last = history[-1]["exploitability"] if history else float("nan")
+    if reached:
+        print(f"Target reached: the average policy's exploitability {last:.6g} <= {target:g} "
+              f"at iteration {iterations}")
+    else:
+        print(f"Target NOT reached: the average policy's exploitability is {last:.6g} > "
+              f"{target:g} after {iterations} iterations (the --iters cap); raise --iters "
+              "and --resume to go on")
+    return {"target": target, "target_reached": reached}
 
 
 def _final_tau(args) -> float | None:
@@ -339,11 +367,12 @@ def cmd_solve(args) -> int:
                 "convergence": convergence}
 
     it = int(state.iteration)
+    reached = _target_reached(args.target, history)  # a resumed run may be there already
     start, seconds0, t0 = it, (history[-1]["seconds"] if history else 0.0), time.perf_counter()
     bar = tqdm(total=args.iters, initial=it, unit="it", desc=f"{args.game} {args.algo}",
                disable=args.quiet, dynamic_ncols=True, file=sys.stderr)
     try:
-        while it < args.iters:
+        while it < args.iters and not reached:
             n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
             new_state = _run_chunk(solver, tree, state, n)
             expl = _evaluate(tree, new_state)
@@ -354,6 +383,7 @@ def cmd_solve(args) -> int:
             new_history = [*history, record]
             save_checkpoint(ckpt, new_state, meta(it + n, new_history))
             state, history, it = new_state, new_history, it + n  # the chunk is complete
+            reached = _target_reached(args.target, history)
             bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
             bar.update(n)
     except OSError as e:  # the disk filled up, the folder went away, ...
@@ -472,6 +502,8 @@ def number_arg(kind, describe: str, ok):
 _positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
                            lambda v: 1 <= v <= 2 ** 31 - 1)
 _seed = number_arg(int, "must lie in [0, 2^32)", lambda v: 0 <= v < 2**32)
+_nonnegative_real = number_arg(float, "must be a finite number >= 0",
+                               lambda v: 0.0 <= v < math.inf)
 _probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
@@ -528,6 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--eval-every", type=_positive_int, default=None, metavar="K",
                        help=f"evaluate exploitability and checkpoint every K iterations "
                        f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
+    solve.add_argument("--target", type=_nonnegative_real, default=None, metavar="EPS",
+                       help="stop at the first evaluation at which the average policy's "
+                       "exploitability is at most EPS; --iters is then the cap")
     solve.add_argument("--param", action="extend", nargs="+", default=[],
                        metavar="KEY=VALUE", help="game parameter (repeatable)")
     solve.add_argument("--out", default=None, metavar="DIR",
@@ -564,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="walk the full tree up to N histories (default 200,000)")
     check.set_defaults(func=cmd_check)
 
-    cli_sweep.add_subparser(sub, _positive_int, _PYTHON_GAME_HELP)
+    cli_sweep.add_subparser(sub, _positive_int, _nonnegative_real, _PYTHON_GAME_HELP)
 
     try:  # later subcommands (pursuit) live with their code and are optional
         from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415

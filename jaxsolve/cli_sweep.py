@@ -2,6 +2,7 @@
 
     jaxsolve sweep maneuver_detection --vary "situation_probs=[(0.1, 0.9), (0.5, 0.5)]"
     jaxsolve sweep spoof --vary max_rounds=1:4:4 --algo dcfr --iters 2000
+    jaxsolve sweep kuhn_poker --vary players=2:4:3 --target 1e-3 --iters 100000
 
 Each value of the varied parameter is a game of its own, compiled once. Points whose
 trees share a structure (the parameter moves only payoffs or chance probabilities,
@@ -9,7 +10,10 @@ as most do) are stacked and solved in ONE vmapped, jitted call (`jaxsolve.stack`
 a parameter that changes the tree (a number of rounds) gives one call per structure.
 Prints each point's values and exploitability, and writes `sweep.json` (every point,
 with its strategy) and `sweep.png` (each player's value against the parameter) to
---out. Full-width solvers only: a sampled run per point is `jaxsolve solve`'s job.
+--out. With `--target EPS` each point stops at the first check (every --eval-every
+iterations) at which its exploitability is at most EPS (`jaxsolve.run_until`; the
+batched loop freezes the points that are done), and the table, record and plot give
+the iterations each needed. Full-width solvers only: a sampled run per point is `jaxsolve solve`'s job.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from jaxsolve.game_spec import default_out, is_tree_file, load_game, parse_param
 from jaxsolve.plot import plot_sweep
 from jaxsolve.policy import table
 from jaxsolve.solvers import SOLVERS, average_policy, run
+from jaxsolve.stopping import DEFAULT_CHECK_EVERY, run_until
 from jaxsolve.sampling import SAMPLING_SOLVERS
 
 FULL_WIDTH = [name for name in SOLVERS if name not in SAMPLING_SOLVERS]
@@ -71,12 +76,19 @@ def _structure(tree) -> tuple:
     return (tree.sizes, tree.names, *arrays)
 
 
-def _solve_batch(solver, batch, iterations):
-    """Every game of a stacked batch: its average policy [B, I, A], values [B, P] and
-    exploitability [B]."""
+def _solve_batch(solver, batch, iterations, target, check_every):
+    """Every game of a stacked batch: its average policy [B, I, A], values [B, P],
+    exploitability [B] and iterations run [B]: `iterations` each when `target` is
+    None, else until the exploitability is at most `target` (checked every
+    `check_every`; `iterations` is then the cap)."""
     def one(tree):
-        policy = average_policy(tree, run(solver, tree, solver.init(tree), iterations))
-        return policy, policy_value(tree, policy), exploitability(tree, policy)
+        if target is None:
+            state, ran = run(solver, tree, solver.init(tree), iterations), iterations
+        else:
+            state, ran, _ = run_until(solver, tree, solver.init(tree), target, iterations,
+                                      check_every)
+        policy = average_policy(tree, state)
+        return policy, policy_value(tree, policy), exploitability(tree, policy), ran
     return jax.vmap(one)(batch)
 
 
@@ -115,6 +127,10 @@ def cmd_sweep(args) -> int:
         groups.setdefault(_structure(tree), []).append(k)
 
     solver = SOLVERS[args.algo]()
+    every = args.eval_every or DEFAULT_CHECK_EVERY
+    if args.eval_every and args.target is None:
+        raise CLIError("--eval-every applies with --target only (a sweep without a target "
+                       "evaluates once, at the end)")
     points: list[dict | None] = [None] * len(values)
     t0 = time.perf_counter()
     for members in tqdm(list(groups.values()), desc=f"solving ({args.algo}, {args.iters} it)",
@@ -123,39 +139,52 @@ def cmd_sweep(args) -> int:
             batch = stack([trees[k] for k in members])
         except GameError as e:  # _structure groups what stack takes; this is a safeguard
             raise CLIError(f"cannot batch the points: {one_line(e)}") from None
-        policies, game_values, expl = jax.device_get(
-            _solve_jit(solver, jax.device_put(batch), args.iters))
+        policies, game_values, expl, ran = jax.device_get(
+            _solve_jit(solver, jax.device_put(batch), args.iters, args.target, every))
         for j, k in enumerate(members):
             points[k] = {"value": values[k], "values": [float(v) for v in game_values[j]],
-                         "exploitability": float(expl[j]),
+                         "exploitability": float(expl[j]), "iterations": int(ran[j]),
                          "strategy": table(trees[k], policies[j])}
     seconds = time.perf_counter() - t0
 
-    players = len(points[0]["values"])
+    players = max(len(p["values"]) for p in points)  # a sweep may vary the player count
     width = max(len(key), *(len(_label(p["value"])) for p in points))
+    targeted = args.target is not None
     print(f"{key:>{width}}  " + "".join(f"{'player ' + str(q):>12}" for q in range(players))
-          + f"{'exploitability':>16}")
+          + f"{'exploitability':>16}" + (f"{'iterations':>12}" if targeted else ""))
     for p in points:
-        print(f"{_label(p['value']):>{width}}  " + "".join(f"{v:>12.6f}" for v in p["values"])
-              + f"{p['exploitability']:>16.3e}")
+        short = targeted and p["exploitability"] > args.target
+        cells = [f"{v:>12.6f}" for v in p["values"]] + [" " * 12] * (players - len(p["values"]))
+        print(f"{_label(p['value']):>{width}}  " + "".join(cells)
+              + f"{p['exploitability']:>16.3e}"
+              + (f"{p['iterations']:>12}" + (" (cap, target not reached)" if short else "")
+                 if targeted else ""))
+    each = (f"until exploitability <= {args.target:g} (checked every {every}, at most "
+            f"{args.iters})" if targeted else f"{args.iters} iterations each")
     print(f"{len(points)} games in {len(groups)} vmapped call{'s' * (len(groups) > 1)} of "
-          f"{args.algo}, {args.iters} iterations each: {seconds:.1f} s with compilation")
+          f"{args.algo}, {each}: {seconds:.1f} s with compilation")
     try:
         out.mkdir(parents=True, exist_ok=True)
         record = {"game": args.game, "params": params, "vary": key, "algo": args.algo,
                   "iterations": args.iters, "batches": len(groups), "seconds": seconds,
+                  **({"target": args.target, "eval_every": every} if targeted else {}),
                   "points": points}
         (out / "sweep.json").write_text(json.dumps(record, indent=1) + "\n")
         plot_sweep(points, key, out / "sweep.png", [_label(p["value"]) for p in points],
-                   f"{args.game}: {args.algo}, {args.iters} iterations per point")
+                   f"{args.game}: {args.algo}, " + (
+                       f"until exploitability <= {args.target:g}" if targeted
+                       else f"{args.iters} iterations per point"),
+                   target=args.target)
     except OSError as e:
         raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     print(f"Wrote sweep.json and sweep.png to {out}")
     return 0
 
 
-def add_subparser(subparsers, positive_int, python_game_help: str) -> argparse.ArgumentParser:
-    """Adds `sweep`, with the same GAME, --param, --iters and --x64 as `solve`."""
+def add_subparser(subparsers, positive_int, nonnegative_real,
+                  python_game_help: str) -> argparse.ArgumentParser:
+    """Adds `sweep`, with the same GAME, --param, --iters, --target, --eval-every and
+    --x64 as `solve`."""
     p = subparsers.add_parser("sweep", help="vary one game parameter and solve every point "
                               "in one vmapped call", description=__doc__.split("\n\n", 1)[1],
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,7 +197,14 @@ def add_subparser(subparsers, positive_int, python_game_help: str) -> argparse.A
                    help="a parameter held fixed (repeatable)")
     p.add_argument("--algo", choices=FULL_WIDTH, default="cfr+", help="solver (default: cfr+)")
     p.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
-                   metavar="N", help="iterations per point (default: 1000)")
+                   metavar="N", help="iterations per point (default: 1000); with "
+                   "--target, the most a point may take")
+    p.add_argument("--target", type=nonnegative_real, default=None, metavar="EPS",
+                   help="stop each point at its first check with exploitability at most EPS "
+                   "and report the iterations it needed")
+    p.add_argument("--eval-every", type=positive_int, default=None, metavar="K",
+                   help=f"with --target: check every K iterations (default: "
+                   f"{DEFAULT_CHECK_EVERY})")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output directory (default: runs/<game>-sweep-<KEY>)")
     p.add_argument("--x64", action="store_true", help="solve in float64")

@@ -47,13 +47,15 @@ __all__ = ["plot_convergence"]
 
 
 def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
-               labels: list[str], title: str) -> Path:
+               labels: list[str], title: str, target: float | None = None) -> Path:
     """Writes `jaxsolve sweep`'s plot to `path` (a PNG): each player's value against the
-    varied parameter `key`, and the exploitability on a log axis beside it.
+    varied parameter `key`, and the exploitability on a log axis beside it; with a
+    `target`, also the iterations each point needed to reach it (hollow markers where
+    the cap stopped it first) and the target as a line on the exploitability axis.
 
     Args:
       points: records with "value" (the parameter's), "values" (one per player) and
-        "exploitability", as in sweep.json.
+        "exploitability", as in sweep.json (and "iterations" with a target).
       labels: the parameter's values as text, for the axis when they are not numbers
         (the points are then placed by position).
     """
@@ -63,9 +65,11 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
     numeric = all(isinstance(p["value"], (int, float)) and not isinstance(p["value"], bool)
                   for p in points)
     xs = [p["value"] for p in points] if numeric else list(range(len(points)))
-    fig = Figure(figsize=(9.6, 4.2), dpi=100)
+    panels = 2 if target is None else 3
+    fig = Figure(figsize=(4.8 * panels, 4.2), dpi=100)
     FigureCanvasAgg(fig)
-    left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    axes = [fig.add_subplot(1, panels, k + 1) for k in range(panels)]
+    left, right = axes[:2]
     for player in range(len(points[0]["values"])):
         left.plot(xs, [p["values"][player] for p in points], marker="o", label=f"player {player}")
     left.set_ylabel("value of the solved strategy")
@@ -75,7 +79,18 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
         right.plot(*zip(*shown), marker="o", color="C3")
         right.set_yscale("log")
     right.set_ylabel("exploitability")
-    for ax in (left, right):
+    if target is not None:
+        if target > 0:
+            right.axhline(target, color="k", linestyle="--", linewidth=1, label="target")
+            right.legend()
+        count = axes[2]
+        reached = [p["exploitability"] <= target for p in points]
+        count.plot(xs, [p["iterations"] for p in points], color="C2")
+        for x, p, ok in zip(xs, points, reached):
+            count.plot([x], [p["iterations"]], marker="o", color="C2",
+                       markerfacecolor="C2" if ok else "none")
+        count.set_ylabel(f"iterations to exploitability <= {target:g}")
+    for ax in axes:
         ax.set_xlabel(key)
         ax.grid(True, alpha=0.3)
         if not numeric:

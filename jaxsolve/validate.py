@@ -37,7 +37,9 @@ def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -
     raise error(f"{where}: {message}")
 
 
-def _traced(value: Any) -> bool:
+def traced(value: Any) -> bool:
+    """Whether `value` is a JAX tracer (inside jit, vmap or grad): such values pass
+    the checks below unchecked, since their contents are not known yet."""
     return isinstance(value, jax.core.Tracer)
 
 
@@ -105,7 +107,7 @@ def _interval(low: float, high: float, closed_above: bool) -> str:
 
 def _real_scalar(value: Any) -> bool:
     """A real number: Python, NumPy or a concrete 0-d array of integers or floats."""
-    if isinstance(value, (np.ndarray, jax.Array)) and not _traced(value):
+    if isinstance(value, (np.ndarray, jax.Array)) and not traced(value):
         return value.ndim == 0 and (jnp.issubdtype(value.dtype, jnp.integer)
                                     or jnp.issubdtype(value.dtype, jnp.floating))
     return is_real(value)
@@ -145,7 +147,7 @@ def iterations(num_iterations: Any, where: str) -> Any:
     """A concrete count must be an integer >= 0 (a negative one would silently run
     no iteration, 2.5 would fail inside fori_loop); a traced count passes as it is.
     Returns `num_iterations` unchanged, so the loop sees what the caller passed."""
-    if not _traced(num_iterations):  # the loop bound is an int32 inside jit
+    if not traced(num_iterations):  # the loop bound is an int32 inside jit
         integer("num_iterations", num_iterations, where, minimum=0, maximum=INT32_MAX)
     return num_iterations
 
@@ -153,7 +155,7 @@ def iterations(num_iterations: Any, where: str) -> Any:
 def tau(value: Any, where: str) -> Any:
     """The threshold of `jaxsolve.threshold`: a number in [0, 1) (at 1 every action
     would be dropped); a traced one passes as it is."""
-    if _traced(value):
+    if traced(value):
         return value
     return finite_real("tau", value, where, low=0.0, high=1.0, closed_above=False)
 
@@ -191,7 +193,7 @@ def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> A
     """A concrete player must be an int in [0, P); a traced one passes as it is, unless
     `static` (the function picks the player's arrays in Python): then it is refused
     with the jit idiom that keeps it static."""
-    if _traced(value):
+    if traced(value):
         if static:
             fail(where, f"player must be known when tracing (a Python int), got a traced "
                         f"value: under jit mark it static, e.g. jax.jit({where}, "
@@ -268,7 +270,7 @@ def _distributions(tree: GameTree, array, where: str, what: str) -> None:
     dropped; an all-zero policy has exploitability 0). One fused reduction where the
     array lives; traced policies (inside jit, vmap) pass unchecked."""
     legal = tree.legal
-    if _traced(array) or _traced(legal) or np.ndim(legal) != 2:
+    if traced(array) or traced(legal) or np.ndim(legal) != 2:
         return
     xp = np if isinstance(array, np.ndarray) else jnp
     legal = np.asarray(legal) if xp is np else jnp.asarray(legal)

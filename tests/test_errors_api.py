@@ -146,6 +146,7 @@ def test_a_state_of_another_game_is_refused(kuhn, kuhn3):
     says = (r"state.regrets is \[48, 2\] but the tree is \[12, 2\]: "
             "the state was initialised on another game")
     for name, call in [("run", lambda: jaxsolve.run(s, kuhn, other, 3)),
+                       ("run_until", lambda: jaxsolve.run_until(s, kuhn, other, 1e-3, 3)),
                        ("average_policy", lambda: jaxsolve.average_policy(kuhn, other)),
                        ("current_policy", lambda: jaxsolve.current_policy(kuhn, other)),
                        (r"cfr\+.step", lambda: s.step(kuhn, other))]:
@@ -181,6 +182,8 @@ def test_what_is_not_a_solver_is_refused_with_the_call_that_makes_one(kuhn):
 
 @pytest.mark.parametrize("name, call", [
     ("run", lambda g, k: jaxsolve.run(jaxsolve.cfr_plus(), g, jaxsolve.cfr_plus().init(k), 3)),
+    ("run_until", lambda g, k: jaxsolve.run_until(jaxsolve.cfr_plus(), g,
+                                                  jaxsolve.cfr_plus().init(k), 1e-3, 3)),
     (r"cfr\+.init", lambda g, k: jaxsolve.cfr_plus().init(g)),
     ("es-mccfr.init", lambda g, k: jaxsolve.external_sampling(8).init(g)),
     ("stack", lambda g, k: jaxsolve.stack([g])),

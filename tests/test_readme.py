@@ -54,6 +54,37 @@ def test_readme_openspiel_example_agrees_with_pyspiel(capsys):
     assert 0 < theirs < 0.01 and ours == pytest.approx(theirs, abs=1e-6)
 
 
+def test_readme_run_until_example_runs(capsys):
+    """The README's `run_until` block, on Kuhn with the sweep of the first block: CFR+
+    first reaches 1e-3 at iteration 130, as OpenSpiel's CFRPlusSolver does
+    (test_stopping.py). The sweep's end points scale the payoffs by 0.5 and 2, powers
+    of two, so CFR+ (scale-invariant: regret matching takes ratios) plays exactly the
+    unscaled game's iterates there, c times as exploitable: they stop where the
+    unscaled game reaches 1e-3 / c. (Other scales round differently, and Kuhn's
+    regrets that are exactly 0 in exact arithmetic then tip either way: their stops
+    need not rise with c.)"""
+    import jax
+
+    import games
+    import jaxsolve
+
+    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+    scales = np.linspace(0.5, 2, 64)
+    batch, axes = jaxsolve.sweep(tree, utilities=scales[:, None, None] * tree.utilities)
+    scope = {"jax": jax, "jaxsolve": jaxsolve, "tree": tree, "solver": jaxsolve.cfr_plus(),
+             "batch": batch, "axes": axes}
+    exec(compile(_block("run_until"), "README.md", "exec"), scope)
+    first = capsys.readouterr().out.split()
+    assert int(first[0]) == 130 and float(first[1]) <= 1e-3
+    stops = np.asarray(scope["stops"].iterations)
+    assert stops.shape == (64,)
+    solver = jaxsolve.cfr_plus()
+    for k, c in ((0, 0.5), (63, 2.0)):
+        alone = jaxsolve.run_until(solver, tree, solver.init(tree), 1e-3 / c, 100_000, 10)
+        assert stops[k] == int(alone.iterations)
+    assert np.all(np.asarray(scope["stops"].exploitability) <= 1e-3)
+
+
 def test_readme_custom_solver_example_runs(capsys):
     """The README's own-solver block, on Kuhn: CFR with Hedge is no-regret, so its
     average nears equilibrium (uniform play's exploitability is 11/24); and player 0's

@@ -1,0 +1,93 @@
+"""Solving until a target exploitability: `run_until`, one compiled loop that stops itself.
+
+`jaxsolve.run` runs a fixed count. A researcher asking "how many iterations does
+CFR+ need to reach 1e-3 here?", or wanting a solve to stop as soon as it is good
+enough, would otherwise call `run` in chunks from Python and evaluate between them.
+`run_until` does that inside one `lax.while_loop`: blocks of `check_every`
+iterations, the exact exploitability of the average policy after each block, a stop
+at the first block that reaches `target`. Under `jax.vmap` over a sweep's batch each
+game stops on its own (JAX's batched while loop freezes the games that are done while
+the others go on), so `iterations` answers the question for every point at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxsolve import validate
+from jaxsolve.evaluate import exploitability
+from jaxsolve.solvers import Solver, average_policy
+from jaxsolve.tree import GameTree
+
+DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
+
+
+class Stopped(NamedTuple):
+    """What `run_until` returns (a pytree: under vmap every field gains the batch axis).
+
+    state: the solver state at the stop (its `iteration` counts every step so far).
+    iterations: [] int32 iterations this call ran: a multiple of `check_every`,
+      unless `max_iterations` cut the last block short, and 0 when the state given
+      was already at the target.
+    exploitability: [] the exploitability of `state`'s average policy; at most
+      `target` unless the loop ran out of iterations.
+    """
+
+    state: Any
+    iterations: jax.Array
+    exploitability: jax.Array
+
+
+def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations,
+              check_every=DEFAULT_CHECK_EVERY) -> Stopped:
+    """Steps in blocks of `check_every` until the average policy's exploitability is
+    at most `target`, or `max_iterations` steps have run; one compiled loop.
+
+        run_until = jax.jit(jaxsolve.run_until, static_argnums=0)
+        stopped = run_until(solver, tree, solver.init(tree), 1e-3, 100_000)
+        stopped.iterations, stopped.exploitability     # e.g. 460, 9.8e-4
+
+    The state given is evaluated first, so a state already at the target comes back
+    unchanged after one evaluation. The blocks are `jaxsolve.run`'s iterations: the
+    state at the stop equals `run(solver, tree, state, stopped.iterations)`. Every
+    evaluation is `exploitability(tree, average_policy(tree, state))` (the solver's
+    state needs an [I, A] field `average`, as every built-in's has). In float32 the
+    exploitability of a converged policy is rounding noise of about 1e-7 times the
+    payoffs' size, so a target below that runs to `max_iterations`.
+
+    `target` (a number >= 0, or traced, e.g. vmapped over), `max_iterations`
+    (an integer >= 0) and `check_every` (an integer >= 1) may be traced; concrete
+    ones are checked. Raises ArgumentError for bad arguments, as `run` does.
+    """
+    where = "run_until"
+    solver = validate.solver(solver, where)
+    validate.game_tree(tree, where)
+    validate.solver_state(tree, state, where, expected=solver.state_type,
+                          solver_name=solver.name, needs=("average",))
+    if not validate.traced(target):
+        validate.finite_real("target", target, where, low=0.0)
+    if not validate.traced(max_iterations):
+        validate.integer("max_iterations", max_iterations, where, minimum=0,
+                         maximum=validate.INT32_MAX)
+    if not validate.traced(check_every):
+        validate.integer("check_every", check_every, where, minimum=1,
+                         maximum=validate.INT32_MAX)
+
+    def evaluate(s):
+        return exploitability(tree, average_policy(tree, s))
+
+    def unfinished(carry):
+        _, done, gap = carry
+        return (done < max_iterations) & (gap > target)
+
+    def block(carry):
+        s, done, _ = carry
+        n = jnp.minimum(check_every, max_iterations - done)
+        s = jax.lax.fori_loop(0, n, lambda _, x: solver.step(tree, x), s)
+        return s, done + n, evaluate(s)
+
+    start = (state, jnp.zeros((), jnp.int32), evaluate(state))
+    return Stopped(*jax.lax.while_loop(unfinished, block, start))

@@ -1,0 +1,170 @@
+"""`jaxsolve.run_until` and `--target`: solving until a target exploitability.
+
+The reference for where a run stops is OpenSpiel: its C++ CFRPlusSolver, evaluated by
+pyspiel.exploitability every 10 iterations, first reaches 1e-3 on Kuhn poker at
+iteration 130 (at 120 it is 1.006e-3, a margin far above float64 rounding). A
+batch's games must stop on their own, as each would alone, and the scale of the
+payoffs must move the stop as CFR+'s invariance says it does.
+"""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+import games
+import jaxsolve
+from jaxsolve import cli
+from jaxsolve.sampling import SAMPLING_SOLVERS
+from conftest import AVERAGE, EXPLOITABILITY, RUN, builtin_tree, pyspiel_game, pyspiel_tree
+
+RUN_UNTIL = jax.jit(jaxsolve.run_until, static_argnums=0)
+TARGET, EVERY = 1e-3, 10
+
+
+@pytest.fixture(scope="module")
+def openspiel_stop():
+    """(iteration, exploitability) at which OpenSpiel's CFR+ on Kuhn first has an
+    average policy at most TARGET exploitable, checked every EVERY iterations."""
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel_game("kuhn_poker")
+    solver = pyspiel.CFRPlusSolver(game)
+    for iteration in range(EVERY, 2000 + 1, EVERY):
+        for _ in range(EVERY):
+            solver.evaluate_and_update_policy()
+        gap = pyspiel.exploitability(game, solver.average_policy())
+        if gap <= TARGET:
+            return iteration, gap
+    raise AssertionError("OpenSpiel's CFR+ did not reach the target")  # pragma: no cover
+
+
+def test_run_until_stops_where_openspiel_cfr_plus_first_reaches_the_target(openspiel_stop):
+    tree, solver = pyspiel_tree("kuhn_poker"), jaxsolve.cfr_plus()
+    stopped = RUN_UNTIL(solver, tree, solver.init(tree), TARGET, 10_000, EVERY)
+    iteration, gap = openspiel_stop
+    assert int(stopped.iterations) == int(stopped.state.iteration) == iteration
+    assert float(stopped.exploitability) == pytest.approx(gap, abs=1e-9)
+
+
+def test_each_game_of_a_batch_stops_on_its_own_and_scale_moves_the_stop_as_cfr_plus_says():
+    """Utilities times c (a power of two, so exact in float64): CFR+'s regrets scale by
+    c and its policies do not change, so exploitability scales by c, and the game at c
+    reaches TARGET where the original reaches TARGET / c. Under vmap each game must
+    stop at its own iteration, with the state `run` reaches in that many."""
+    tree, solver = builtin_tree("kuhn_poker"), jaxsolve.cfr_plus()
+    scales = np.array([0.5, 1.0, 2.0])
+    batch, axes = jaxsolve.sweep(tree, utilities=scales[:, None, None] * tree.utilities)
+    stopped = jax.jit(jax.vmap(lambda t: jaxsolve.run_until(
+        solver, t, solver.init(t), TARGET, 10_000, EVERY), in_axes=(axes,)))(batch)
+    alone = [RUN_UNTIL(solver, tree, solver.init(tree), TARGET / c, 10_000, EVERY)
+             for c in scales]
+    expected = [int(s.iterations) for s in alone]
+    assert expected[0] < expected[1] < expected[2]  # the stops differ: a real test of freezing
+    np.testing.assert_array_equal(stopped.iterations, expected)
+    for k, (c, one) in enumerate(zip(scales, alone)):
+        assert float(stopped.exploitability[k]) == pytest.approx(
+            c * float(one.exploitability), rel=1e-12)
+        straight = RUN(solver, tree, solver.init(tree), expected[k])
+        np.testing.assert_allclose(stopped.state.average[k], straight.average, rtol=1e-12)
+        assert int(stopped.state.iteration[k]) == expected[k]
+
+
+def test_the_last_block_is_cut_by_max_iterations_and_a_state_at_the_target_is_kept():
+    tree, solver = builtin_tree("kuhn_poker"), jaxsolve.cfr_plus()
+    capped = RUN_UNTIL(solver, tree, solver.init(tree), 0.0, 25, EVERY)  # 0: never reached
+    assert int(capped.iterations) == 25
+    straight = RUN(solver, tree, solver.init(tree), 25)
+    np.testing.assert_array_equal(capped.state.regrets, straight.regrets)
+    assert float(capped.exploitability) == float(EXPLOITABILITY(tree, AVERAGE(tree, straight)))
+    again = RUN_UNTIL(solver, tree, capped.state, 1.0, 1000, EVERY)  # uniform Kuhn: 0.458
+    assert int(again.iterations) == 0
+    np.testing.assert_array_equal(again.state.regrets, capped.state.regrets)
+    assert int(RUN_UNTIL(solver, tree, solver.init(tree), 0.0, 0, EVERY).iterations) == 0
+
+
+@pytest.mark.parametrize("algo", sorted(jaxsolve.SOLVERS))
+def test_every_solver_stops_at_the_state_run_reaches(algo):
+    """The stop is `run` for `iterations` steps, evaluated; reached or capped."""
+    tree = builtin_tree("kuhn_poker")
+    sampling = algo in SAMPLING_SOLVERS
+    solver = jaxsolve.SOLVERS[algo](batch_size=64) if sampling else jaxsolve.SOLVERS[algo]()
+    init = solver.init(tree, jax.random.PRNGKey(3)) if sampling else solver.init(tree)
+    target = 0.05  # uniform play: 0.458; every solver gets there within 200 iterations
+    stopped = RUN_UNTIL(solver, tree, init, target, 200, 20)
+    n = int(stopped.iterations)
+    assert 0 < n <= 200 and n % 20 == 0
+    straight = RUN(solver, tree, init, n)
+    for a, b in zip(jax.tree.leaves(stopped.state), jax.tree.leaves(straight)):
+        np.testing.assert_array_equal(a, b)
+    gap = float(EXPLOITABILITY(tree, AVERAGE(tree, straight)))
+    assert float(stopped.exploitability) == gap <= target
+    if n > 20:  # the block before did not reach the target
+        before = RUN(solver, tree, init, n - 20)
+        assert float(EXPLOITABILITY(tree, AVERAGE(tree, before))) > target
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"target": -1.0}, "target must lie in"),
+    ({"target": "small"}, "target must be a number"),
+    ({"max_iterations": 2.5}, "max_iterations must be an integer"),
+    ({"max_iterations": -1}, "max_iterations must be at least 0"),
+    ({"check_every": 0}, "check_every must be at least 1"),
+])
+def test_bad_arguments_are_named(kwargs, says):
+    tree, solver = builtin_tree("kuhn_poker"), jaxsolve.cfr_plus()
+    arguments = {"target": 1e-3, "max_iterations": 100, "check_every": 10, **kwargs}
+    with pytest.raises(jaxsolve.ArgumentError, match=f"run_until: {says}"):
+        jaxsolve.run_until(solver, tree, solver.init(tree), **arguments)
+
+
+# ---------------------------------------------------------------------- command line
+def _solve(out, *extra):
+    return cli.main(["solve", "kuhn_poker", "--out", str(out), "--quiet", "--x64",
+                     "--eval-every", str(EVERY), *extra])
+
+
+def test_solve_target_stops_where_openspiel_does_and_a_resume_stays(tmp_path, capsys,
+                                                                   openspiel_stop):
+    assert _solve(tmp_path, "--target", str(TARGET), "--iters", "5000") == 0
+    printed = capsys.readouterr().out
+    record = json.loads((tmp_path / cli.STRATEGY).read_text())
+    assert record["iterations"] == openspiel_stop[0] and record["target_reached"] is True
+    assert f"<= 0.001 at iteration {openspiel_stop[0]}" in printed
+    assert _solve(tmp_path, "--target", str(TARGET), "--iters", "6000", "--resume") == 0
+    assert json.loads((tmp_path / cli.STRATEGY).read_text())["iterations"] == openspiel_stop[0]
+
+
+def test_solve_target_not_reached_says_so(tmp_path, capsys):
+    assert _solve(tmp_path, "--target", "1e-9", "--iters", "30") == 0
+    assert "Target NOT reached" in capsys.readouterr().out
+    record = json.loads((tmp_path / cli.STRATEGY).read_text())
+    assert record["iterations"] == 30 and record["target_reached"] is False
+
+
+def test_sweep_target_gives_each_point_its_own_stop(tmp_path, capsys):
+    """Maneuver detection's prior: each point's iterations are those of `run_until`
+    on that point's game alone; the one that needs more than the cap says so."""
+    out = tmp_path / "sweep"
+    priors = [(0.9, 0.1), (0.5, 0.5), (0.1, 0.9)]
+    assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
+                     "--target", "1e-4", "--iters", "1000", "--eval-every", "5", "--x64",
+                     "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "until exploitability <= 0.0001 (checked every 5, at most 1000)" in printed
+    assert printed.count("(cap, target not reached)") == 1
+    record = json.loads((out / "sweep.json").read_text())
+    assert record["target"] == 1e-4 and (out / "sweep.png").stat().st_size > 10_000
+    solver = jaxsolve.cfr_plus()
+    for point, prior in zip(record["points"], priors):
+        tree = jaxsolve.compile_game(games.load("maneuver_detection", situation_probs=prior))
+        alone = RUN_UNTIL(solver, tree, solver.init(tree), 1e-4, 1000, 5)
+        assert point["iterations"] == int(alone.iterations)
+        assert point["exploitability"] == pytest.approx(float(alone.exploitability), rel=1e-9)
+    assert [p["iterations"] == 1000 for p in record["points"]] == [False, True, False]
+
+
+def test_sweep_eval_every_needs_a_target(capsys):
+    assert cli.main(["sweep", "spoof", "--vary", "max_rounds=[1, 2]",
+                     "--eval-every", "5"]) == cli.EXIT_USAGE
+    assert "--eval-every applies with --target only" in capsys.readouterr().err
