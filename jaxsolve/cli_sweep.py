@@ -6,19 +6,22 @@
 
 Each value of the varied parameter is a game of its own, compiled once. Points whose
 trees share a structure (the parameter moves only payoffs or chance probabilities,
-as most do) are stacked and solved in ONE vmapped, jitted call (`jaxsolve.stack`);
-a parameter that changes the tree (a number of rounds) gives one call per structure.
+as most do) are stacked and solved together by ONE vmapped, jitted program
+(`jaxsolve.stack`), called in about 20 chunks so that a progress bar moves; a
+parameter that changes the tree (a number of rounds) gives one batch per structure.
 Prints each point's values and exploitability, and writes `sweep.json` (every point,
 with its strategy) and `sweep.png` (each player's value against the parameter) to
 --out. With `--target EPS` each point stops at the first check (every --eval-every
 iterations) at which its exploitability is at most EPS (`jaxsolve.run_until`; the
 batched loop freezes the points that are done), and the table, record and plot give
-the iterations each needed. Full-width solvers only: a sampled run per point is `jaxsolve solve`'s job.
+the iterations each needed. Full-width solvers only: a sampled run per point is
+`jaxsolve solve`'s job.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -40,6 +43,7 @@ from jaxsolve.solvers import SOLVERS, average_policy, run
 from jaxsolve.stopping import DEFAULT_CHECK_EVERY, run_until
 from jaxsolve.sampling import SAMPLING_SOLVERS
 
+CHUNKS = 20  # calls per group: the progress bar's steps
 FULL_WIDTH = [name for name in SOLVERS if name not in SAMPLING_SOLVERS]
 
 
@@ -76,23 +80,66 @@ def _structure(tree) -> tuple:
     return (tree.sizes, tree.names, *arrays)
 
 
-def _solve_batch(solver, batch, iterations, target, check_every):
-    """Every game of a stacked batch: its average policy [B, I, A], values [B, P],
-    exploitability [B] and iterations run [B]: `iterations` each when `target` is
-    None, else until the exploitability is at most `target` (checked every
-    `check_every`; `iterations` is then the cap)."""
-    def one(tree):
-        if target is None:
-            state, ran = run(solver, tree, solver.init(tree), iterations), iterations
-        else:
-            state, ran, _ = run_until(solver, tree, solver.init(tree), target, iterations,
-                                      check_every)
+# The batch's jitted steps, one compilation each per solver and tree shape. A
+# group is solved in chunks of these calls so that its progress bar moves; the
+# iteration counts are traced, so chunks of any size share one program.
+@functools.partial(jax.jit, static_argnums=0)
+def _init(solver, batch):
+    return jax.vmap(solver.init)(batch)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _run(solver, batch, states, iterations):
+    """`iterations` more for every game of the batch."""
+    return jax.vmap(lambda t, s: run(solver, t, s, iterations))(batch, states)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _run_until(solver, batch, states, target, iterations, check_every):
+    """At most `iterations` more for every game, each stopping at its first check
+    (every `check_every`) at most `target` exploitable; a game already there runs
+    none. Returns the states, the iterations each ran [B] and its exploitability [B]."""
+    return jax.vmap(lambda t, s: run_until(solver, t, s, target, iterations, check_every))(
+        batch, states)
+
+
+@jax.jit
+def _results(batch, states):
+    """Every game's average policy [B, I, A], values [B, P] and exploitability [B]."""
+    def one(tree, state):
         policy = average_policy(tree, state)
-        return policy, policy_value(tree, policy), exploitability(tree, policy), ran
-    return jax.vmap(one)(batch)
+        return policy, policy_value(tree, policy), exploitability(tree, policy)
+    return jax.vmap(one)(batch, states)
 
 
-_solve_jit = jax.jit(_solve_batch, static_argnums=0)
+def _solve_group(solver, batch, args, every: int, bar) -> tuple:
+    """One group's games solved in about CHUNKS calls (with a target, each a multiple
+    of `every` iterations, so the checks fall where one call's would). Returns the
+    results of `_results` and the iterations each game ran [B]."""
+    states = _init(solver, batch)
+    ran = np.zeros(len(batch.utilities), np.int64)
+    chunk = -(-args.iters // CHUNKS)
+    if args.target is not None:
+        chunk = -(-chunk // every) * every
+    done = 0
+    while done < args.iters:
+        n = min(chunk, args.iters - done)
+        if args.target is None:
+            states = _run(solver, batch, states, n)
+        else:
+            states, more, gaps = _run_until(solver, batch, states, args.target, n, every)
+            ran += np.asarray(more)
+            reached = int(np.sum(np.asarray(gaps) <= args.target))
+            bar.set_postfix_str(f"{reached}/{len(ran)} at the target", refresh=False)
+        jax.block_until_ready(states)
+        done += n
+        bar.update(n)
+        if args.target is not None and reached == len(ran):
+            bar.update(args.iters - done)
+            break
+    if args.target is None:
+        ran[:] = args.iters
+    return (*jax.device_get(_results(batch, states)), ran)
 
 
 def _label(value) -> str:
@@ -133,14 +180,17 @@ def cmd_sweep(args) -> int:
                        "evaluates once, at the end)")
     points: list[dict | None] = [None] * len(values)
     t0 = time.perf_counter()
-    for members in tqdm(list(groups.values()), desc=f"solving ({args.algo}, {args.iters} it)",
-                        unit="batch", disable=args.quiet, file=sys.stderr, dynamic_ncols=True):
+    for g, members in enumerate(groups.values()):
         try:
             batch = stack([trees[k] for k in members])
         except GameError as e:  # _structure groups what stack takes; this is a safeguard
             raise CLIError(f"cannot batch the points: {one_line(e)}") from None
-        policies, game_values, expl, ran = jax.device_get(
-            _solve_jit(solver, jax.device_put(batch), args.iters, args.target, every))
+        described = f"{len(members)} game{'s' * (len(members) > 1)}" + (
+            f", batch {g + 1}/{len(groups)}" if len(groups) > 1 else "")
+        with tqdm(total=args.iters, desc=f"solving {described} ({args.algo})", unit="it",
+                  disable=args.quiet, file=sys.stderr, dynamic_ncols=True) as bar:
+            policies, game_values, expl, ran = _solve_group(
+                solver, jax.device_put(batch), args, every, bar)
         for j, k in enumerate(members):
             points[k] = {"value": values[k], "values": [float(v) for v in game_values[j]],
                          "exploitability": float(expl[j]), "iterations": int(ran[j]),
@@ -161,7 +211,7 @@ def cmd_sweep(args) -> int:
                  if targeted else ""))
     each = (f"until exploitability <= {args.target:g} (checked every {every}, at most "
             f"{args.iters})" if targeted else f"{args.iters} iterations each")
-    print(f"{len(points)} games in {len(groups)} vmapped call{'s' * (len(groups) > 1)} of "
+    print(f"{len(points)} games in {len(groups)} vmapped batch{'es' * (len(groups) > 1)} of "
           f"{args.algo}, {each}: {seconds:.1f} s with compilation")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -186,7 +236,7 @@ def add_subparser(subparsers, positive_int, nonnegative_real,
     """Adds `sweep`, with the same GAME, --param, --iters, --target, --eval-every and
     --x64 as `solve`."""
     p = subparsers.add_parser("sweep", help="vary one game parameter and solve every point "
-                              "in one vmapped call", description=__doc__.split("\n\n", 1)[1],
+                              "in one vmapped program", description=__doc__.split("\n\n", 1)[1],
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("game", metavar="GAME", nargs="?", help="a built-in game (see `jaxsolve "
                    "games`), openspiel:NAME, or " + python_game_help)

@@ -726,7 +726,7 @@ def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):
 
 # ---------------------------------------------------------------------- sweep
 def test_sweep_solves_every_point_against_the_lp(tmp_path, capsys):
-    """`jaxsolve sweep` over maneuver detection's prior: one vmapped call, and every
+    """`jaxsolve sweep` over maneuver detection's prior: one vmapped batch, and every
     point's value within its NashConv of the independent sequence-form LP's value of
     that point's game (for a zero-sum game |u0 - v*| <= NashConv = 2 x exploitability)."""
     try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)
@@ -738,7 +738,7 @@ def test_sweep_solves_every_point_against_the_lp(tmp_path, capsys):
     assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
                      "--iters", "2000", "--x64", "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "3 games in 1 vmapped call of cfr+, 2000 iterations each" in printed
+    assert "3 games in 1 vmapped batch of cfr+, 2000 iterations each" in printed
     record = json.loads((out / "sweep.json").read_text())
     assert record["batches"] == 1 and (out / "sweep.png").stat().st_size > 10_000
     for point, prior in zip(record["points"], priors):
@@ -756,7 +756,7 @@ def test_sweep_over_a_structural_parameter_solves_one_batch_per_structure(tmp_pa
     out = tmp_path / "spoof"
     assert cli.main(["sweep", "spoof", "--vary", "max_rounds=1:3:3", "--algo", "dcfr",
                      "--iters", "500", "--out", str(out), "--quiet"]) == 0
-    assert "3 games in 3 vmapped calls of dcfr" in capsys.readouterr().out
+    assert "3 games in 3 vmapped batches of dcfr" in capsys.readouterr().out
     record = json.loads((out / "sweep.json").read_text())
     assert [p["value"] for p in record["points"]] == [1, 2, 3]
     for point, value in zip(record["points"], (1 / 3, 1 / 3, 2 / 3)):

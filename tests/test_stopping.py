@@ -144,13 +144,16 @@ def test_solve_target_not_reached_says_so(tmp_path, capsys):
 
 def test_sweep_target_gives_each_point_its_own_stop(tmp_path, capsys):
     """Maneuver detection's prior: each point's iterations are those of `run_until`
-    on that point's game alone; the one that needs more than the cap says so."""
+    on that point's game alone, though the sweep runs in chunks of 50 (its progress
+    bar counts the points at the target); the one that needs more than the cap says
+    so."""
     out = tmp_path / "sweep"
     priors = [(0.9, 0.1), (0.5, 0.5), (0.1, 0.9)]
     assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
                      "--target", "1e-4", "--iters", "1000", "--eval-every", "5", "--x64",
-                     "--out", str(out), "--quiet"]) == 0
-    printed = capsys.readouterr().out
+                     "--out", str(out)]) == 0
+    printed, bar = capsys.readouterr()
+    assert "2/3 at the target" in bar
     assert "until exploitability <= 0.0001 (checked every 5, at most 1000)" in printed
     assert printed.count("(cap, target not reached)") == 1
     record = json.loads((out / "sweep.json").read_text())
@@ -168,3 +171,20 @@ def test_sweep_eval_every_needs_a_target(capsys):
     assert cli.main(["sweep", "spoof", "--vary", "max_rounds=[1, 2]",
                      "--eval-every", "5"]) == cli.EXIT_USAGE
     assert "--eval-every applies with --target only" in capsys.readouterr().err
+
+
+def test_a_sweep_in_chunks_ends_where_each_game_alone_ends(tmp_path):
+    """37 iterations in chunks of 2 (the last one 1): every point's strategy is the
+    average policy of 37 iterations of its game alone."""
+    out = tmp_path / "sweep"
+    priors = [(0.9, 0.1), (0.3, 0.7)]
+    assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
+                     "--iters", "37", "--x64", "--out", str(out), "--quiet"]) == 0
+    solver = jaxsolve.cfr_plus()
+    for point, prior in zip(json.loads((out / "sweep.json").read_text())["points"], priors):
+        tree = jaxsolve.compile_game(games.load("maneuver_detection", situation_probs=prior))
+        alone = jaxsolve.table(tree, AVERAGE(tree, RUN(solver, tree, solver.init(tree), 37)))
+        assert point["iterations"] == 37 and point["strategy"].keys() == alone.keys()
+        for name, row in alone.items():
+            for action, p in row.items():
+                assert point["strategy"][name][action] == pytest.approx(p, abs=1e-12)
