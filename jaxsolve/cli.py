@@ -14,9 +14,10 @@ solver in chunks of `--eval-every` iterations through one jitted `jaxsolve.run`
 (the iteration count is traced, so chunks of any size share one compilation),
 evaluating the exact exploitability of the average policy after each chunk and
 checkpointing; with `--target EPS` the run stops after the first chunk whose
-exploitability is at most EPS (--iters is then the cap). The sampling solvers (os-mccfr, es-mccfr) take `--batch` samples per
-player per iteration from the PRNG key `--seed`; their state carries the key, so a
-resumed run is bit for bit the uninterrupted one. `--final` chooses the strategy
+exploitability is at most EPS (--iters is then the cap). The sampling solvers
+(os-mccfr, es-mccfr) take `--batch` samples per player per iteration from the PRNG
+key `--seed`; their state carries the key, so a resumed run is bit for bit the
+uninterrupted one. `--final` chooses the strategy
 written to strategy.json and evaluated at the end (average, current, threshold or
 purify; see `jaxsolve.policy.final_policy`). Bad input ends in one line on stderr
 and exit code 2; Ctrl-C saves the last completed chunk and exits with 130.
