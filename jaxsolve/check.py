@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _turn_based_if_simultaneous,
-                              _utility_sum, format_history)
+                              _utility_sum, class_given, format_history, state_text)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.validate import is_int, is_real
 
@@ -44,7 +44,8 @@ CHECKS = {  # name: what passing means
     "infostate_consistent": "strings; one player and one legal-action set per string",
     "perfect_recall": "per player (a finding, never a failure)",
     "tensor_shapes": "information_state_tensor(p): one finite shape per player, as declared",
-    "playouts_finish": "seeded random playouts end within max_steps",
+    "playouts_finish": "no history walked and no seeded random playout goes past max_steps "
+                       "actions without ending",
 }
 _ERR = object()  # a game call raised (already reported)
 
@@ -122,6 +123,8 @@ class _Checker:
         self.infosets: dict[str, tuple] = {}  # string -> (player, legal, own parent, where)
         self.shapes: dict[int, tuple] = {}
         self.parents, self.actions = [0], [-1]  # breadth-first node -> parent, action
+        self.depths = [0]  # breadth-first node -> number of actions from the root
+        self.endless = False  # the walk met a history of max_steps actions not ended
         self.states = self.terminals = 0
         self.full = True
 
@@ -129,11 +132,7 @@ class _Checker:
         r = self.results[check]
         r.failures += 1
         if r.failures == 1:
-            try:
-                text = " ".join(str(state).split()) if state is not None else ""
-            except Exception:  # noqa: BLE001 - a broken __str__ must not hide the failure
-                text = "?"
-            text = text if len(text) <= 100 else text[:97] + "..."
+            text = state_text(state, 100)
             r.status, r.history = "FAIL", self.history(where)
             r.message = message + (f" (state: {text})" if text else "")
 
@@ -147,7 +146,11 @@ class _Checker:
             return _ERR
 
     def history(self, where) -> list[int]:
-        """`where` is a breadth-first node id or a playout path (list of actions)."""
+        """`where` is a breadth-first node id, a playout path (list of actions), or
+        (where, action) for a child: built only when a failure names it, since copying
+        a path for every child costs O(depth) each on long games."""
+        if isinstance(where, tuple):
+            return self.history(where[0]) + [where[1]]
         if not isinstance(where, int):
             return list(where)
         out = []
@@ -158,6 +161,8 @@ class _Checker:
 
     def game_info(self) -> bool:
         g, decl, fail = self.game, {}, lambda m: self.fail("game_info", [], m)
+        if isinstance(g, type):
+            return fail(class_given(g)) or False
         for name in ("num_distinct_actions", "min_utility", "max_utility",
                      "information_state_tensor_shape", "utility_sum"):
             try:
@@ -259,8 +264,10 @@ class _Checker:
             key = self.fail("infostate_consistent", where, f"information_state_string({cp}) "
                             f"returned {type(key).__name__}, expected str", state) or _ERR
         if key is not _ERR:
-            player, legal0, parent0, where0 = self.infosets.setdefault(
-                key, (cp, tuple(legal), own[cp], where if isinstance(where, int) else tuple(where)))
+            if key not in self.infosets:  # a playout's path is copied once per new infoset
+                self.infosets[key] = (cp, tuple(legal), own[cp],
+                                      where if isinstance(where, int) else list(where))
+            player, legal0, parent0, where0 = self.infosets[key]
             at = f"at history {self.history(where0)}"
             if player != cp:
                 self.fail("infostate_consistent", where, f"information state {key!r} belongs "
@@ -334,7 +341,7 @@ class _Checker:
         first child per action (None where applying it raised)."""
         before, out = self.fingerprint(state), []
         for a in actions:
-            here = self.history(where) + [a]
+            here = (where, a)
             c1 = self.call("apply_action", here, state, _child, state, a)
             c2 = _ERR if c1 is _ERR else self.call("apply_action", here, state, _child, state, a)
             diff = None if c2 is _ERR else _first_diff(self.fingerprint(c1), self.fingerprint(c2))
@@ -349,11 +356,18 @@ class _Checker:
         return out
 
     def walk(self) -> None:
-        """Breadth-first over the histories, up to max_nodes of them."""
+        """Breadth-first over the histories, up to max_nodes of them. A history of
+        max_steps actions that has not ended stops the walk (the game may never end;
+        compile_game refuses it the same way)."""
         queue = deque([(self.root, 0, (None,) * self.P)])
         while queue:
             state, node, own = queue.popleft()
             got = self.visit(state, node, own)
+            if got is not None and self.depths[node] >= self.max_steps:
+                self.endless, self.full = True, False
+                return self.fail("playouts_finish", node, f"a history of {self.max_steps:,} "
+                                 "actions has not ended (max_steps): the game may never end",
+                                 state)
             if got is not None and len(self.parents) >= self.max_nodes:
                 self.full = False
             elif got is not None:
@@ -361,6 +375,7 @@ class _Checker:
                     if c is not None:
                         self.parents.append(node)
                         self.actions.append(a)
+                        self.depths.append(self.depths[node] + 1)
                         queue.append((c, len(self.parents) - 1, got[1](a) if got[1] else own))
 
     def play(self) -> None:
@@ -391,9 +406,10 @@ class _Checker:
                         break
                     a = rng.choice(list(acts))
                 own = got[1](a) if got and got[1] else own
-                child = (self.call(check, path + [a], state, _child, state, a) if self.full
+                child = (self.call(check, (path, a), state, _child, state, a) if self.full
                          else self.children(state, path, [a])[0])
-                state, path = _ERR if child is None else child, path + [a]
+                state = _ERR if child is None else child
+                path.append(a)  # in place: a copy per step would cost O(steps^2)
             else:
                 return self.fail(check, path, f"playout {i} (seed {self.seed}) did not end "
                                  f"within max_steps={self.max_steps} steps", state)
@@ -414,7 +430,12 @@ class _Checker:
             f"player {p}: {'imperfect' if f else 'perfect'} recall" for p, f in
             enumerate(self.recall)) + ("" if self.full else " (on the histories checked)")
         findings = [f for f in self.recall if f]
-        if not self.full:
+        if self.endless:
+            findings.append(f"the walk stopped at the first history of max_steps="
+                            f"{self.max_steps:,} actions that had not ended, after "
+                            f"{len(self.parents):,} histories; the random playouts were not "
+                            "run, and the checks are not exhaustive")
+        elif not self.full:
             findings.append(f"the tree has more than max_nodes={self.max_nodes:,} histories: "
                             f"checked the first {len(self.parents):,} breadth-first, then "
                             f"every check along {self.playouts} random playouts; the checks "
@@ -449,7 +470,8 @@ def check_game(game, *, playouts: int = 100, seed: int = 0, max_nodes: int = DEF
         return CheckReport(name, list(checker.results.values()), full_tree=False)
     try:
         checker.walk()
-        checker.play()
+        if not checker.endless:  # the walk already found a history that does not end
+            checker.play()
     except Exception as e:  # noqa: BLE001 - a value so odd that a check itself broke
         checker.fail("game_info", [], f"the checks stopped early: {type(e).__name__}: {e}")
     return checker.report(name)

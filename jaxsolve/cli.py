@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import shlex
@@ -126,6 +127,10 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
             problems.append(f"{key} {meta.get(key)!r}, not {expect[key]!r}")
     if not problems and meta.get("tree") != expect["tree"]:
         problems.append("its game tree differs from this one")
+    if not problems and meta.get("payoffs", expect["payoffs"]) != expect["payoffs"]:
+        # (checkpoints before this field have none: not checked)
+        problems.append("its payoffs or chance probabilities differ from this game's (was "
+                        "the game's code or file changed?)")
     if problems:
         raise CLIError(f"{path} belongs to another run ({'; '.join(problems)}); "
                        "choose another --out or drop --resume to start over")
@@ -140,6 +145,16 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
     if done > iters:
         raise CLIError(f"{path} is already at iteration {done}, beyond "
                        f"--iters {iters}; pass --iters {done} or more")
+
+
+def _payoff_digest(tree: GameTree) -> str:
+    """A hash of the utilities and chance probabilities: `tree.names.digest` covers
+    the names only, so a game whose payoffs were edited between a run and its
+    --resume would otherwise continue the old regrets on the new game."""
+    digest = hashlib.sha256()
+    for array in (tree.utilities, tree.chance_probs):
+        digest.update(np.ascontiguousarray(np.asarray(array, np.float64)).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def _check_state(saved, template, path: Path) -> None:
@@ -242,13 +257,18 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["best_response_gains"] = gains.tolist()
         print(f"NashConv: {gains.sum():.6g} (best-response gains: "
               + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
-    result.update(_report_target(args.target, history, iterations))
+    result.update(_report_target(args.target, history, iterations, _eval_every(args)))
     result["strategy"] = strategy
 
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
     (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
     plot_convergence(history, out / PLOT, title=f"{args.game} - {args.algo}")
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
+
+
+def _eval_every(args) -> int:
+    """--eval-every, or about EVALUATIONS_PER_RUN evaluations over --iters."""
+    return args.eval_every or max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN))
 
 
 def _target_reached(target: float | None, history: list) -> bool:
@@ -258,7 +278,8 @@ def _target_reached(target: float | None, history: list) -> bool:
             and history[-1]["exploitability"] <= target)
 
 
-def _report_target(target: float | None, history: list, iterations: int) -> dict:
+def _report_target(target: float | None, history: list, iterations: int,
+                   every: int) -> dict:
     """Prints whether `--target` was reached; returns its part of strategy.json."""
     if target is None:
         return {}
@@ -266,7 +287,7 @@ def _report_target(target: float | None, history: list, iterations: int) -> dict
     last = history[-1]["exploitability"] if history else float("nan")
     if reached:
         print(f"Target reached: the average policy's exploitability {last:.6g} <= {target:g} "
-              f"at iteration {iterations}")
+              f"at iteration {iterations} (checked every {every} iterations)")
     else:
         print(f"Target NOT reached: the average policy's exploitability is {last:.6g} > "
               f"{target:g} after {iterations} iterations (the --iters cap); raise --iters "
@@ -339,9 +360,10 @@ def cmd_solve(args) -> int:
     solver = SOLVERS[args.algo](batch_size=batch) if sampling else SOLVERS[args.algo]()
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT
-    every = args.eval_every or max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN))
+    every = _eval_every(args)
     identity = {"game": args.game, "params": params, "algo": args.algo, **run_info,
-                "tree": tree.names.digest, "dtype": _float_dtype()}
+                "tree": tree.names.digest, "payoffs": _payoff_digest(tree),
+                "dtype": _float_dtype()}
 
     tree = jax.device_put(tree)
     try:
@@ -563,7 +585,9 @@ def build_parser() -> argparse.ArgumentParser:
                        f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
     solve.add_argument("--target", type=_nonnegative_real, default=None, metavar="EPS",
                        help="stop at the first evaluation at which the average policy's "
-                       "exploitability is at most EPS; --iters is then the cap")
+                       "exploitability is at most EPS; --iters is then the cap. The stop "
+                       "is as fine as --eval-every (default: --iters / "
+                       f"{EVALUATIONS_PER_RUN}), so set it for a precise count")
     solve.add_argument("--param", action="extend", nargs="+", default=[],
                        metavar="KEY=VALUE", help="game parameter (repeatable)")
     solve.add_argument("--out", default=None, metavar="DIR",

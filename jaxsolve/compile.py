@@ -90,17 +90,29 @@ def format_history(history: list[int]) -> str:
     return f"{str(history[:_SHOWN_ACTIONS])[:-1]}, ...] ({len(history)} actions)"
 
 
-def _state_text(state) -> str:
+def class_given(game: type) -> str:
+    """The message for a game's class passed where an instance is needed."""
+    return f"got the class {game.__name__}; pass an instance: {game.__name__}()"
+
+
+def state_text(state, limit: int = 160) -> str:
+    """A state for a message, on one line and at most `limit` characters; "" when the
+    state has no text of its own (Python's default `<... object at 0x...>` says
+    nothing the history does not), "?" when its __str__ raises."""
+    kind = type(state)
+    if state is None or (kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__):
+        return ""
     try:
-        text = str(state).replace("\n", " | ")
+        text = " ".join(str(state).replace("\n", " | ").split())
     except Exception:  # noqa: BLE001 - a broken __str__ must not hide the real problem
         return "?"
-    return text if len(text) <= 160 else text[:157] + "..."
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _game_error(history: list[int], state, problem: str) -> GameError:
-    return GameError(f"history {format_history(history)} (state: {_state_text(state)}): "
-                     f"{problem}")
+    text = state_text(state)
+    return GameError(f"history {format_history(history)}"
+                     + (f" (state: {text})" if text else "") + f": {problem}")
 
 
 def _first_action(state):
@@ -154,6 +166,7 @@ class _Walk:
         self.edges: list[tuple[int, int, int]] = []  # (node, action, child)
         # per infoset
         self.infoset_ids: dict[str, int] = {}
+        self.infoset_keys: list[str] = []  # infoset id -> its string, for messages
         self.infoset_player: list[int] = []
         self.infoset_legal: list[tuple[int, ...]] = []
         self.infoset_parent: list[tuple[int, int]] = []  # (infoset, action) or (-1, -1)
@@ -265,6 +278,7 @@ class _Walk:
         if info is None:
             info = len(self.infoset_player)
             self.infoset_ids[key] = info
+            self.infoset_keys.append(key)
             self.infoset_player.append(player)
             self.infoset_legal.append(tuple(legal))
             self.infoset_parent.append(own_parent)
@@ -287,11 +301,19 @@ class _Walk:
             if self.infoset_parent[info] != own_parent and not self.recall_broken[player]:
                 self.recall_broken[player] = True
                 self.recall_example[player] = (
-                    f"player {player} reaches {key!r} after its own (infoset, action) "
-                    f"{own_parent} here but after {self.infoset_parent[info]} at history "
+                    f"player {player} reaches {key!r} after {self._own_move(own_parent)} "
+                    f"at history {self.history(node)} but after "
+                    f"{self._own_move(self.infoset_parent[info])} at history "
                     f"{self.history(self.infoset_node[info])}")
         self.index.append(info)
         return legal
+
+    def _own_move(self, parent) -> str:
+        """A player's last own (infoset, action) pair, by the infoset's string."""
+        infoset, action = parent
+        if infoset < 0:
+            return "no move of its own"
+        return f"action {action} at {self.infoset_keys[infoset]!r}"
 
     def chance(self, node, state) -> list[int]:
         value = self.call(node, state, "chance_outcomes")
@@ -492,8 +514,7 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
       ArgumentTypeError: infoset_key is neither None nor a function of (state, player).
     """
     if isinstance(game, type):
-        raise GameError(f"got the class {game.__name__}; pass an instance: "
-                        f"{game.__name__}()")
+        raise GameError(class_given(game))
     if not is_game(game):
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
@@ -560,6 +581,21 @@ def _turn_based_if_simultaneous(game):
     return game
 
 
+def _check_declared_sum(walk: _Walk, utilities: np.ndarray, terminal_node: np.ndarray,
+                        utility_sum: float) -> None:
+    """GameError at the first terminal (in breadth-first order) whose returns do not sum
+    to the declared `utility_sum()`: the tree would otherwise be taken for constant-sum
+    (its NashConv and best-response gains then go unreported) and a saved copy would
+    not load."""
+    off = np.abs(utilities.sum(axis=1) - utility_sum) > 1e-6
+    if off.any():
+        z = int(np.argmax(off))
+        raise GameError(f"history {format_history(walk.history(int(terminal_node[z])))}: "
+                        f"the returns {utilities[z].tolist()} sum to "
+                        f"{utilities[z].sum():.9g}, but the game declares utility_sum() = "
+                        f"{utility_sum:.9g}")
+
+
 def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTree:
     P = walk.num_players
     A = max(walk.max_action + 1, 1)
@@ -619,6 +655,8 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
                                               terminal_node, offsets, P, A, AC, I, C)
     if utility_sum is None:
         utility_sum = observed_utility_sum(utilities)
+    else:  # declared: a contradicting terminal is the game's bug, named as check_game does
+        _check_declared_sum(walk, utilities, terminal_node, utility_sum)
     sizes = TreeSizes(
         num_players=P, num_nodes=N, num_infosets=I, num_actions=A,
         num_chance_outcomes=AC, num_chance=C,

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve.compile import compile_game
+from jaxsolve.compile import _child, _declared_actions, _utility_sum, compile_game
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
-from jaxsolve.protocol import is_game
+from jaxsolve.protocol import CHANCE, is_game
 from jaxsolve.tree import GameTree
 
 
@@ -151,8 +151,8 @@ class _StateView:
     def is_terminal(self):
         return self._state.is_terminal()
 
-    def is_chance_node(self):
-        return self._state.is_chance_node()
+    def is_chance_node(self):  # from current_player(): the protocol needs no is_chance_node
+        return self._state.current_player() == CHANCE
 
     def is_simultaneous_node(self):
         return False
@@ -161,7 +161,7 @@ class _StateView:
         return list(self._state.legal_actions())
 
     def legal_actions_mask(self, player=None):
-        mask = [0] * self._game.num_distinct_actions()
+        mask = [0] * self._game.num_distinct_actions()  # declared or counted
         if not self.is_terminal() and player == self.current_player():
             for a in self.legal_actions():
                 mask[a] = 1
@@ -193,10 +193,14 @@ class _StateView:
     def history(self):
         return list(self._history)
 
-    def child(self, action):
-        return _StateView(self._game, self._state.child(action), self._history + (action,))
+    def child(self, action):  # the protocol's child(a), or clone() + apply_action(a)
+        return _StateView(self._game, _child(self._state, action), self._history + (action,))
 
     def clone(self):
+        if not hasattr(self._state, "clone"):
+            raise GameError(f"{type(self._state).__name__} has no clone(), which this "
+                            "OpenSpiel algorithm calls (the protocol needs it only with "
+                            "apply_action; add a clone())")
         return _StateView(self._game, self._state.clone(), self._history)
 
 
@@ -204,7 +208,8 @@ class _GameView:
     def __init__(self, game):
         pyspiel = _pyspiel()
         self._game = game
-        total = game.utility_sum() if hasattr(game, "utility_sum") else None
+        self._num_actions = _declared_actions(game)  # None: counted on first use
+        total = _utility_sum(game)
         utility = pyspiel.GameType.Utility
         self._utility_sum = total
         self._type = SimpleNamespace(
@@ -224,7 +229,12 @@ class _GameView:
         return self._utility_sum
 
     def num_distinct_actions(self):
-        return self._game.num_distinct_actions()
+        """The game's declaration, or (the protocol makes it optional) the width of
+        its compiled tree's action axis: one walk, the first time it is asked."""
+        if self._num_actions is None:
+            self._num_actions = compile_game(self._game, warn_imperfect_recall=False,
+                                             name="as_openspiel_game").sizes.num_actions
+        return self._num_actions
 
     def new_initial_state(self):
         return _StateView(self, self._game.new_initial_state())

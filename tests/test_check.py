@@ -234,3 +234,55 @@ def test_check_command(capsys, monkeypatch):
     monkeypatch.setattr(games, "load", lambda name, **params: bad)
     assert cli.main(["check", "mini_maneuver"]) == 1
     assert "FAIL returns_in_bounds" in capsys.readouterr().out
+
+
+class _Endless:
+    """Player 0 waits forever: one action, never terminal. The states have no text of
+    their own (Python's default repr)."""
+
+    class State:
+        def __init__(self, waited=0):
+            self.waited = waited
+
+        def current_player(self):
+            return 0
+
+        def is_terminal(self):
+            return False
+
+        def legal_actions(self):
+            return [0]
+
+        def child(self, action):
+            return _Endless.State(self.waited + 1)
+
+        def returns(self):
+            return [0.0, 0.0]
+
+        def information_state_string(self, player):
+            return f"waited {self.waited}"
+
+    def num_players(self):
+        return 2
+
+    def new_initial_state(self):
+        return _Endless.State()
+
+
+def test_a_history_that_never_ends_stops_the_walk_at_max_steps():
+    """The walk itself meets the endless history (a chain, so max_nodes is far): it
+    fails at the history of max_steps actions, runs no playouts, and says so; the
+    message carries no `<... object at 0x...>` for a state without text."""
+    report = check_game(_Endless(), max_steps=400)
+    result = report["playouts_finish"]
+    assert result.status == "FAIL" and result.history == [0] * 400, str(report)
+    assert "a history of 400 actions has not ended (max_steps)" in result.message
+    assert "walk stopped at the first history of max_steps=400 actions" in report.findings[-1]
+    assert "object at 0x" not in str(report) and "(state:" not in str(report)
+    with pytest.raises(jaxsolve.GameError, match=r"no terminal state \(max_depth=400"):
+        jaxsolve.compile_game(_Endless(), max_depth=400)  # compile_game refuses it alike
+
+
+def test_a_game_class_is_refused_with_the_call_that_makes_an_instance():
+    report = check_game(SpecGame)
+    assert_fails(report, "game_info", [], "got the class SpecGame; pass an instance: SpecGame()")

@@ -612,6 +612,19 @@ def test_solve_and_check_take_a_game_from_the_users_own_file(tmp_path, capsys):
     assert "PASS" in capsys.readouterr().out
 
 
+def test_resume_refuses_a_game_whose_payoffs_were_edited(tmp_path, capsys):
+    """The same file, names and parameters, but the code now pays another stake: a
+    resume would continue the old regrets on a new game."""
+    path, out = tmp_path / "my_game.py", tmp_path / "run"
+    path.write_text(USER_GAME)
+    assert cli.main(["solve", f"{path}:GAME", "--iters", "20", "--out", str(out),
+                     "--quiet"]) == 0
+    path.write_text(USER_GAME.replace("GAME = make()", "GAME = make(stake=2.0)"))
+    assert cli.main(["solve", f"{path}:GAME", "--iters", "40", "--out", str(out), "--quiet",
+                     "--resume"]) == cli.EXIT_USAGE
+    assert "its payoffs or chance probabilities differ" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("spec, argv, message", [
     ("{dir}/none.py:make", [], "{dir}/none.py:make: no file {dir}/none.py"),
     ("{dir}/my_game.py:Make", [], "my_game.py has no 'Make' (it defines make)"),

@@ -132,6 +132,9 @@ def test_imperfect_recall_is_reported_and_allowed():
     # the average policy (it differs from OpenSpiel's on such games).
     message = str(got[0].message)
     assert "can err either way" in message and "average policy" in message
+    # Both paths by the infosets' strings and the histories, as the user wrote them.
+    assert ("reaches 'second' after action 1 at 'first' at history [1] but after action 0 "
+            "at 'first' at history [0]") in message
     assert tree.sizes.perfect_recall == (False, True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -200,7 +203,7 @@ def test_an_endless_branch_is_refused_by_the_walk():
 
         def _apply_action(self, action):
             self.n = -1 if action == 0 else self.n + 1
-    with pytest.raises(GameError, match=r"history \[1, 1, 1, 1, 1\] .*history of length 5 "
+    with pytest.raises(GameError, match=r"history \[1, 1, 1, 1, 1\]: history of length 5 "
                        r"with no terminal state \(max_depth=5\)"):
         compile_game(game_of(Branch), max_depth=5)
     deep = SpecGame(decision(0, "a", decision(1, "b", leaf(0, 0), leaf(1, -1)), leaf(0, 0)))
@@ -209,7 +212,7 @@ def test_an_endless_branch_is_refused_by_the_walk():
 
 @pytest.mark.parametrize("methods, says", [
     ({"legal_actions": lambda self, player=None: ["call", "fold"]},
-     r"history \[\] .*legal_actions\(\) contains 'call', which is not an integer"),
+     r"history \[\].*legal_actions\(\) contains 'call', which is not an integer"),
     ({"legal_actions": lambda self, player=None: [0.0, 1.5]},
      r"legal_actions\(\) contains 0\.0, which is not an integer"),
     ({"legal_actions": lambda self, player=None: [True]},
@@ -225,14 +228,14 @@ def test_an_endless_branch_is_refused_by_the_walk():
       "chance_outcomes": lambda self: [(0, "1")]},
      r"chance probability '1' is not a number"),
     ({"returns": lambda self: None},
-     r"history \[0\] .*returns\(\) gave None at a terminal; expected 2 numbers \(one per "
+     r"history \[0\].*returns\(\) gave None at a terminal; expected 2 numbers \(one per "
      r"player\)"),
     ({"returns": lambda self: 1.0}, r"returns\(\) gave 1\.0 at a terminal"),
     ({"returns": lambda self: ["1", 0]}, r"returns\(\) contains '1', which is not a number"),
     ({"current_player": lambda self: None},
-     r"history \[\] .*current_player\(\) returned None, expected an integer"),
+     r"history \[\].*current_player\(\) returned None, expected an integer"),
     ({"_apply_action": lambda self, action: [][1]},
-     r"history \[\] .*child\(0\) raised IndexError: list index out of range"),
+     r"history \[\].*child\(0\) raised IndexError: list index out of range"),
 ])
 def test_protocol_violations_name_the_history(methods, says):
     with pytest.raises(GameError, match=says):
@@ -244,7 +247,7 @@ def test_methods_left_to_implement_are_named():
         def current_player(self):
             return TERMINAL
 
-    with pytest.raises(GameError, match=r"history \[\] .*returns\(\) raised "
+    with pytest.raises(GameError, match=r"history \[\].*returns\(\) raised "
                        r"NotImplementedError: NoReturns must implement returns\(\)"):
         compile_game(game_of(NoReturns))
     with pytest.raises(GameError, match=r"must implement new_initial_state\(\)"):
@@ -268,7 +271,7 @@ def test_a_state_that_cannot_make_children_is_named():
         def information_state_string(self, player):
             return ""
 
-    with pytest.raises(GameError, match=r"history \[\] .*the state \(NoClone\) needs "
+    with pytest.raises(GameError, match=r"history \[\].*the state \(NoClone\) needs "
                        r"child\(action\), or clone\(\) and apply_action\(action\)"):
         compile_game(game_of(NoClone))
 
@@ -344,17 +347,17 @@ def test_max_nodes_is_checked_while_a_level_grows():
 # ---------------------------------------------------------------- infoset_key
 def test_infoset_key_errors_name_the_key_and_the_history():
     kuhn = KuhnPoker()
-    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) raised "
+    with pytest.raises(GameError, match=r"history \[0, 1\].*infoset_key\(state, 0\) raised "
                                         r"AttributeError: .*no_such_field") as info:
         compile_game(kuhn, infoset_key=lambda s, p: f"{s.no_such_field}")
     assert isinstance(info.value.__cause__, AttributeError)
     # The key function's result, not information_state_string's, is blamed.
-    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) "
+    with pytest.raises(GameError, match=r"history \[0, 1\].*infoset_key\(state, 0\) "
                                         r"returned int, expected str"):
         compile_game(kuhn, infoset_key=lambda s, p: 0)
     # abstract() passes its key through: the audit's case, which was a bare AttributeError.
     from jaxsolve.abstraction import abstract
-    with pytest.raises(GameError, match=r"history \[0, 1\] .*infoset_key\(state, 0\) raised"):
+    with pytest.raises(GameError, match=r"history \[0, 1\].*infoset_key\(state, 0\) raised"):
         abstract(kuhn, lambda s, p: f"{s.no_such_field}")
 
 
@@ -368,3 +371,18 @@ def test_an_infoset_key_that_is_no_two_argument_function_is_refused(key, got):
     with pytest.raises(jaxsolve.ArgumentTypeError, match=r"^compile_game: infoset_key must "
                        r"be None or a function \(state, player\) -> str, " + got):
         compile_game(KuhnPoker(), infoset_key=key)
+
+
+def test_a_declared_utility_sum_the_returns_break_is_refused_at_the_terminal():
+    """The game declares zero-sum, but one terminal pays both players 1: without the
+    check the tree would be taken for zero-sum (no NashConv report for a general-sum
+    game) and a saved copy would not load (GameTree.load checks the sum)."""
+    class Declares(SpecGame):
+        def utility_sum(self):
+            return 0.0
+    game = Declares(decision(0, "p0", leaf(1.0, -1.0), leaf(1.0, 1.0)))
+    with pytest.raises(GameError, match=re.escape(
+            "history [1]: the returns [1.0, 1.0] sum to 2, but the game declares "
+            "utility_sum() = 0")):
+        compile_game(game)
+    assert compile_game(SpecGame(game.spec)).sizes.utility_sum is None  # undeclared: observed

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import jaxsolve
+from jaxsolve.protocol import CHANCE, TERMINAL
 from conftest import EXPLOITABILITY, RUN, pyspiel_game, pyspiel_tree
 
 pyspiel = pytest.importorskip("pyspiel")
@@ -183,3 +184,79 @@ def test_an_unknown_openspiel_game_names_the_close_ones_not_all():
     message = str(info.value)
     assert "Unknown game 'kuhn_pokr'; did you mean 'kuhn_poker'" in message
     assert "Available games" not in message and len(message) < 200
+
+
+class _Bare:
+    """A protocol game with none of the optional methods: no child (clone +
+    apply_action), no is_chance_node, no num_distinct_actions. Chance deals player 0
+    a card (1 with probability 0.7); player 0 bets or checks; player 1, not seeing
+    the card, calls or folds after a bet."""
+
+    class State:
+        def __init__(self):
+            self.moves = []
+
+        def current_player(self):
+            n = len(self.moves)
+            if n == 0:
+                return CHANCE
+            if n == 1 or (n == 2 and self.moves[1] == 0):
+                return n - 1
+            return TERMINAL
+
+        def is_terminal(self):
+            return self.current_player() == TERMINAL
+
+        def legal_actions(self):
+            return [0, 1]
+
+        def chance_outcomes(self):
+            return [(0, 0.3), (1, 0.7)]
+
+        def clone(self):
+            new = _Bare.State()
+            new.moves = list(self.moves)
+            return new
+
+        def apply_action(self, action):
+            self.moves.append(action)
+
+        def returns(self):
+            card, *rest = self.moves
+            if rest == [1]:
+                win = 1.0 if card else -1.0  # checked: showdown for 1
+            elif rest == [0, 1]:
+                win = 1.0  # bet, folded
+            else:
+                win = 2.0 if card else -2.0  # bet, called
+            return [win, -win]
+
+        def information_state_string(self, player):
+            return f"card {self.moves[0]}" if player == 0 else "bet"
+
+    def num_players(self):
+        return 2
+
+    def new_initial_state(self):
+        return _Bare.State()
+
+
+def test_openspiel_python_cfr_runs_on_a_game_without_the_optional_methods():
+    """OpenSpiel's Python CFRSolver, through `as_openspiel_game`, on a game that has
+    only the protocol's required methods: its iterates equal our alternating CFR's
+    (it failed with an AttributeError inside OpenSpiel)."""
+    from open_spiel.python.algorithms import cfr as os_cfr
+
+    from jaxsolve.openspiel import as_openspiel_game
+
+    game = _Bare()
+    tree = jaxsolve.compile_game(game)
+    view = as_openspiel_game(game)
+    assert view.num_distinct_actions() == tree.sizes.num_actions == 2
+    theirs = os_cfr.CFRSolver(view)
+    for _ in range(20):
+        theirs.evaluate_and_update_policy()
+    ours = jaxsolve.SOLVERS["cfr-alt"]()
+    state = RUN(ours, tree, ours.init(tree), 20)
+    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+    assert diff.max() < 1e-12
