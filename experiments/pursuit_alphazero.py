@@ -1,6 +1,7 @@
 """AlphaZero on pursuit-evasion: the seed's reflection plots, graded by the exact solver.
 
-Writes to results/pursuit/:
+Writes to results/local/pursuit/ (ignored by git, so a trial run replaces nothing),
+or with --publish to the tracked results/pursuit/ that the README cites, or to --out DIR:
   loss.png          policy / value / total loss over training (question 1)
   win_rates.png     win rate vs random as each side over training, with the exact best
                     rates and the self-play evader win rate (question 2)
@@ -20,6 +21,7 @@ target is -1 and nothing is learned; the scaling section reruns that baseline.
 
     python experiments/pursuit_alphazero.py [--iterations 60] [--scale-seconds 45]
         [--sizes 5 7 11] [--explore 0.5] [--skip-scaling] [--skip-baseline]
+        [--out DIR | --publish]
 """
 
 from __future__ import annotations
@@ -39,10 +41,9 @@ import numpy as np  # noqa: E402
 
 from games import pursuit_evasion as pe  # noqa: E402
 from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa: E402
+from machine import report_path, where_written  # noqa: E402  (experiments/machine.py)
 
-# Beside the other experiments' results, whatever the working directory.
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "results", "pursuit")
+DIRECTIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")  # pe's sensor directions 0..7
 
 
 EXPLORE = 0.5  # the recipe's share of self-play games from exploring starts
@@ -71,9 +72,10 @@ def run(env, iterations, sims=16, eval_every=5, seed=0, hidden=(128, 128, 128),
     return cfg, graphdef, state, history, sol, hit
 
 
-def scaling(sizes, seconds, sims, explore, baseline=True):
+def scaling(sizes, seconds, sims, explore, out_dir, baseline=True):
     """Each goal-variant size for `seconds` of training with the recipe (and 11x11, or
-    the largest size, without exploring starts); writes scaling.png, returns the rows."""
+    the largest size, without exploring starts); writes scaling.png into `out_dir`,
+    returns the rows."""
     runs = [(g, explore) for g in sizes] + ([(max(sizes), 0.0)] if baseline else [])
     out, curves = {}, {}
     for g, frac in runs:
@@ -118,7 +120,7 @@ def scaling(sizes, seconds, sims, explore, baseline=True):
     fig.suptitle(f"goal variant, exploring starts {explore:.0%}, {sims} simulations, "
                  f"2-core CPU (load ~{np.mean([r['load_average_1min'][0] for r in out.values()]):.1f})",
                  fontsize=9)
-    fig.tight_layout(), fig.savefig(f"{OUT}/scaling.png"), plt.close(fig)
+    fig.tight_layout(), fig.savefig(f"{out_dir}/scaling.png"), plt.close(fig)
     return out
 
 
@@ -147,10 +149,14 @@ def value_heatmap(env, graphdef, params, sol, path, turn=1, sensor=4):
                                          jnp.int32(0), jnp.asarray(False), jnp.zeros(2)))(jnp.arange(g * g))
     _, v = network.apply(graphdef, params, states.observation)
     ex = np.asarray(sol.value_evader)[turn, 0, :, sensor]
-    fig, ax = plt.subplots(1, 2, figsize=(8, 3.6))
+    fig, ax = plt.subplots(1, 2, figsize=(8, 3.9))
     for a, data, title in ((ax[0], np.asarray(v), "value network"), (ax[1], ex, "exact value")):
         im = a.imshow(data.reshape(g, g), vmin=-1, vmax=1, cmap="RdBu")
         a.set_title(title), a.plot(g // 2, g // 2, "k*")
+    # The position each cell stands for: the heatmap fixes everything but the cell.
+    fig.suptitle(f"evader's value with the evader to move on each cell (star: the sensor)\n"
+                 f"{turn} of {env.max_turns} defender moves made, sensor pointing "
+                 f"{DIRECTIONS[sensor]}, 0 detections", fontsize=9)
     fig.colorbar(im, ax=ax), plt.savefig(path), plt.close()
     return float(np.mean(np.sign(np.asarray(v)) == ex))
 
@@ -176,6 +182,13 @@ def main(argv=None):
     ap.add_argument("--skip-scaling", action="store_true")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="scaling without the no-exploring-starts run")
+    ap.add_argument("--out", default=None, metavar="DIR",
+                    help="folder for the plots and summary.json (default results/local/"
+                         "pursuit/, or results/pursuit/ with --publish)")
+    ap.add_argument("--publish", action="store_true",
+                    help="write the tracked results/pursuit/ that the README cites (default: "
+                         "results/local/pursuit/, ignored by git, so a trial run replaces "
+                         "nothing; --out wins over both)")
     args = ap.parse_args(argv)
     # Every setting is checked before minutes of training, by the objects that use it.
     if args.iterations < 1:
@@ -189,7 +202,13 @@ def main(argv=None):
                           search=selfplay.SearchConfig(num_simulations=args.sims))
     except ValueError as e:
         ap.error(str(e))
-    os.makedirs(OUT, exist_ok=True)
+    # Beside the other experiments' results, whatever the working directory.
+    out = report_path("pursuit", args.out, args.publish)
+    try:  # before minutes of training, not at the first figure
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        ap.error(f"--out {out}: {e}")
+    print(f"writing to {where_written(out)}", flush=True)
     summary = {"exact": {}}
     for name, env in (("seed_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),
                       ("goal_7x7", pe.goal_variant(7)), ("goal_11x11", pe.goal_variant(11))):
@@ -200,11 +219,11 @@ def main(argv=None):
     cfg, graphdef, state, history, sol, hit = run(env, args.iterations, args.sims,
                                                   explore=args.explore)
     best = evaluate.best_rates_vs_random(env)
-    plot_training(history, best, f"{OUT}/loss.png", f"{OUT}/win_rates.png")
+    plot_training(history, best, f"{out}/loss.png", f"{out}/win_rates.png")
     summary["goal_5x5"] = {"final": history[-1], "seconds_to_95pct_vs_random": hit,
                            "total_seconds": time.perf_counter() - t0}
     summary["goal_5x5"]["heatmap_sign_agreement"] = value_heatmap(
-        env, graphdef, state.params, sol, f"{OUT}/value_heatmap.png")
+        env, graphdef, state.params, sol, f"{out}/value_heatmap.png")
     mcts = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol, jax.random.PRNGKey(9),
                              batch=128, opponents=("mcts",))
     summary["goal_5x5"]["vs_pure_mcts"] = mcts
@@ -214,11 +233,11 @@ def main(argv=None):
     for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
         plt.plot([r["simulations"] for r in rows], [r[k] for r in rows], "o-", label=k)
     plt.xscale("log", base=2), plt.xlabel("simulations per move"), plt.legend(), plt.tight_layout()
-    plt.savefig(f"{OUT}/simulations.png"), plt.close()
+    plt.savefig(f"{out}/simulations.png"), plt.close()
     if not args.skip_scaling:
         summary["scaling"] = scaling(args.sizes, args.scale_seconds, args.sims, args.explore,
-                                     baseline=not args.skip_baseline)
-    with open(f"{OUT}/summary.json", "w") as f:
+                                     out, baseline=not args.skip_baseline)
+    with open(f"{out}/summary.json", "w") as f:
         json.dump(summary, f, indent=2, default=float)
     print(json.dumps(summary, indent=2, default=float))
 

@@ -90,6 +90,25 @@ def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
         np.testing.assert_array_equal(getattr(after, field), getattr(s2, field), err_msg=field)
 
 
+@pytest.mark.parametrize("threshold, turns, allowed", [
+    # The seed's rule, detections / turns > threshold, worked out by hand:
+    (0.5, 20, 10),            # 10/20 = 0.5 is not above 0.5; 11/20 is
+    (0.5, 2, 1),              # 1/2 is not above 0.5
+    (0.4999999999, 2, 0),     # 1/2 > 0.4999999999: a single detection loses
+    (0.5 - 1e-12, 2, 0),      # likewise, closer still to 1/2
+    (0.29, 100, 29),          # 29/100 > 0.29 is False in float64 (both are 0.29), yet
+                              # 0.29 * 100 = 28.999999999999996, so a bare floor gives 28
+    (0.0, 5, 0),              # any detection exceeds 0
+    (0.99, 3, 2),             # 2/3 is not above 0.99, 3/3 is
+    (1 / 6, 6, 1),            # goal_variant(5)'s threshold: 1/6 is not above itself
+])
+def test_max_detections_follows_the_seeds_strict_rule(threshold, turns, allowed):
+    p = pe.Params(grid_size=3, max_turns=turns, threshold=threshold)
+    assert p.max_detections == allowed
+    # And literally the seed's comparison on either side of the boundary.
+    assert not allowed / turns > threshold and (allowed + 1) / turns > threshold
+
+
 def test_goal_row(step_fn):
     p = pe.goal_variant(5)
     assert p.max_turns == 6 and p.max_detections == 1 and p.obs_size == 37

@@ -20,6 +20,9 @@ TINY = [
               goal_row=2),
     pe.Params(grid_size=5, max_turns=3, threshold=0.0, sensor="wedge", turn_rate=2,
               evader_start=(2, 0), goal_row=4),
+    # A threshold just below 1/2: the brute force's k / t <= threshold allows 0.
+    pe.Params(grid_size=3, max_turns=2, threshold=0.4999999999, evader_start=(1, 0),
+              goal_row=2),
 ]
 
 
@@ -48,6 +51,22 @@ def test_every_state_matches_brute_force(params):
                     assert vd[t, k, c, s] == value(st[:5] + (1,)), st
     x, y = params.start
     assert float(sol.root_value) == value((x, y, 0, 0, 0, 0))
+
+
+def test_a_threshold_just_below_one_half_makes_one_detection_lose():
+    # By hand: on 3x3 the evader starts at (1, 0) and must stand on row 2 after two
+    # defender moves, so it moves to row 1, then to row 2. Every ray sees exactly the
+    # one neighbour of the centre in its direction (turn_rate 4: any direction), so its
+    # cell on row 2 - a neighbour of the centre - is seen at the second defender move
+    # whatever it does, while going through the unseen centre avoids the first. Best
+    # play thus gives exactly one detection in 2 turns: the evader wins iff 1/2 does
+    # not exceed the threshold (the seed's `detections / turns > threshold`). The
+    # walkthrough's independent brute force (/tmp/walk_az/indep.py) agrees: -1, +1.
+    def game(threshold):
+        return pe.Params(grid_size=3, max_turns=2, threshold=threshold,
+                         evader_start=(1, 0), goal_row=2)
+    assert float(exact.solve(game(0.4999999999)).root_value) == -1.0
+    assert float(exact.solve(game(0.5)).root_value) == 1.0
 
 
 def test_default_game_is_a_forced_evader_win():

@@ -215,12 +215,21 @@ def test_evaluation_against_random_and_exact(monkeypatch):
     res = run(EXACT, 0)
     assert res["win_vs_random_as_evader"] == 1.0 and res["mistake_rate"] == 0.0
     assert abs(res["win_vs_random_as_defender"] - 8 / 9) < band(8 / 9)
+    # The counts behind the rates: b games per side; b won moves as the evader (its
+    # one move, from the won start) plus one per game the random evader left the
+    # centre (the defender's won positions, all of which EXACT wins).
+    counts = res.counts
+    assert counts["games_per_side"] == b and counts["wins_vs_random_as_evader"] == b
+    assert counts["wins_vs_random_as_defender"] / b == res["win_vs_random_as_defender"]
+    assert counts["won_positions"] == b + counts["wins_vs_random_as_defender"]
+    assert counts["mistakes"] == 0 and type(res) is evaluate.Rates and dict(res) == res
     # LOSING as evader moves N from the won start (a mistake every game) and is seen
     # only if the random defender points N, 1 of 8: p = 7/8. As defender it never sees
     # the evader (0.0), and each of its moves from a won position (evader on a
     # neighbour) is a mistake: mistakes = won moves, rate 1.0.
     res = run(LOSING, 1)
     assert res["mistake_rate"] == 1.0 and res["win_vs_random_as_defender"] == 0.0
+    assert res.counts["mistakes"] == res.counts["won_positions"] > b
     assert abs(res["win_vs_random_as_evader"] - 7 / 8) < band(7 / 8)
     # EXACT reaches the best rates any policy has against random play: 1 and 8/9.
     best = evaluate.best_rates_vs_random(HAND)
@@ -287,11 +296,25 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
     with pytest.raises(ValueError, match=r"run1: written for another configuration: leaf \d+ "
                                          r"has shape \(\d+(, \d+)*\), this configuration's"):
         train.load(str(path), other)
-    # An .npz archive that is not a training state.
+    # An .npz archive that is not a training state, and a CFR checkpoint (`jaxsolve
+    # solve` writes its record as __meta__ beside the state's fields): named as such.
     np.savez(tmp_path / "weights.npz", w=np.zeros(3))
-    with pytest.raises(ValueError, match="weights.npz: not a checkpoint of this training "
-                                         "state: it holds 1 arrays"):
+    with pytest.raises(ValueError, match=re.escape(
+            "weights.npz: not a pursuit AlphaZero checkpoint (its arrays are named w; ")):
         train.load(str(tmp_path / "weights.npz"), state)
+    np.savez(tmp_path / "cfr.npz", __meta__=np.asarray("{}"), regrets=np.zeros(3))
+    for read in (lambda p: train.load(p, state), train.recorded_config, train.saved_iteration):
+        with pytest.raises(ValueError, match=re.escape(
+                "cfr.npz: not a pursuit AlphaZero checkpoint (a `jaxsolve solve` (CFR) checkpoint")):
+            read(str(tmp_path / "cfr.npz"))
+    # A pursuit checkpoint of a deeper network (more leaves), saved without its config.
+    deeper = train.init(dataclasses.replace(CFG, hidden=(8, 8)))[1]
+    train.save(str(tmp_path / "deeper.npz"), deeper)
+    n, m = len(jax.tree.leaves(deeper)), len(jax.tree.leaves(state))
+    with pytest.raises(ValueError, match=re.escape(
+            f"deeper.npz: written for another configuration: it holds {n} arrays, this "
+            f"configuration's state has {m}")):
+        train.load(str(tmp_path / "deeper.npz"), state)
     with pytest.raises(FileNotFoundError):
         train.load(str(tmp_path / "missing.npz"), state)
 
@@ -476,3 +499,67 @@ def test_train_refuses_settings_that_would_be_ignored(kwargs, message):
     # Each was accepted and silently ignored (no evaluation; no time limit).
     with pytest.raises(ValueError, match=re.escape(message)):
         train.train(CFG, 1, progress=False, **kwargs)
+
+
+# ------------------------------------------------------------------ Ctrl-C in training
+def _assert_same_state(a, b):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.fixture(scope="module")
+def two_iterations():
+    """The state after 2 uninterrupted iterations of CFG: an interrupted run's state of
+    iteration 2 must be it, bit for bit (so resuming from it continues the run exactly,
+    test_checkpoint_resume_is_identical)."""
+    return train.train(CFG, 2, progress=False)[1]
+
+
+def _saved_and_loaded(interrupted: train.Interrupted, path):
+    """The interrupted run's state, saved as the CLI does and read back."""
+    train.save(str(path), interrupted.state, config=CFG)
+    assert train.saved_iteration(str(path)) == int(interrupted.state.step)
+    return train.load(str(path), train.init(CFG)[1], config=CFG)
+
+
+def test_ctrl_c_between_iterations_keeps_the_last_completed_one(two_iterations, tmp_path):
+    # Ctrl-C while the callback (or an evaluation) runs after iteration 2: the state of
+    # iteration 2 comes back in Interrupted.
+    def interrupt(i, state, metrics):
+        if i == 1:
+            raise KeyboardInterrupt
+    with pytest.raises(train.Interrupted) as stop:
+        train.train(CFG, 3, callback=interrupt, progress=False)
+    assert isinstance(stop.value, KeyboardInterrupt)  # callers that only know Ctrl-C
+    assert int(stop.value.state.step) == 2 and len(stop.value.history) == 2
+    _assert_same_state(_saved_and_loaded(stop.value, tmp_path / "a.npz"), two_iterations)
+
+
+def test_ctrl_c_during_an_iteration_waits_for_it(two_iterations, tmp_path, monkeypatch):
+    # A real SIGINT sent from inside the jitted iteration that makes iteration 2. The
+    # iteration consumes (donates) its input, so raising at once would lose both
+    # states; the interrupt is held until the iteration is done, so iteration 2 comes
+    # back (its metrics unrecorded: history holds iteration 1 only).
+    import os
+    import signal
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler here")
+    real = train.make_iteration
+
+    def signalling(cfg, graphdef):
+        iteration = real(cfg, graphdef)
+
+        def send(step):
+            if int(step) == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+
+        def run(state):
+            jax.debug.callback(send, state.step)
+            return iteration(state)
+        return run
+    monkeypatch.setattr(train, "make_iteration", signalling)
+    with pytest.raises(train.Interrupted) as stop:
+        train.train(CFG, 3, progress=False)
+    assert int(stop.value.state.step) == 2 and len(stop.value.history) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    _assert_same_state(_saved_and_loaded(stop.value, tmp_path / "b.npz"), two_iterations)

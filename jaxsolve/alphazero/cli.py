@@ -10,9 +10,12 @@ network, search, ...); one given must match the checkpoint's game and network. E
 command has its own `--help`. Hook into the main parser with
 `add_subparser(subparsers)`; the subcommands call `main`.
 Bad input (an even or too small grid, a negative budget, a missing, damaged or
-mismatched checkpoint - one trained for another game or network) is reported as one
-line, `jaxsolve: error: ...`, with exit code 2: the numbers are checked as they are
-parsed (the main CLI's `number_arg`), the rest raises its `CLIError`.
+mismatched checkpoint - one trained for another game or network, or no pursuit
+checkpoint at all) is reported as one line, `jaxsolve: error: ...`, with exit code 2:
+the numbers are checked as they are parsed (the main CLI's `number_arg`), the rest
+raises its `CLIError`; so is running out of memory, naming the options to reduce.
+Ctrl-C in `train` saves the last completed iteration and prints the command that
+resumes it (exit code 130); `train` without --resume says which run it replaces.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 
 from games import pursuit_evasion as pe
-from jaxsolve.cli import CLIError, check_writable, number_arg
+from jaxsolve.cli import EXIT_INTERRUPTED, CLIError, check_writable, number_arg
+from jaxsolve.errors import one_line
 
 
 _at_least_one = number_arg(int, "must be at least 1", lambda v: v >= 1)
@@ -42,6 +47,7 @@ _seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
 DEFAULTS = {"variant": "goal", "grid": 5, "sensor": "ray", "games": 64, "simulations": 16,
             "search": "gumbel", "hidden": (128, 128, 128), "explore": 0.5, "seed": 0}
 _GAME_OPTIONS = ("variant", "grid", "sensor")
+EVAL_EVERY = 10  # train's --eval-every default
 
 
 def _setting(args, name, recorded=None):
@@ -98,12 +104,85 @@ def _can_save(path, folder):
 
 def _solve_exactly(env):
     """`exact.solve(env)`; a game too large for it (the solver refuses it before
-    allocating) is a one-line error."""
+    allocating) is a one-line error, which says where the limit can be raised: only
+    from Python, the command line has no option for it."""
     from jaxsolve.alphazero import exact  # noqa: PLC0415
     try:
         return exact.solve(env)
+    except exact.TooLarge as e:
+        raise CLIError(f"pursuit: {e.problem} The command line keeps that limit: choose a "
+                       "smaller --grid, or solve it from Python with the API's "
+                       f"exact.solve(params, max_bytes={e.need:_}) if that much memory "
+                       "fits") from None
     except ValueError as e:
         raise CLIError(f"pursuit: {e}") from None
+
+
+# What an out-of-memory error in each command can be cured by (item by item, the
+# options that size its arrays).
+_MEMORY_OPTIONS = {
+    "solve": "a smaller --grid",
+    "train": "smaller --games, --hidden or --simulations (or --grid)",
+    "eval": "fewer --simulations, or leave out --mcts (the network is the checkpoint's)",
+}
+
+
+def _out_of_memory(command: str, error: BaseException) -> CLIError:
+    """The one-line error for JAX's RESOURCE_EXHAUSTED (or NumPy's MemoryError) in
+    `command`, naming the options that would shrink it."""
+    detail = one_line(error).split(" Traceback")[0][:200]
+    return CLIError(f"pursuit {command} ran out of memory ({detail}); try "
+                    f"{_MEMORY_OPTIONS[command]}")
+
+
+def _note_replaced_run(path: str) -> None:
+    """Says on stderr that `train` without --resume will replace the checkpoint at
+    `path` (when the first iteration completes: an interrupt before leaves it)."""
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    if not os.path.exists(path):
+        return
+    try:
+        done = f"at iteration {train.saved_iteration(path)}"
+    except (OSError, ValueError) as e:
+        print(f"pursuit: note: replacing {path}, which is not a readable pursuit checkpoint "
+              f"({one_line(e)})", file=sys.stderr)
+        return
+    print(f"pursuit: note: replacing the run in {path} ({done}); --resume would continue it "
+          "instead", file=sys.stderr)
+
+
+def _resume_command(args, iterations, budget, done: int, start: int, seconds: float) -> str:
+    """The command that continues an interrupted `train` (the checkpoint records the
+    game, network and search, so only the budget left and --eval-every are given)."""
+    words = ["jaxsolve", "pursuit", "train", "--checkpoint", args.checkpoint, "--resume"]
+    if iterations is not None:
+        words += ["--iterations", str(iterations - (done - start))]
+    if budget is not None:
+        words += ["--minutes", f"{max(budget - seconds, 1.0) / 60:.2f}"]
+    if args.eval_every != EVAL_EVERY:
+        words += ["--eval-every", str(args.eval_every)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _save_interrupted(args, cfg, stop, iterations, budget, start: int) -> int:
+    """Saves the last completed iteration of an interrupted `train` (with its config,
+    as the normal end does) and says how to resume; exit code 130."""
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    done = start if stop.state is None else int(stop.state.step)
+    if done == start:
+        print("\npursuit: interrupted before an iteration completed; nothing saved",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    train.save(args.checkpoint, stop.state, config=cfg)
+    if iterations is not None and done - start >= iterations:  # during the last evaluation
+        print(f"\npursuit: interrupted after the last iteration ({done}); saved "
+              f"{args.checkpoint}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    seconds = stop.history[-1]["train_seconds"] if stop.history else 0.0
+    print(f"\npursuit: interrupted at iteration {done}; saved {args.checkpoint}. Resume with:\n"
+          f"  {_resume_command(args, iterations, budget, done, start, seconds)}",
+          file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _recorded(path):
@@ -149,6 +228,46 @@ def _taken_from_checkpoint(args, cfg) -> str:
     if all(getattr(args, k, None) is None for k in _GAME_OPTIONS):
         taken.insert(0, ", ".join(f"{k}={v}" for k, v in _recorded_game_options(cfg.env).items()))
     return ", ".join(taken)
+
+
+def _with_counts(rates) -> dict:
+    """`evaluate.evaluate`'s rates with the counts behind them (`Rates.counts`) as
+    JSON fields of their own."""
+    return {**rates, **getattr(rates, "counts", {})}
+
+
+def _print_summary(result: dict) -> None:
+    """Each win rate with the games behind it, beside the best any policy reaches
+    against random play, and the mistake rate with its counts, on stderr (stdout keeps
+    the JSON)."""
+    games = result.get("games_per_side")
+    for key, rate in result.items():
+        if not key.startswith("win_vs_"):
+            continue
+        wins = result.get("wins_" + key[len("win_"):])
+        line = f"pursuit: {key}: {rate}"  # k / 256 prints exactly, e.g. 0.984375
+        if wins is not None and games:
+            line += f" ({wins}/{games})"
+        best = result.get("best_" + key[len("win_"):])
+        if best is not None:
+            line += f"; best possible {round(best, 6)}"
+        print(line, file=sys.stderr)
+    if "mistake_rate" in result:
+        counts = (f" ({result['mistakes']} mistakes in {result['won_positions']} won positions)"
+                  if "mistakes" in result else "")
+        print(f"pursuit: mistake_rate: {round(result['mistake_rate'], 6)}{counts}; only "
+              "moves in positions the exact solver calls won for the agent count",
+              file=sys.stderr)
+
+
+def _note_assumed_settings(path, cfg) -> None:
+    """Says on stderr which settings a checkpoint without a recorded configuration is
+    read with (the options given, else the defaults): nothing in it says its game."""
+    game = ", ".join(f"{k}={v}" for k, v in _recorded_game_options(cfg.env).items())
+    print(f"pursuit: note: {path} records no configuration (saved without config=); "
+          f"assuming {game}, hidden={cfg.hidden}, simulations={cfg.search.num_simulations}, "
+          f"search={cfg.search.kind} (give --variant, --grid, --sensor or --hidden if it was "
+          "trained otherwise)", file=sys.stderr)
 
 
 def _game_options(p):
@@ -198,9 +317,15 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     _game_options(solve)
     train_p = commands.add_parser(
         "train", help="train an agent by self-play and save a checkpoint",
-        description="Self-play training with our jitted MCTS; saves --checkpoint and prints "
-                    "the last evaluation as JSON. With --resume, settings left out are the "
-                    "checkpoint's" + _FROM_CHECKPOINT + ".")
+        description="Self-play training with our jitted MCTS; saves --checkpoint (also on "
+                    "Ctrl-C: the last completed iteration, then prints how to resume) and "
+                    "prints the last iteration's metrics as JSON, with the last evaluation "
+                    "(see `eval --help` for how to read the mistake rate). "
+                    "selfplay_evader_wins and explore_evader_wins are the evader's win rates "
+                    "in that iteration's self-play games from the initial position and from "
+                    "exploring starts; train_seconds counts this run only. With --resume, "
+                    "settings left out are the checkpoint's" + _FROM_CHECKPOINT + "; "
+                    "without it an existing --checkpoint is replaced.")
     _game_options(train_p)
     _agent_options(train_p, from_checkpoint=", or the checkpoint's with --resume")
     train_p.add_argument("--iterations", type=_at_least_one, default=None,
@@ -217,13 +342,21 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     train_p.add_argument("--resume", action="store_true",
                          help="train on from --checkpoint; --iterations then counts the "
                               "iterations to add")
-    train_p.add_argument("--eval-every", type=_non_negative, default=10,
-                         help="evaluate every N iterations during training (0: never)")
+    train_p.add_argument("--eval-every", type=_non_negative, default=EVAL_EVERY,
+                         help="evaluate every N iterations and after the last (default "
+                              f"{EVAL_EVERY}); 0: never, and the JSON printed at the end then "
+                              "has the training metrics and the best achievable rates but "
+                              "no win rates or mistake rate of the agent (run `jaxsolve "
+                              "pursuit eval` for them)")
     evaluate_p = commands.add_parser(
         "eval", help="grade a trained agent: win rates, mistake rate",
         description="Plays the checkpoint's agent as each side against random play (and "
-                    "pure MCTS with --mcts) and counts its mistakes against the exact "
-                    "solver; prints JSON. Settings left out are the checkpoint's"
+                    "pure MCTS with --mcts), 256 games each, and counts its mistakes against "
+                    "the exact solver; prints JSON, with the counts behind each rate. The "
+                    "mistake rate counts only the agent's moves in positions the exact "
+                    "solver calls won for the agent (a mistake turns one into a lost "
+                    "position): an agent that never reaches such a position scores 0, so "
+                    "read it beside the win rates. Settings left out are the checkpoint's"
                     + _FROM_CHECKPOINT + ", while --simulations and --search may differ "
                     "from training.")
     _game_options(evaluate_p)
@@ -235,6 +368,20 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(args) -> int:
+    """Runs `pursuit solve|train|eval`; running out of memory (JAX's RESOURCE_EXHAUSTED)
+    is a one-line error naming the options to reduce."""
+    import jax  # noqa: PLC0415
+    try:
+        return _run(args)
+    except MemoryError as e:
+        raise _out_of_memory(args.pursuit_command, e) from None
+    except jax.errors.JaxRuntimeError as e:
+        if "RESOURCE_EXHAUSTED" not in str(e):
+            raise
+        raise _out_of_memory(args.pursuit_command, e) from None
+
+
+def _run(args) -> int:
     import jax
 
     from jaxsolve.alphazero import evaluate, exact, train
@@ -268,27 +415,49 @@ def main(args) -> int:
     env = cfg.env
     graphdef, fresh = train.init(cfg)
     state = _load_checkpoint(args.checkpoint, fresh, cfg) if loading else None
+    if loading and recorded is None:
+        _note_assumed_settings(args.checkpoint, cfg)
     if recorded is not None and _taken_from_checkpoint(args, cfg):
         print(f"pursuit: from {args.checkpoint}: {_taken_from_checkpoint(args, cfg)}",
               file=sys.stderr)
     sol = _solve_exactly(env)
     if training:
-        matches = {}
-        eval_fn = lambda params: evaluate.evaluate(env, cfg.search, graphdef, params, sol,
-                                                   jax.random.PRNGKey(cfg.seed + 1),
-                                                   matches=matches)
-        budget = None if args.minutes is None else 60.0 * args.minutes
-        iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
-        _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
-                                        eval_every=args.eval_every, eval_fn=eval_fn)
-        train.save(args.checkpoint, state, config=cfg)
-        print(f"pursuit: wrote {args.checkpoint} (iteration {int(state.step)})", file=sys.stderr)
-        print(json.dumps({**history[-1], **evaluate.best_rates_vs_random(env)}, indent=2))
-        return 0
+        return _train(args, cfg, graphdef, state, sol, replacing=exists and not args.resume)
     opponents = ("random", "mcts") if args.mcts else ("random",)
     res = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol,
                             jax.random.PRNGKey(cfg.seed + 1), opponents=opponents)
-    print(json.dumps({**res, **evaluate.best_rates_vs_random(env)}, indent=2))
+    result = {**_with_counts(res), **evaluate.best_rates_vs_random(env)}
+    _print_summary(result)
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _train(args, cfg, graphdef, state, sol, *, replacing: bool) -> int:
+    """`pursuit train` once the checkpoint, configuration and exact solution are in
+    hand: trains, saves (on Ctrl-C too), prints the summary and the JSON."""
+    import jax
+
+    from jaxsolve.alphazero import evaluate, train
+
+    if replacing:
+        _note_replaced_run(args.checkpoint)
+    env, matches = cfg.env, {}
+    eval_fn = lambda params: _with_counts(evaluate.evaluate(
+        env, cfg.search, graphdef, params, sol, jax.random.PRNGKey(cfg.seed + 1),
+        matches=matches))
+    budget = None if args.minutes is None else 60.0 * args.minutes
+    iterations = args.iterations if args.iterations is not None else (60 if budget is None else None)
+    start = 0 if state is None else int(state.step)
+    try:
+        _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
+                                        eval_every=args.eval_every, eval_fn=eval_fn)
+    except train.Interrupted as stop:
+        return _save_interrupted(args, cfg, stop, iterations, budget, start)
+    train.save(args.checkpoint, state, config=cfg)
+    print(f"pursuit: wrote {args.checkpoint} (iteration {int(state.step)})", file=sys.stderr)
+    result = {**history[-1], **evaluate.best_rates_vs_random(env)}
+    _print_summary(result)
+    print(json.dumps(result, indent=2))
     return 0
 
 

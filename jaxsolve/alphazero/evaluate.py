@@ -7,7 +7,10 @@
 * Against pure MCTS: the same search with uniform priors and one random rollout per
   leaf as the value, at the same number of simulations.
 * Mistake rate: the fraction of the agent's moves, in positions the exact solver calls
-  won for the agent, that turn them into lost ones, over every position reached.
+  won for the agent, that turn them into lost ones, over every position reached. Only
+  those positions count: an agent that never reaches one (e.g. a defender that never
+  gets the evader where it can force a detection) scores 0, so read it beside the win
+  rates. `Rates.counts` gives the counts behind each rate.
 
 All matches run B games in lockstep in one jitted function; the agent's side is a
 traced argument, so both sides share one compilation.
@@ -111,6 +114,17 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
     return jax.jit(match)
 
 
+class Rates(dict):
+    """What `evaluate` returns: a plain dict of rates (printed, compared and serialised
+    as one), with the counts behind them in `counts`: `games_per_side` (per opponent),
+    `wins_vs_<opponent>_as_<side>`, `mistakes` and `won_positions` (the agent's moves in
+    positions the exact solver calls won for it: the mistake rate's denominator)."""
+
+    def __init__(self, rates: dict, counts: dict):
+        super().__init__(rates)
+        self.counts = counts
+
+
 def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,
              batch: int = 256, opponents=("random",), matches=None) -> dict:
     """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
@@ -119,7 +133,9 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     Returns {"win_vs_<opponent>_as_evader", "win_vs_<opponent>_as_defender" (for each
     opponent), "mistake_rate"}: the agent's win rate over `batch` games from the
     initial position as each side, and the share of its moves in won positions (by
-    the exact solver) that lose the win. `cfg` is the agent's `SearchConfig`
+    the exact solver) that lose the win (0 when it reaches none: see the module
+    docstring). The dict is a `Rates`, whose `.counts` holds the numbers of games,
+    wins, mistakes and won positions behind the rates. `cfg` is the agent's `SearchConfig`
     (`TrainConfig.search`), not the TrainConfig.
     `matches` (a dict, by opponent name) caches compiled `make_match`es across calls;
     a cached match made for another env, search config, network or batch is refused
@@ -132,7 +148,7 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     opponents = _opponents(opponents, "evaluate")
     exact.check_solution(solution, env, "evaluate")
     matches = {} if matches is None else matches
-    res, mistakes, won = {}, 0, 0
+    res, counts, mistakes, won = {}, {"games_per_side": batch}, 0, 0
     settings = (env, cfg, graphdef, batch)
     for opp in opponents:
         if opp not in matches:
@@ -146,10 +162,11 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
         for side, name in ((pe.EVADER, "evader"), (pe.DEFENDER, "defender")):
             out = matches[opp](params, solution, jax.random.fold_in(key, side), jnp.int32(side))
             res[f"win_vs_{opp}_as_{name}"] = float(jnp.mean(out["agent_wins"]))
+            counts[f"wins_vs_{opp}_as_{name}"] = int(jnp.sum(out["agent_wins"]))
             mistakes += int(out["mistakes"])
             won += int(out["won_moves"])
     res["mistake_rate"] = mistakes / max(won, 1)
-    return res
+    return Rates(res, {**counts, "mistakes": mistakes, "won_positions": won})
 
 
 def best_rates_vs_random(env: pe.Params) -> dict:
@@ -157,5 +174,5 @@ def best_rates_vs_random(env: pe.Params) -> dict:
             "best_vs_random_as_defender": exact.best_vs_random(env, pe.DEFENDER)}
 
 
-__all__ = ["OPPONENTS", "best_rates_vs_random", "evaluate", "make_match", "pure_mcts_action",
-           "rollout_recurrent_fn"]
+__all__ = ["OPPONENTS", "Rates", "best_rates_vs_random", "evaluate", "make_match",
+           "pure_mcts_action", "rollout_recurrent_fn"]

@@ -110,6 +110,17 @@ def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
     return arrays + work + ((20 * t + 1) * slab + 9 * t * slab if solution else 0)
 
 
+class TooLarge(ValueError):
+    """A game whose arrays would exceed `max_bytes`: `problem` says so (without the
+    advice the message adds), `need` is the estimate in bytes. A ValueError, so callers
+    that catch those still do."""
+
+    def __init__(self, where: str, problem: str, need: int):
+        super().__init__(f"{problem} Raise max_bytes if that fits ({where}(..., "
+                         f"max_bytes={need:_})), or choose a smaller grid or fewer turns.")
+        self.problem, self.need = problem, need
+
+
 def _check_size(params: pe.Params, max_bytes, where: str, *, solution: bool) -> None:
     """Refuses (ValueError) a game whose arrays would exceed `max_bytes`, before any is
     allocated: a large grid or turn count otherwise ends in NumPy's out-of-memory error
@@ -118,13 +129,11 @@ def _check_size(params: pe.Params, max_bytes, where: str, *, solution: bool) -> 
     max_bytes = checks.static(where, "max_bytes", max_bytes, checks.integer(1))
     need = estimate_bytes(params, solution=solution)
     if need > max_bytes:
-        raise ValueError(
+        raise TooLarge(where, (
             f"{where}: the game with grid_size={params.grid_size}, max_turns="
             f"{params.max_turns} has {(params.max_turns + 2) * params.num_cells * pe.NUM_DIRS:,}"
             f" (detections, cell, direction) states per turn; solving it needs about "
-            f"{format_bytes(need)}, more than max_bytes={format_bytes(max_bytes)}. Raise "
-            f"max_bytes if that fits ({where}(..., max_bytes={need:_})), or choose a "
-            "smaller grid or fewer turns.")
+            f"{format_bytes(need)}, more than max_bytes={format_bytes(max_bytes)}."), need)
 
 
 def _terminal_values(params: pe.Params) -> np.ndarray:
@@ -246,6 +255,6 @@ def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
     return (sign * v > 0) & (sign * q < 0) & ~state.terminated
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "ExactSolution", "best_vs_random", "check_solution",
-           "estimate_bytes", "is_mistake", "random_vs_random", "solve", "state_index",
-           "state_value"]
+__all__ = ["DEFAULT_MAX_BYTES", "ExactSolution", "TooLarge", "best_vs_random",
+           "check_solution", "estimate_bytes", "is_mistake", "random_vs_random", "solve",
+           "state_index", "state_value"]

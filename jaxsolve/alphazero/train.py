@@ -18,10 +18,14 @@ win at all; `train(..., max_seconds=...)` stops at a wall-clock training budget.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import os
+import re
+import signal
+import threading
 import zipfile
 from typing import Any, NamedTuple, Tuple
 
@@ -255,6 +259,37 @@ def _open_archive(path: str):
         raise _unreadable(path, e) from None
 
 
+_LEAF = re.compile(r"leaf_\d{4}")
+
+
+def _check_pursuit_archive(path: str, data) -> None:
+    """Refuses an archive that is not a pursuit AlphaZero checkpoint at all (e.g. a
+    `jaxsolve solve` checkpoint), naming what it holds instead."""
+    others = sorted(name for name in data.files if name != _CONFIG and not _LEAF.fullmatch(name))
+    if others or not data.files:
+        what = ("a `jaxsolve solve` (CFR) checkpoint" if "__meta__" in others
+                else f"its arrays are named {', '.join(others[:4]) or '(none)'}"
+                     f"{', ...' if len(others) > 4 else ''}")
+        raise ValueError(f"{path}: not a pursuit AlphaZero checkpoint ({what}; "
+                         "`jaxsolve pursuit train` and train.save write leaf_0000, leaf_0001, ...)")
+
+
+def saved_iteration(path: str) -> int:
+    """The iteration count (`TrainState.step`) of the checkpoint at `path`, read without
+    knowing its configuration: `step` is the state's last field, so its last leaf.
+    Raises FileNotFoundError, or ValueError naming the problem."""
+    with _open_archive(path) as data:
+        _check_pursuit_archive(path, data)
+        last = max(name for name in data.files if name != _CONFIG)
+        try:
+            step = data[last]
+        except _UNREADABLE as e:
+            raise _unreadable(path, e) from None
+    if step.shape != () or not np.issubdtype(step.dtype, np.integer):
+        raise ValueError(f"{path}: its last array is not an iteration count")
+    return int(step)
+
+
 def _record(path: str, data) -> str | None:
     try:
         return str(data[_CONFIG][()]) if _CONFIG in data.files else None
@@ -267,6 +302,7 @@ def recorded_config(path: str) -> TrainConfig | None:
     without one. Raises FileNotFoundError, or ValueError naming the problem (not a
     checkpoint, damaged, an unreadable record)."""
     with _open_archive(path) as data:
+        _check_pursuit_archive(path, data)
         record = _record(path, data)
     if record is None:
         return None
@@ -285,6 +321,7 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
     saved without `config`: that comparison is skipped), leaf shapes that differ."""
     leaves, treedef = jax.tree.flatten(like)
     with _open_archive(path) as data:
+        _check_pursuit_archive(path, data)
         # The recorded settings first: they name what differs (a network of other
         # widths also has another number of leaves).
         record = _record(path, data)
@@ -293,8 +330,9 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
         names = sorted(name for name in data.files if name != _CONFIG)
         want = [f"leaf_{i:04d}" for i in range(len(leaves))]
         if names != want:
-            raise ValueError(f"{path}: not a checkpoint of this training state: it holds {len(names)} "
-                             f"arrays, the state has {len(leaves)} leaves")
+            raise ValueError(f"{path}: written for another configuration: it holds {len(names)} "
+                             f"arrays, this configuration's state has {len(leaves)} (network "
+                             "depth must match)")
         try:
             new = [data[name] for name in want]
         except _UNREADABLE as e:
@@ -314,6 +352,66 @@ def _check_state(state, fresh: TrainState) -> TrainState:
     if problem:
         raise ValueError(f"train: state was made for another configuration: {problem}")
     return state
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by `train` on Ctrl-C (a KeyboardInterrupt): `state` is the training state
+    after the last completed iteration (the state given when none completed; None only
+    if a second Ctrl-C cut an iteration short after its input was consumed), `history`
+    the metrics of the iterations recorded. Saving `state` and resuming from it
+    continues the run exactly. Being a KeyboardInterrupt, it stops callers that do not
+    catch it as Ctrl-C always did."""
+
+    def __init__(self, state: TrainState | None, history: list):
+        done = "nothing" if state is None else f"iteration {int(state.step)}"
+        super().__init__(f"training interrupted (last completed: {done})")
+        self.state, self.history = state, history
+
+
+class _HeldInterrupt:
+    """Holds a Ctrl-C back while an iteration runs (`hold()`) and raises it when the
+    iteration is done. The jitted iteration consumes (donates) its input state, so a
+    KeyboardInterrupt between the call and the assignment of its result would lose both
+    the old state and the new one. Outside `hold()`, and at a second Ctrl-C, it is
+    raised at once. Active only in the main thread over Python's own SIGINT handler
+    (signals reach only the main thread; a handler someone installed is left alone)."""
+
+    def __init__(self):
+        self.holding = self.pending = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        if self.holding and not self.pending:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+    @contextlib.contextmanager
+    def hold(self):
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending:  # reached only when the iteration completed
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+def _intact(state: TrainState) -> bool:
+    """Whether no buffer of `state` was consumed by a (donating) jitted call."""
+    return not any(isinstance(x, jax.Array) and x.is_deleted() for x in jax.tree.leaves(state))
 
 
 def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
@@ -336,6 +434,10 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     in the self-play games from the initial position), `explore_evader_wins` (in those
     from exploring starts, when `explore_fraction` > 0) and, after an evaluation,
     whatever `eval_fn` returned.
+
+    Ctrl-C (KeyboardInterrupt) raises `Interrupted`, which carries the state after the
+    last completed iteration: one in progress is finished first (a second Ctrl-C stops
+    at once), so that state is never lost half-way.
 
     The config's defaults are the seed's game (`pe.Params()`, a forced evader win) and
     no exploring starts; the recipe the README measures (and the CLI's defaults) is
@@ -366,29 +468,36 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                          "eval_every > 0 with it (without them it would never be asked)")
     counter = itertools.count() if iterations is None else range(iterations)
     bar = tqdm(total=iterations, disable=not progress, desc="alphazero")
-    for i in counter:
-        state, metrics = step(state)
-        metrics = {k: float(v) for k, v in metrics.items()}  # (waits for the step)
-        seconds = time.perf_counter() - start - eval_time
-        last = i + 1 == iterations or (max_seconds is not None and seconds >= max_seconds)
-        evaluated = eval_fn is not None and eval_every and ((i + 1) % eval_every == 0 or last)
-        if evaluated:
-            t_eval = time.perf_counter()
-            metrics.update(eval_fn(state.params))
-            eval_time += time.perf_counter() - t_eval
-            shown = {k: f"{v:.2f}" for k, v in metrics.items() if k.startswith("win")}
-        metrics["iteration"] = int(state.step)
-        metrics["train_seconds"] = seconds
-        history.append(metrics)
-        bar.update(1)
-        bar.set_postfix(loss=f"{metrics['loss']:.3f}", **shown)
-        if callback is not None:
-            callback(i, state, metrics)
-        if last or (evaluated and stop_fn is not None and stop_fn(metrics)):
-            break
+    try:
+        with _HeldInterrupt() as interrupt:
+            for i in counter:
+                with interrupt.hold():
+                    state, metrics = step(state)
+                    metrics = {k: float(v) for k, v in metrics.items()}  # (waits for the step)
+                seconds = time.perf_counter() - start - eval_time
+                last = i + 1 == iterations or (max_seconds is not None and seconds >= max_seconds)
+                evaluated = eval_fn is not None and eval_every and ((i + 1) % eval_every == 0 or last)
+                if evaluated:
+                    t_eval = time.perf_counter()
+                    metrics.update(eval_fn(state.params))
+                    eval_time += time.perf_counter() - t_eval
+                    shown = {k: f"{v:.2f}" for k, v in metrics.items() if k.startswith("win_")}
+                metrics["iteration"] = int(state.step)
+                metrics["train_seconds"] = seconds
+                history.append(metrics)
+                bar.update(1)
+                bar.set_postfix(loss=f"{metrics['loss']:.3f}", **shown)
+                if callback is not None:
+                    callback(i, state, metrics)
+                if last or (evaluated and stop_fn is not None and stop_fn(metrics)):
+                    break
+    except KeyboardInterrupt:
+        bar.close()
+        raise Interrupted(state if _intact(state) else None, history) from None
     bar.close()
     return graphdef, state, history
 
 
-__all__ = ["TrainConfig", "TrainState", "config_from_record", "init", "load", "loss_fn",
-           "make_iteration", "optimizer", "recorded_config", "save", "train"]
+__all__ = ["Interrupted", "TrainConfig", "TrainState", "config_from_record", "init", "load",
+           "loss_fn", "make_iteration", "optimizer", "recorded_config", "save", "saved_iteration",
+           "train"]

@@ -1,0 +1,239 @@
+"""`jaxsolve pursuit`: Ctrl-C saves and resumes exactly, a replaced run is announced,
+out-of-memory and foreign checkpoints are one-line errors, and eval/train print the
+counts behind their rates. Tiny settings (3x3 board, a network of 8) keep it cheap."""
+
+import json
+import os
+import shlex
+import signal
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from games import pursuit_evasion as pe
+from jaxsolve import cli
+from jaxsolve.alphazero import evaluate, train
+from jaxsolve.checkpoint import save_checkpoint
+
+TINY = ["--variant", "seed", "--grid", "3", "--hidden", "8", "--games", "4",
+        "--simulations", "2", "--eval-every", "0"]
+
+
+def pursuit(*argv):
+    return cli.main(["pursuit", *argv])
+
+
+def _arrays(path):
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def _assert_same_checkpoint(a, b):
+    """Every array of the two checkpoints, the recorded config included, bit for bit."""
+    x, y = _arrays(a), _arrays(b)
+    assert sorted(x) == sorted(y)
+    for name in x:
+        np.testing.assert_array_equal(x[name], y[name], err_msg=name)
+
+
+def _untrained(path, step=0, with_config=True):
+    """A checkpoint as `train` saves it (with its config unless `with_config` is
+    False), of the 3x3 seed game, at iteration `step`, without training."""
+    cfg = train.TrainConfig(env=pe.Params(grid_size=3), hidden=(8,), games_per_iter=4)
+    state = train.init(cfg)[1]._replace(step=jnp.int32(step))
+    train.save(str(path), state, config=cfg if with_config else None)
+
+
+def _cheap_iteration(cfg, graphdef, sigint_at=None):
+    """A stand-in for `train.make_iteration`'s self-play-and-train step, whose
+    compilation takes seconds: it moves every parameter by a draw from the state's key
+    and consumes the key, as the real one does, so that a resume which restarted,
+    skipped or repeated an iteration ends elsewhere. (The real step resumes exactly:
+    test_alphazero_train.) With `sigint_at`, the iteration whose input is at that
+    iteration sends this process a real SIGINT: Ctrl-C in the middle of it."""
+    def send(at):
+        if int(at) == sigint_at:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def iteration(state):
+        if sigint_at is not None:
+            jax.debug.callback(send, state.step)
+        key, sub = jax.random.split(state.key)
+        params = jax.tree.map(lambda x: x + jax.random.normal(sub, x.shape, x.dtype),
+                              state.params)
+        zero = jnp.float32(0)
+        metrics = dict(loss=zero, policy_loss=zero, value_loss=zero, selfplay_evader_wins=zero)
+        return state._replace(params=params, key=key, step=state.step + 1), metrics
+    return iteration
+
+
+def test_ctrl_c_saves_the_last_iteration_and_resumes_to_the_uninterrupted_run(
+        tmp_path, capsys, monkeypatch):
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler here")
+    straight, cut = tmp_path / "straight.npz", tmp_path / "cut.npz"
+    monkeypatch.setattr(train, "make_iteration", _cheap_iteration)
+    assert pursuit("train", *TINY, "--iterations", "3", "--checkpoint", str(straight)) == 0
+    capsys.readouterr()
+    # Ctrl-C during iteration 2: it completes, is saved with its config, exit 130.
+    monkeypatch.setattr(train, "make_iteration",
+                        lambda cfg, graphdef: _cheap_iteration(cfg, graphdef, sigint_at=1))
+    assert pursuit("train", *TINY, "--iterations", "3", "--checkpoint", str(cut)) == 130
+    err = capsys.readouterr().err
+    assert f"pursuit: interrupted at iteration 2; saved {cut}. Resume with:" in err
+    assert train.saved_iteration(str(cut)) == 2 and train.recorded_config(str(cut)) is not None
+    # The command it prints (1 iteration left of 3) ends where the straight run ended.
+    command = shlex.split(err.strip().splitlines()[-1])
+    assert command == ["jaxsolve", "pursuit", "train", "--checkpoint", str(cut), "--resume",
+                       "--iterations", "1", "--eval-every", "0"]
+    monkeypatch.setattr(train, "make_iteration", _cheap_iteration)
+    assert cli.main(command[1:]) == 0
+    assert "replacing" not in capsys.readouterr().err  # --resume continues, no note
+    _assert_same_checkpoint(cut, straight)
+
+
+def test_ctrl_c_before_an_iteration_completes_saves_nothing(tmp_path, capsys, monkeypatch):
+    # Also: without --resume an existing checkpoint is announced as replaced, and an
+    # interrupt before the first iteration leaves it as it was.
+    path = tmp_path / "az.npz"
+    _untrained(path, step=7)
+    before = path.read_bytes()
+
+    def interrupted(cfg, iterations, *, state=None, **kwargs):
+        raise train.Interrupted(state if state is not None else train.init(cfg)[1], [])
+    monkeypatch.setattr(train, "train", interrupted)
+    assert pursuit("train", *TINY, "--checkpoint", str(path)) == 130
+    err = capsys.readouterr().err
+    assert (f"pursuit: note: replacing the run in {path} (at iteration 7); --resume would "
+            "continue it instead") in err
+    assert "interrupted before an iteration completed; nothing saved" in err
+    assert path.read_bytes() == before
+    # A file there that is no checkpoint is named as such.
+    junk = tmp_path / "junk.npz"
+    junk.write_text("notes")
+    assert pursuit("train", *TINY, "--checkpoint", str(junk)) == 130
+    assert (f"pursuit: note: replacing {junk}, which is not a readable pursuit checkpoint"
+            in capsys.readouterr().err)
+
+
+XLA_OOM = "RESOURCE_EXHAUSTED: Out of memory allocating 27564006760 bytes."
+
+
+@pytest.mark.parametrize("command, patch, hint", [
+    ("train", (train, "train"), "try smaller --games, --hidden or --simulations (or --grid)"),
+    ("eval", (evaluate, "evaluate"),
+     "try fewer --simulations, or leave out --mcts (the network is the checkpoint's)"),
+])
+def test_out_of_memory_is_one_line_naming_the_options(command, patch, hint, tmp_path, capsys,
+                                                      monkeypatch):
+    # The walkthrough's `--games 2000000` ended in a JAX traceback with this message;
+    # the allocation is replaced by raising JAX's own error type.
+    path = tmp_path / "az.npz"
+    _untrained(path)
+
+    def oom(*args, **kwargs):
+        raise jax.errors.JaxRuntimeError(XLA_OOM)
+    monkeypatch.setattr(*patch, oom)
+    assert pursuit(command, *(TINY if command == "train" else []), "--checkpoint", str(path),
+                   *(["--resume"] if command == "train" else [])) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == f"jaxsolve: error: pursuit {command} ran out of memory ({XLA_OOM}); {hint}"
+    # Any other runtime error is not an out-of-memory one: it is not disguised as one.
+    monkeypatch.setattr(*patch, lambda *a, **k: (_ for _ in ()).throw(
+        jax.errors.JaxRuntimeError("INTERNAL: something else")))
+    with pytest.raises(jax.errors.JaxRuntimeError, match="INTERNAL"):
+        pursuit(command, "--checkpoint", str(path), *(["--resume"] if command == "train" else []))
+
+
+def _fake_rates(monkeypatch):
+    """`evaluate.evaluate` returning fixed rates and the counts behind them: 252 of 256
+    games won as the defender, 12 mistakes in 2643 won positions (the walkthrough's
+    figures)."""
+    rates = {"win_vs_random_as_evader": 1.0, "win_vs_random_as_defender": 252 / 256,
+             "mistake_rate": 12 / 2643}
+    counts = {"games_per_side": 256, "wins_vs_random_as_evader": 256,
+              "wins_vs_random_as_defender": 252, "mistakes": 12, "won_positions": 2643}
+    monkeypatch.setattr(evaluate, "evaluate",
+                        lambda *args, **kwargs: evaluate.Rates(rates, counts))
+    return rates, counts
+
+
+def test_eval_prints_the_counts_behind_each_rate(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "az.npz"
+    _untrained(path)
+    rates, counts = _fake_rates(monkeypatch)
+    assert pursuit("eval", "--checkpoint", str(path)) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert {k: result[k] for k in [*rates, *counts]} == {**rates, **counts}
+    # 3x3 seed game: the evader stays on the unseen centre and always wins (best 1.0).
+    assert result["best_vs_random_as_evader"] == 1.0
+    assert "pursuit: win_vs_random_as_evader: 1.0 (256/256); best possible 1.0" in err
+    assert "pursuit: win_vs_random_as_defender: 0.984375 (252/256); best possible" in err
+    assert ("pursuit: mistake_rate: 0.00454 (12 mistakes in 2643 won positions); only moves "
+            "in positions the exact solver calls won for the agent count") in err
+
+
+def test_a_checkpoint_without_config_says_what_it_assumes(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "bare.npz"
+    _untrained(path, with_config=False)
+    _fake_rates(monkeypatch)
+    assert pursuit("eval", "--variant", "seed", "--grid", "3", "--hidden", "8",
+                   "--checkpoint", str(path)) == 0
+    assert (f"pursuit: note: {path} records no configuration (saved without config=); "
+            "assuming variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=16, "
+            "search=gumbel") in capsys.readouterr().err
+
+
+def test_a_cfr_checkpoint_is_refused_as_not_a_pursuit_one(tmp_path, capsys):
+    class State(NamedTuple):  # a `jaxsolve solve` checkpoint: its record is __meta__
+        regrets: np.ndarray
+    path = tmp_path / "cfr.npz"
+    save_checkpoint(path, State(np.zeros(3)), {"game": "kuhn_poker", "iteration": 10})
+    for argv in (["eval"], ["train", "--resume"]):
+        assert pursuit(*argv, "--checkpoint", str(path)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and (f"{path}: not a pursuit AlphaZero checkpoint (a "
+                                         "`jaxsolve solve` (CFR) checkpoint") in err
+
+
+def test_the_size_guard_names_the_python_api_for_a_larger_limit(capsys):
+    # 41x41 goal variant: refused before allocating; the CLI has no --max-bytes.
+    assert pursuit("solve", "--grid", "41") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than max_bytes=4.00 GiB" in err
+    assert ("The command line keeps that limit: choose a smaller --grid, or solve it from "
+            "Python with the API's exact.solve(params, max_bytes=") in err
+
+
+def test_help_says_how_to_read_the_mistake_rate_and_eval_every_0(capsys):
+    assert pursuit("eval", "--help") == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "counts only the agent's moves in positions the exact solver calls won" in text
+    assert pursuit("train", "--help") == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0: never, and the JSON printed at the end then has the training metrics" in text
+
+
+@pytest.mark.parametrize("budget, done, said", [
+    # 3 iterations asked from a fresh start, cut after 1: 3 - 1 = 2 left.
+    (["--iterations", "3"], 1, "Resume with:\n  jaxsolve pursuit train --checkpoint {path} "
+                               "--resume --iterations 2 --eval-every 0\n"),
+    # Cut during the evaluation after the last of the 3: nothing left to resume.
+    (["--iterations", "3"], 3, "interrupted after the last iteration (3); saved {path}\n"),
+    # 1 minute asked, cut after 15 s of training: 45 s = 0.75 minutes left.
+    (["--minutes", "1"], 1, "--resume --minutes 0.75 --eval-every 0\n"),
+])
+def test_ctrl_c_says_what_is_left(budget, done, said, tmp_path, capsys, monkeypatch):
+    path = tmp_path / "az.npz"
+
+    def interrupted(cfg, iterations, *, state=None, **kwargs):
+        state = train.init(cfg)[1]._replace(step=jnp.int32(done))
+        raise train.Interrupted(state, [{"train_seconds": 15.0}])
+    monkeypatch.setattr(train, "train", interrupted)
+    assert pursuit("train", *TINY, *budget, "--checkpoint", str(path)) == 130
+    assert capsys.readouterr().err.endswith(said.format(path=path))
+    assert train.saved_iteration(str(path)) == done
