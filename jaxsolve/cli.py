@@ -40,10 +40,9 @@ from typing import Sequence
 
 import jax
 import numpy as np
-from tqdm import tqdm
 
 import games
-from jaxsolve import cli_sweep
+from jaxsolve import cli_sweep, progress
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS  # also registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -392,8 +391,8 @@ def cmd_solve(args) -> int:
     it = int(state.iteration)
     reached = _target_reached(args.target, history)  # a resumed run may be there already
     start, seconds0, t0 = it, (history[-1]["seconds"] if history else 0.0), time.perf_counter()
-    bar = tqdm(total=args.iters, initial=it, unit="it", desc=f"{args.game} {args.algo}",
-               disable=args.quiet, dynamic_ncols=True, file=sys.stderr)
+    bar = progress.bar(total=args.iters, initial=it, unit="it",
+                       desc=f"{args.game} {args.algo}", disable=args.quiet)
     try:
         while it < args.iters and not reached:
             n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples

@@ -23,15 +23,14 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
-from tqdm import tqdm
 
+from jaxsolve import progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
 from jaxsolve.errors import CLIError, GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
@@ -163,8 +162,8 @@ def cmd_sweep(args) -> int:
         except CLIError as e:
             raise CLIError(f"{key}={_label(value)}: {one_line(e)}") from None
     trees = []
-    for value, game in zip(tqdm(values, desc=f"compiling {args.game}", unit="game",
-                                disable=args.quiet, file=sys.stderr, dynamic_ncols=True), games_):
+    for value, game in zip(progress.bar(values, desc=f"compiling {args.game}", unit="game",
+                                        disable=args.quiet), games_):
         try:
             trees.append(compile_game(game))
         except GameError as e:
@@ -187,8 +186,8 @@ def cmd_sweep(args) -> int:
             raise CLIError(f"cannot batch the points: {one_line(e)}") from None
         described = f"{len(members)} game{'s' * (len(members) > 1)}" + (
             f", batch {g + 1}/{len(groups)}" if len(groups) > 1 else "")
-        with tqdm(total=args.iters, desc=f"solving {described} ({args.algo})", unit="it",
-                  disable=args.quiet, file=sys.stderr, dynamic_ncols=True) as bar:
+        with progress.bar(total=args.iters, desc=f"solving {described} ({args.algo})",
+                          unit="it", disable=args.quiet) as bar:
             policies, game_values, expl, ran = _solve_group(
                 solver, jax.device_put(batch), args, every, bar)
         for j, k in enumerate(members):

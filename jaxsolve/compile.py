@@ -526,11 +526,11 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:
-        from tqdm.auto import tqdm  # noqa: PLC0415
+        from jaxsolve import progress  # noqa: PLC0415
 
         # `delay`: small games compile before the bar would ever show.
-        with tqdm(desc=f"compiling {name or _game_name(game)}", unit=" histories",
-                  unit_scale=True, delay=1.0, leave=False) as bar:
+        with progress.bar(desc=f"compiling {name or _game_name(game)}", unit=" histories",
+                          unit_scale=True, delay=1.0, leave=False) as bar:
             offsets = walk.run(bar)
     else:
         offsets = walk.run()

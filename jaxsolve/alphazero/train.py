@@ -446,7 +446,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     import itertools
     import time
 
-    from tqdm.auto import tqdm
+    from jaxsolve.progress import bar as progress_bar
 
     iterations = checks.static("train", "iterations", iterations,
                                checks.optional(checks.integer(0)))
@@ -467,7 +467,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
         raise ValueError("train: stop_fn is asked after each evaluation; give eval_fn and "
                          "eval_every > 0 with it (without them it would never be asked)")
     counter = itertools.count() if iterations is None else range(iterations)
-    bar = tqdm(total=iterations, disable=not progress, desc="alphazero")
+    bar = progress_bar(total=iterations, disable=not progress, desc="alphazero")
     try:
         with _HeldInterrupt() as interrupt:
             for i in counter:

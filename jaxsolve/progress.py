@@ -1,0 +1,27 @@
+"""Progress bars: one definition of how jaxsolve shows long work.
+
+Every bar (compiling a game, `jaxsolve solve`, `sweep`, AlphaZero training) goes to
+stderr, so stdout keeps the results and JSON. In a notebook `tqdm.auto` draws a
+widget. When stderr is not a terminal (a log file, a batch job), a bar that redraws
+ten times a second would write a carriage-return update per redraw into the log, so
+there it redraws at most every `LOG_INTERVAL` seconds; its final state is always
+written when it closes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from tqdm.auto import tqdm
+
+LOG_INTERVAL = 30.0  # seconds between redraws of a bar written to a file
+
+
+def bar(iterable=None, **options) -> tqdm:
+    """`tqdm(iterable, **options)` on stderr, with a terminal's width, redrawn every
+    LOG_INTERVAL seconds where stderr is not a terminal; `options` override these."""
+    stream = options.get("file", sys.stderr)
+    interactive = bool(getattr(stream, "isatty", lambda: False)())
+    defaults = {"file": sys.stderr, "dynamic_ncols": True,
+                "mininterval": 0.1 if interactive else LOG_INTERVAL}
+    return tqdm(iterable, **{**defaults, **options})
