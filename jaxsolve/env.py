@@ -121,6 +121,24 @@ def init(tree: GameTree, key: jax.Array) -> EnvState:
     return _at(tree, node, jnp.full(tree.sizes.num_players, -1, jnp.int32), 0)
 
 
+def _action(action, where: str) -> jax.Array:
+    """`action` as a [] int32: one integer (any value: one outside [0, A) or not legal
+    ends the game as illegal), concrete or traced. A float (-0.5 would have played
+    action 0, 1.7 action 1), a string, a bool or an array of several is refused, since
+    casting it would play a move nobody chose."""
+    dtype = getattr(action, "dtype", None)
+    integral = (validate.is_int(action) if dtype is None
+                else jnp.issubdtype(dtype, jnp.integer) and np.shape(action) == ())
+    if not integral:
+        validate.fail(where, f"action must be one integer, got {action!r}"
+                      if dtype is None else f"action must be one integer, got an array of "
+                      f"shape {list(np.shape(action))} and dtype {dtype}",
+                      validate.ArgumentTypeError)
+    if not validate.traced(action) and not -2 ** 31 <= int(action) < 2 ** 31:
+        return jnp.asarray(-1, jnp.int32)  # out of range, as any other illegal action
+    return jnp.asarray(action, jnp.int32)
+
+
 def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
          illegal_penalty: float = -1.0) -> EnvState:
     """Applies the acting player's `action` ([] int), then samples chance with `key`
@@ -129,7 +147,9 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
     validate.game_tree(tree, "env.step")
     _check_state(tree, state, "env.step")
     validate.prng_key(key, "env.step")
-    action = jnp.asarray(action, jnp.int32)
+    action = _action(action, "env.step")
+    if not validate.traced(illegal_penalty):
+        illegal_penalty = validate.finite_real("illegal_penalty", illegal_penalty, "env.step")
     slot = jnp.clip(action, 0, tree.sizes.num_actions - 1)
     legal = (action >= 0) & (action < tree.sizes.num_actions) & state.legal_action_mask[slot]
     child = jnp.asarray(tree.children)[state.node, slot]

@@ -203,7 +203,7 @@ class GameTree:
             "infosets": s.num_infosets,
             "infosets_per_player": per_player.tolist(),
             "max_actions": s.num_actions,
-            "depth": len(s.level_offsets) - 1,
+            "depth": len(s.level_offsets) - 2,  # actions in the longest history
             "perfect_recall": list(s.perfect_recall),
             "zero_sum": s.utility_sum == 0.0,
         }

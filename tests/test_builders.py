@@ -222,3 +222,19 @@ def test_builder_arguments_of_the_wrong_kind_are_named(make, says):
     # Each was a bare TypeError from range(), len() or a comparison.
     with pytest.raises(TypeError, match=says):
         make()
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"allow_repeated_shots": "no"}, "allow_repeated_shots must be True or False"),
+    ({"board_width": 2.5}, "board_width must be an integer, got 2.5"),
+    ({"ship_sizes": (1.5,)}, "ship_sizes entry must be an integer"),
+    ({"num_shots": "2"}, "num_shots must be an integer"),
+    ({"ship_values": (float("nan"),)}, r"ship_values entry must lie in \[0, inf\)"),
+    ({"loss_multiplier": float("inf")}, "loss_multiplier must be finite"),
+    ({"ship_sizes": 1}, "ship_sizes must be a list or tuple"),
+])
+def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
+    """Each was cast into another game (bool("no") is True: the repeated-shots game;
+    int(2.5) a 2-wide board) or into NaN payoffs."""
+    with pytest.raises(jaxsolve.ArgumentError, match=f"^battleship: {says}"):
+        battleship(**kwargs)

@@ -110,6 +110,11 @@ SCRIPT = textwrap.dedent("""
     batch, axes = jaxsolve.sweep(leduc, utilities=scaled)
     batch_check("leduc_batch", leduc, batch, axes, jaxsolve.cfr_plus(), 10)
     tree_check("leduc_tree", leduc, jaxsolve.cfr_plus(), 50, one_device=True)
+    try:  # a policy that is no distribution: traced inside the sharded jit, checked before
+        distributed.exploitability_sharded(distributed.shard_tree(kuhn), np.ones((12, 2)))
+        out["bad_policy"] = "accepted"
+    except jaxsolve.ArgumentError as e:
+        out["bad_policy"] = str(e)
 
     # AlphaZero search per device: 4 shards of 2 root states, each shard with its own
     # key, under shard_map's replication check, against each shard searched alone (the
@@ -218,3 +223,9 @@ def test_gumbel_search_runs_per_device_under_shard_map(results):
     assert r["distinct_shards"] > 1
     assert r["visits"] == [6] * 8  # every root got its 6 simulations
     assert r["split"] == [4, [[2, 9]] * 4]
+
+
+def test_a_policy_that_is_no_distribution_is_refused_as_unsharded(results):
+    # It was evaluated (1.1667) while jaxsolve.exploitability refuses it.
+    message = results["bad_policy"]
+    assert message.startswith("nash_conv_sharded: ") and "sums to 2" in message, message

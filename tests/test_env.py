@@ -200,3 +200,16 @@ def test_a_state_of_another_game_or_a_player_out_of_range_is_refused():
     with pytest.raises(TypeError, match="^env.observe: state must be an EnvState"):
         env.observe(leduc, {"node": 0}, 0)
     assert int(env.observe(leduc, state, 0)) >= 0
+
+
+@pytest.mark.parametrize("action", [-0.5, 1.7, "1", True, np.array([0, 1])])
+def test_an_action_that_is_not_one_integer_is_refused(action):
+    """A float was cast (-0.5 played Pass, 1.7 played Bet), a string accepted: a move
+    nobody chose. Integers outside [0, A), even beyond int32, stay illegal moves."""
+    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+    state, key = env.init(tree, jax.random.PRNGKey(0)), jax.random.PRNGKey(1)
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="^env.step: action must be one integer"):
+        env.step(tree, state, action, key)
+    assert bool(env.step(tree, state, 2 ** 40, key).illegal_action)
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="illegal_penalty must be a number"):
+        env.step(tree, state, 0, key, illegal_penalty="x")

@@ -222,3 +222,12 @@ def test_compile_progress_bar_counts_every_history_and_changes_nothing(monkeypat
         np.testing.assert_array_equal(getattr(quiet, field), getattr(shown, field))
     assert seen["n"] == quiet.sizes.num_nodes
     assert seen["postfix"].startswith(f"depth {len(quiet.sizes.level_offsets) - 2}")
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_summary_depth_is_the_longest_history(name):
+    """OpenSpiel's own count: Kuhn 5 (two cards dealt, three bets), Leduc 11. It read
+    one more (the number of levels, the root's included)."""
+    from conftest import pyspiel_game, pyspiel_tree
+    game = pyspiel_game(name)
+    assert pyspiel_tree(name).summary()["depth"] == game.max_history_length()

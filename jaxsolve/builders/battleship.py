@@ -34,6 +34,7 @@ import numpy as np
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
                                         check_budget, estimate_bytes, format_bytes,
                                         ragged_arange)
+from jaxsolve import validate
 from jaxsolve.errors import GameError
 from jaxsolve.protocol import TERMINAL
 from jaxsolve.tree import GameTree
@@ -41,19 +42,34 @@ from jaxsolve.tree import GameTree
 _WATER, _HIT, _SUNK = 0, 1, 2
 
 
+def _sequence(name: str, value) -> list:
+    """A list or tuple argument of the builder, refused (one line) if it is not one."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        validate.fail("battleship", f"{name} must be a list or tuple, got {value!r}",
+                      validate.ArgumentTypeError)
+    return list(value)
+
+
 class _Board:
     """The configuration, and each player's placement tree (identical for both)."""
 
     def __init__(self, width, height, ship_sizes, ship_values, num_shots,
                  allow_repeated_shots, loss_multiplier):
-        self.W, self.H = int(width), int(height)
+        # Checked, not cast: int(2.5) would build a 2-wide board and bool("no") the
+        # game with repeated shots, each silently another game than the one asked for.
+        where = "battleship"
+        self.W = validate.integer("board_width", width, where, minimum=1)
+        self.H = validate.integer("board_height", height, where, minimum=1)
         self.cells = self.W * self.H
-        self.lengths = tuple(int(s) for s in ship_sizes)
-        values = [1.0] * len(self.lengths) if ship_values is None else ship_values
-        self.values = tuple(float(v) for v in values)
-        self.num_shots = int(num_shots)
-        self.repeat = bool(allow_repeated_shots)
-        self.loss = float(loss_multiplier)
+        self.lengths = tuple(validate.integer("ship_sizes entry", s, where, minimum=1)
+                             for s in _sequence("ship_sizes", ship_sizes))
+        values = ([1.0] * len(self.lengths) if ship_values is None
+                  else _sequence("ship_values", ship_values))
+        self.values = tuple(validate.finite_real("ship_values entry", v, where, low=0.0)
+                            for v in values)
+        self.num_shots = validate.integer("num_shots", num_shots, where, minimum=1)
+        self.repeat = validate.flag("allow_repeated_shots", allow_repeated_shots, where)
+        self.loss = validate.finite_real("loss_multiplier", loss_multiplier, where)
         self._validate()
 
     def _validate(self):
