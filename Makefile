@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/jaxsolve solve kuhn_poker --algo cfr+ --iters 1000
 
-# The test suite (what CI runs), one worker per core; the two tests marked slow are
+# The test suite (what CI runs), one worker per core; the tests marked slow are
 # skipped (faster tests cover their behaviour). Each test file stays on
 # one worker (--dist loadfile), so the compiled functions a file shares are
 # compiled once.

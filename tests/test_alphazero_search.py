@@ -71,20 +71,6 @@ def _ours_and_mctx(graphdef, params, states, kind, sims, key, noise=False):
 
 
 @pytest.mark.parametrize("kind", ["puct", "gumbel"])
-def test_visit_counts_equal_mctx(net, roots, kind):
-    graphdef, params = net
-    key = jax.random.key(42)
-    ours, theirs = _ours_and_mctx(graphdef, params, roots, kind, SIMS, key)
-    if kind == "gumbel":
-        np.testing.assert_array_equal(ours.action, theirs.action)
-        np.testing.assert_allclose(ours.action_weights, theirs.action_weights, atol=1e-5)
-    summary = theirs.search_tree.summary()
-    np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
-    np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
-    assert np.all(np.asarray(ours.visit_counts)[:, 8] == 0)
-
-
-@pytest.mark.parametrize("kind", ["puct", "gumbel"])
 def test_visit_counts_equal_mctx_with_root_noise(net, roots, kind):
     # The same key gives both searches the same Dirichlet or Gumbel noise (and PUCT the
     # same sampled action at temperature 1): the keys are split in mctx's order. Before,
@@ -163,8 +149,9 @@ def test_masks_every_node_and_stops_at_terminals(kind):
 
 
 @pytest.mark.parametrize("kind", ["puct", "gumbel"])
-def test_visit_counts_equal_mctx_wider(kind):
-    # 32 more varied positions (different plies, network and keys) and 32 simulations.
+def test_visit_counts_equal_mctx(kind):
+    # Root noise off: 32 varied positions (either player to move, at different plies)
+    # and 32 simulations.
     batch, sims = 32, 32
     graphdef, params = network.init_params(ENV.obs_size, hidden=(32, 32), seed=5)
     state = jax.vmap(lambda k: pe.init(ENV, k))(jax.random.split(jax.random.key(1), batch))
@@ -172,11 +159,22 @@ def test_visit_counts_equal_mctx_wider(kind):
     for i in range(8):
         keys = jax.random.split(jax.random.key(30 + i), batch)
         state = step(state, jax.vmap(pe.random_action)(keys, state))
+    moved = step(state, jax.vmap(pe.random_action)(jax.random.split(jax.random.key(9), batch),
+                                                   state))
+    odd = np.arange(batch) % 2 == 1  # one more ply: the defender is to move there
+    state = jax.tree.map(lambda a, b: jnp.where(odd.reshape((-1,) + (1,) * (a.ndim - 1)), b, a),
+                         state, moved)
     ours, theirs = _ours_and_mctx(graphdef, params, state, kind, sims, jax.random.key(7))
+    if kind == "gumbel":
+        np.testing.assert_array_equal(ours.action, theirs.action)
+        np.testing.assert_allclose(ours.action_weights, theirs.action_weights, atol=1e-5)
     summary = theirs.search_tree.summary()
     np.testing.assert_array_equal(ours.visit_counts, summary.visit_counts)
     np.testing.assert_allclose(ours.value, summary.value, atol=1e-5)
     np.testing.assert_allclose(ours.qvalues, summary.qvalues, atol=1e-5)
+    defender = np.asarray(state.current_player) == 1  # the defender cannot stay (action 8)
+    assert 0 < defender.sum() < batch
+    assert np.all(np.asarray(ours.visit_counts)[defender, 8] == 0)
 
 
 @pytest.mark.parametrize("read", [None, (True, False, True, False, True, True, False, True)])
@@ -584,9 +582,13 @@ def test_a_traced_temperature_samples_or_plays_greedily_as_a_concrete_one(net, r
         return policies.alphazero_policy(params, key, root, rec, 8, temperature=t).action
 
     traced = jax.jit(act)
-    for t in (0.0, 1.0, 0.5):
-        np.testing.assert_array_equal(np.asarray(traced(jnp.float32(t))), np.asarray(act(t)))
+    concrete = {}
+    for t in (0.0, 0.5):  # the two concrete branches: greedy, and sampling at any t != 0
+        concrete[t] = jax.jit(lambda: policies.alphazero_policy(params, key, root, rec, 8,
+                                                                temperature=t))()
+        np.testing.assert_array_equal(np.asarray(traced(jnp.float32(t))),
+                                      np.asarray(concrete[t].action))
     # Temperature 0 is the most visited action.
-    out = policies.alphazero_policy(params, key, root, rec, 8, temperature=0.0)
+    out = concrete[0.0]
     visits = np.asarray(out.visit_counts)
     assert (visits[np.arange(len(visits)), np.asarray(out.action)] == visits.max(1)).all()

@@ -100,15 +100,12 @@ SCRIPT = textwrap.dedent("""
     chance = noisy / noisy.sum(-1, keepdims=True)
     batch, axes = jaxsolve.sweep(kuhn, utilities=utilities, chance_probs=chance)
     batch_check("kuhn_batch", kuhn, batch, axes, jaxsolve.cfr_plus(), 20)
-    stacked = jaxsolve.stack([kuhn.replace(utilities=x) for x in utilities[:3]])
+    stacked = jaxsolve.stack([kuhn.replace(utilities=x) for x in utilities[:4]])
     batch_check("kuhn_stack", kuhn, stacked, 0, jaxsolve.cfr(), 20)  # every array batched
     tree_check("kuhn_tree", kuhn, jaxsolve.cfr_plus(), 50)
     tree_check("kuhn_tree_cfr", kuhn, jaxsolve.cfr(), 50)  # simultaneous updates
 
     leduc = jaxsolve.compile_game(games.load("leduc_poker"))
-    scaled = np.linspace(0.5, 2.0, 4)[:, None, None] * np.asarray(leduc.utilities)
-    batch, axes = jaxsolve.sweep(leduc, utilities=scaled)
-    batch_check("leduc_batch", leduc, batch, axes, jaxsolve.cfr_plus(), 10)
     tree_check("leduc_tree", leduc, jaxsolve.cfr_plus(), 50, one_device=True)
     try:  # a policy that is no distribution: traced inside the sharded jit, checked before
         distributed.exploitability_sharded(distributed.shard_tree(kuhn), np.ones((12, 2)))
@@ -170,7 +167,7 @@ def test_four_devices(results):
     assert results["devices"] == 4
 
 
-@pytest.mark.parametrize("name", ["kuhn_batch", "kuhn_stack", "leduc_batch"])
+@pytest.mark.parametrize("name", ["kuhn_batch", "kuhn_stack"])
 def test_sharded_batch_equals_vmap(results, name):
     r = results[name]
     assert r["regrets"] < 1e-12 and r["average"] < 1e-12 and r["exploitability"] < 1e-12
@@ -181,8 +178,8 @@ def test_batch_is_split_over_devices(results):
     kuhn = results["kuhn_batch"]  # 6 games padded to 8: two per device
     assert kuhn["placed_utilities"] == [4, [[2, 30, 2]] * 4]
     assert kuhn["placed_legal_replicated"]
-    leduc = results["leduc_batch"]  # 4 games, no padding: results stay split
-    assert leduc["result"][0] == 4 and all(s[0] == 1 for s in leduc["result"][1])
+    stack = results["kuhn_stack"]  # 4 games, no padding: results stay split
+    assert stack["result"][0] == 4 and all(s[0] == 1 for s in stack["result"][1])
 
 
 # Iterates: four partial sums added by a psum round differently from one long sum.

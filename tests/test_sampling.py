@@ -188,21 +188,6 @@ def test_same_key_same_run_other_key_other_run(traversal):
     assert not np.array_equal(a.regrets, c.regrets)
 
 
-@pytest.mark.parametrize("traversal", ["frontier", "counts"])
-def test_seeds_vmap_and_split_runs_agree(traversal):
-    """Many seeds in one vmapped call; 10 + 10 steps equal 20 (the key is in the state)."""
-    tree = tree_named("kuhn_poker")
-    solver = jaxsolve.external_sampling(batch_size=4, traversal=traversal)
-    keys = jax.random.split(jax.random.PRNGKey(0), 3)
-    states = jax.vmap(lambda k: solver.init(tree, k))(keys)
-    runs = jax.vmap(lambda s: jaxsolve.run(solver, tree, s, 20))(states)
-    one = RUN(solver, tree, solver.init(tree, keys[1]), 20)
-    halves = RUN(solver, tree, RUN(solver, tree, solver.init(tree, keys[1]), 10), 10)
-    np.testing.assert_array_equal(runs.regrets[1], one.regrets)
-    np.testing.assert_array_equal(halves.average, one.average)
-    assert not np.array_equal(runs.regrets[0], runs.regrets[2])
-
-
 @pytest.mark.parametrize("make,steps,bound", [
     (lambda: jaxsolve.external_sampling(batch_size=32, traversal="frontier"), 300, 0.01),
     (lambda: jaxsolve.external_sampling(batch_size=32, traversal="counts"), 300, 0.01),
@@ -264,16 +249,26 @@ def test_sparse_step_equals_the_full_width_reference(game, make):
 
 
 @pytest.mark.parametrize("traversal", ["frontier", "counts"])
-def test_a_sweep_of_trees_runs_under_vmap_like_each_tree_alone(traversal):
-    """Parameter sweeps vmap the tree too: each tree of a stacked batch (here Kuhn
-    with doubled payoffs) gets exactly the run it gets alone with the same key."""
+def test_seeds_and_trees_vmap_and_split_runs_agree(traversal):
+    """Many seeds and trees in one vmapped call (a parameter sweep vmaps the tree too;
+    here Kuhn with doubled payoffs): each run is exactly the run it gets alone with
+    the same key, and 10 + 10 steps equal 20 (the key is in the state)."""
     tree = tree_named("kuhn_poker")
-    trees = [tree, tree.replace(utilities=jnp.asarray(tree.utilities) * 2.0)]
-    solver = jaxsolve.external_sampling(batch_size=16, traversal=traversal)
-    states = [solver.init(t, jax.random.PRNGKey(0)) for t in trees]  # init: outside jit
+    doubled = tree.replace(utilities=jnp.asarray(tree.utilities) * 2.0)
+    trees = [tree, tree, doubled]
+    keys = jax.random.split(jax.random.PRNGKey(0), 2)
+    keys = [keys[0], keys[1], keys[1]]
+    solver = jaxsolve.external_sampling(batch_size=4, traversal=traversal)
+    states = [solver.init(t, k) for t, k in zip(trees, keys)]  # init: outside jit
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *states)
-    swept = jax.jit(jax.vmap(lambda t, s: jaxsolve.run(solver, t, s, 30)))(
+    runs = jax.jit(jax.vmap(lambda t, s: jaxsolve.run(solver, t, s, 20)))(
         jaxsolve.batch.stack(trees), stacked)
-    alone = RUN(solver, trees[1], states[1], 30)
-    np.testing.assert_array_equal(swept.regrets[1], alone.regrets)
-    assert not np.array_equal(swept.regrets[0], swept.regrets[1])
+    for i in (1, 2):
+        alone = RUN(solver, trees[i], states[i], 20)
+        np.testing.assert_array_equal(runs.regrets[i], alone.regrets)
+        np.testing.assert_array_equal(runs.average[i], alone.average)
+    halves = RUN(solver, tree, RUN(solver, tree, states[1], 10), 10)
+    np.testing.assert_array_equal(halves.average, runs.average[1])
+    np.testing.assert_array_equal(halves.regrets, runs.regrets[1])
+    assert not np.array_equal(runs.regrets[0], runs.regrets[1])  # other seed, other run
+    assert not np.array_equal(runs.regrets[1], runs.regrets[2])  # other payoffs
