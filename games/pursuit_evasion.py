@@ -181,9 +181,13 @@ def goal_variant(grid_size: int = 5, **overrides) -> Params:
     The ray sensor turns at most 45 degrees per move, so the defender must anticipate.
     Exact verdict (`exact.solve`): a forced evader win on 5x5, 7x7 and 11x11, yet an
     evader moving at random wins only 0.25% (5x5) against the optimal defender.
+    `overrides` replace any field; "detected at most once" follows a `max_turns` given
+    without a `threshold` (threshold 1 / max_turns).
     """
-    t = grid_size + 1
-    kw = dict(grid_size=grid_size, max_turns=t, threshold=1 / t, sensor="ray",
+    t = overrides.get("max_turns", grid_size + 1)
+    # A bad max_turns gets any threshold here: Params refuses it by name below.
+    once = 1 / t if isinstance(t, numbers.Real) and t >= 1 else 0.0
+    kw = dict(grid_size=grid_size, max_turns=t, threshold=once, sensor="ray",
               evader_start=(grid_size // 2, 0), goal_row=grid_size - 1, turn_rate=1,
               obs_detections=True)
     kw.update(overrides)

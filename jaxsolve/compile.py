@@ -20,6 +20,7 @@ import numpy as np
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum
+from jaxsolve.tree_structure import own_ancestors, terminal_paths
 from jaxsolve.validate import fail, is_int, is_real
 
 DEFAULT_MAX_NODES = 20_000_000
@@ -46,9 +47,23 @@ def _game_name(game) -> str:
     name = getattr(game, "name", None)
     if isinstance(name, str):
         return name
-    if getattr(game, "get_type", None) is not None:  # pyspiel: "kuhn_poker(players=3)"
-        return str(game)
+    if getattr(game, "get_type", None) is not None:
+        return _spiel_name(game)
     return type(game).__name__
+
+
+def _spiel_name(game) -> str:
+    """A pyspiel game with every parameter, defaults included, in OpenSpiel's own
+    format ("liars_dice(bidding_rule=reset-face,dice_sides=6,numdice=1,players=2)"):
+    the name `jaxsolve.builders` give the same game, so that their trees and compiled
+    ones have equal `names` and share jit caches. `str(game)` lists only the
+    parameters given."""
+    try:
+        import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
+
+        return str(pyspiel.load_game(game.get_type().short_name, game.get_parameters()))
+    except Exception:  # noqa: BLE001 - a game OpenSpiel cannot reload keeps its own name
+        return str(game)
 
 
 def _declared(game, method: str):
@@ -625,22 +640,8 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
     infoset_parent = np.where(par[:, 0] >= 0, par[:, 0] * A + par[:, 1], empty).astype(np.int32)
 
     # Own depth and ancestors, following the sequence-form parent chain.
-    depth = np.zeros(I, np.int32)
-    chain = [infoset_parent.astype(np.int64)]
-    cur = infoset_parent.astype(np.int64)
-    while True:
-        has = cur != empty
-        if not has.any():
-            break
-        depth += has
-        cur = np.where(has, infoset_parent[np.minimum(cur // A, I - 1)], empty)
-        chain.append(cur)
-        if len(chain) > I + 1:
-            raise GameError("the sequence-form parents form a cycle: information "
-                            "states are not consistent with the histories")
-    D = max(int(depth.max()), 1)
-    ancestors = np.stack(chain[:D], axis=1).astype(np.int32) if chain else np.full((I, 1), empty)
-    ancestors = np.where(np.arange(D)[None, :] < depth[:, None], ancestors, empty).astype(np.int32)
+    depth, ancestors = own_ancestors(infoset_parent, A)
+    D = ancestors.shape[1]
 
     chance_probs = np.zeros((C, AC), np.float64)
     for c, row in enumerate(walk.chance_rows):
@@ -651,7 +652,7 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
     terminal_node = np.nonzero(player == TERMINAL)[0].astype(np.int32)
     terminal_node = terminal_node[np.argsort(index[terminal_node], kind="stable")]
 
-    seqs, last, chance_path = _terminal_paths(player, index, parent, parent_action,
+    seqs, last, chance_path = terminal_paths(player, index, parent, parent_action,
                                               terminal_node, offsets, P, A, AC, I, C)
     if utility_sum is None:
         utility_sum = observed_utility_sum(utilities)
@@ -685,46 +686,3 @@ def _check_payoff_range(utilities: np.ndarray) -> None:
         raise GameError(f"returns reach {largest:.3g}, beyond float32's range ({limit:.3g}), "
                         "which the solvers use unless float64 is on: rescale the payoffs, or "
                         "call jax.config.update('jax_enable_x64', True) first")
-
-
-def _left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:
-    """Moves the kept entries of each row to the front, in order, padding with `pad`."""
-    order = np.argsort(~keep, axis=1, kind="stable")
-    out = np.take_along_axis(np.where(keep, values, pad), order, axis=1)
-    width = max(int(keep.sum(axis=1).max(initial=0)), 1)
-    return out[:, :width].astype(np.int32)
-
-
-def _terminal_paths(player, index, parent, parent_action, terminal_node, offsets, P, A, AC,
-                    I, C):
-    """Per terminal: each player's own sequences and the chance outcomes, root to leaf."""
-    depth_of = np.zeros(len(player), np.int64)
-    for d in range(len(offsets) - 1):
-        depth_of[offsets[d]:offsets[d + 1]] = d
-    Z = len(terminal_node)
-    L = max(len(offsets) - 2, 1)
-    anc_player = np.full((Z, L), TERMINAL, np.int64)
-    anc_flat = np.zeros((Z, L), np.int64)
-    cur = terminal_node.astype(np.int64)
-    while True:
-        live = parent[cur] >= 0
-        if not live.any():
-            break
-        par = np.where(live, parent[cur], 0)
-        d = depth_of[par]
-        rows = np.nonzero(live)[0]
-        anc_player[rows, d[rows]] = player[par[rows]]
-        width = np.where(player[par[rows]] == CHANCE, AC, A)
-        anc_flat[rows, d[rows]] = index[par[rows]] * width + parent_action[cur[rows]]
-        cur = np.where(live, par, cur)
-    empty = I * A
-    seqs = [_left_justify(anc_flat, anc_player == p, empty) for p in range(P)]
-    width = max(s.shape[1] for s in seqs)
-    seqs = np.stack([np.pad(s, ((0, 0), (0, width - s.shape[1])), constant_values=empty)
-                     for s in seqs])
-    counts = np.stack([(anc_player == p).sum(axis=1) for p in range(P)])  # [P, Z]
-    last = np.where(counts > 0,
-                    np.take_along_axis(seqs, np.maximum(counts - 1, 0)[..., None], axis=2)[..., 0],
-                    empty).astype(np.int32)
-    chance_path = _left_justify(anc_flat, anc_player == CHANCE, C * AC)
-    return seqs.astype(np.int32), last, chance_path

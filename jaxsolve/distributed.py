@@ -88,7 +88,8 @@ from jaxsolve import validate
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.solvers import CFRState, Solver, average_policy, run
-from jaxsolve.tree import _ARRAY_FIELDS, GameTree
+from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
+from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
 
 
 def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
@@ -108,9 +109,6 @@ def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
 BATCH_AXIS = "batch"
 TERMINAL_AXIS = "terminals"
 
-# Per-terminal arrays: the dimension that holds Z.
-_TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
-                 "terminal_last": 1, "terminal_chance": 0}
 
 
 def default_mesh(axis_name: str = TERMINAL_AXIS) -> Mesh:
@@ -154,6 +152,16 @@ def _batch_axes(in_axes) -> dict[str, int | None]:
 
 
 def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
+    one = array_shapes(batched_tree.sizes)
+    for f, a in axes.items():
+        shape = tuple(np.shape(getattr(batched_tree, f)))
+        if a == 0 and shape[1:] != one[f]:
+            raise GameError(
+                f"distributed: in_axes batches {f!r} along axis 0, so it needs shape "
+                f"(B,) + {one[f]}, got {shape}" + (
+                    ": one tree, not a batch (solve one tree with run_sharded(shard_tree("
+                    "tree)); build a batch with jaxsolve.sweep or jaxsolve.stack)"
+                    if shape == one[f] else ""))
     sizes = {np.shape(getattr(batched_tree, f))[0] for f, a in axes.items() if a == 0}
     if len(sizes) != 1:
         raise GameError(f"distributed: batched arrays disagree on the batch size: {sorted(sizes)}")

@@ -89,14 +89,20 @@ def counterfactual_values(tree: GameTree, policy: jax.Array,
 
 
 def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[] sum over players of (best-response value - on-policy value)."""
+    """[] sum over players of (best-response value - on-policy value).
+
+    Never below 0 in exact arithmetic; computed in float32 (x64 off), a policy at or
+    near an equilibrium can read a little below 0: float32 keeps about 7 digits of the
+    values it sums, so the rounding grows with the payoffs' scale and the tree's size.
+    Enable float64 where values that small matter."""
     policy = _checked(tree, policy, "nash_conv")
     return jnp.sum(best_response_values(tree, policy) - policy_value(tree, policy))
 
 
 def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[] NashConv / number of players: OpenSpiel's definition (for zero-sum games,
-    the mean gain available to a player who switches to a best response)."""
+    the mean gain available to a player who switches to a best response). Rounds
+    as `nash_conv` does: in float32 it can read a little below 0 near an equilibrium."""
     policy = _checked(tree, policy, "exploitability")
     return nash_conv(tree, policy) / tree.sizes.num_players
 

@@ -3,6 +3,7 @@ the true game (jaxsolve.abstraction)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 
@@ -129,12 +130,17 @@ def test_key_merging_different_legal_actions_is_rejected():
 
     with pytest.raises(jaxsolve.GameError, match="legal actions"):
         abstract(games.load("leduc_poker"), no_betting)
-    # The same check in infoset_map, for trees that did not come from compile_game.
+    # The same check in infoset_map, for trees that did not come from compile_game
+    # (GameTree.replace refuses a legal mask its children contradict, so the tree is
+    # assembled with dataclasses.replace, as code of one's own might).
     abs_ = kuhn_blind_abstraction()
     legal = np.asarray(abs_.coarse.legal).copy()
     legal[0, 0] = False
+    with pytest.raises(jaxsolve.ArgumentError, match=r"node 4 has a child for action 0, but "
+                                                     r"legal\[0, 0\] \('p0 '\) is False"):
+        abs_.coarse.replace(legal=legal)
     with pytest.raises(jaxsolve.GameError, match="differ in legal actions"):
-        infoset_map(abs_.coarse.replace(legal=legal), abs_.fine)
+        infoset_map(dataclasses.replace(abs_.coarse, legal=legal), abs_.fine)
 
 
 def test_key_merging_players_is_rejected():

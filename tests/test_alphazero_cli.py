@@ -15,7 +15,7 @@ import pytest
 
 from games import pursuit_evasion as pe
 from jaxsolve import cli
-from jaxsolve.alphazero import evaluate, train
+from jaxsolve.alphazero import evaluate, exact, train
 from jaxsolve.checkpoint import save_checkpoint
 
 TINY = ["--variant", "seed", "--grid", "3", "--hidden", "8", "--games", "4",
@@ -125,7 +125,8 @@ XLA_OOM = "RESOURCE_EXHAUSTED: Out of memory allocating 27564006760 bytes."
 
 
 @pytest.mark.parametrize("command, patch, hint", [
-    ("train", (train, "train"), "try smaller --games, --hidden or --simulations (or --grid)"),
+    ("train", (train, "train"),
+     "try smaller --games, --hidden or --simulations (or --grid, --turns)"),
     ("eval", (evaluate, "evaluate"),
      "try fewer --simulations, or leave out --mcts (the network is the checkpoint's)"),
 ])
@@ -207,8 +208,8 @@ def test_the_size_guard_names_the_python_api_for_a_larger_limit(capsys):
     assert pursuit("solve", "--grid", "41") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "more than max_bytes=4.00 GiB" in err
-    assert ("The command line keeps that limit: choose a smaller --grid, or solve it from "
-            "Python with the API's exact.solve(params, max_bytes=") in err
+    assert ("The command line keeps that limit: choose a smaller --grid or fewer --turns, or "
+            "solve it from Python with the API's exact.solve(params, max_bytes=") in err
 
 
 def test_help_says_how_to_read_the_mistake_rate_and_eval_every_0(capsys):
@@ -239,3 +240,134 @@ def test_ctrl_c_says_what_is_left(budget, done, said, tmp_path, capsys, monkeypa
     assert pursuit("train", *TINY, *budget, "--checkpoint", str(path)) == 130
     assert capsys.readouterr().err.endswith(said.format(path=path))
     assert train.saved_iteration(str(path)) == done
+
+
+# --turns, --threshold and --start: the other game parameters of `pe.Params`.
+
+def _solved(capsys, *argv):
+    """`pursuit solve` with `argv`: its JSON."""
+    assert pursuit("solve", *argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _root_value(params):
+    return float(exact.solve(params).root_value)
+
+
+@pytest.mark.parametrize("argv, params, ignored", [
+    # Seed rules, each option over Params' default (20 turns, 0.5, the centre).
+    (["--variant", "seed", "--grid", "3", "--turns", "2", "--threshold", "0",
+      "--start", "0", "0"],
+     pe.Params(grid_size=3, max_turns=2, threshold=0.0, evader_start=(0, 0)), None),
+    # Goal variant, 5x5 in 4 turns: seen once is allowed by 1/4, lost with 0.
+    (["--grid", "5", "--turns", "4", "--threshold", "0"],
+     pe.goal_variant(5, max_turns=4, threshold=0.0),
+     pe.goal_variant(5, max_turns=4, threshold=0.25)),
+    # --turns T alone keeps the goal variant's one detection: threshold 1/T = 0.25, not
+    # the 1/6 of 5x5's default 6 turns, which loses.
+    (["--grid", "5", "--turns", "4"],
+     pe.goal_variant(5, max_turns=4, threshold=0.25),
+     pe.goal_variant(5, max_turns=4, threshold=1 / 6)),
+    # --start over the goal variant's top-middle: from the centre, on 3x3 in 2 turns.
+    (["--grid", "3", "--turns", "2", "--start", "1", "1"],
+     pe.goal_variant(3, max_turns=2, threshold=0.5, evader_start=(1, 1)), None),
+])
+def test_solve_plays_the_game_of_turns_threshold_and_start(argv, params, ignored, capsys):
+    out = _solved(capsys, *argv)
+    assert out["params"] == repr(params)
+    assert out["root_value"] == _root_value(params)
+    if ignored is not None:  # the option decides the verdict: it cannot pass unread
+        assert _root_value(ignored) != out["root_value"]
+
+
+def test_turns_and_start_give_the_verdicts_argued_by_hand(capsys):
+    # 3x3 goal variant: the evader starts at the top middle (1, 0) and must end on the
+    # bottom row 2. In its default 4 turns it gets there: an evader win.
+    assert _solved(capsys, "--grid", "3")["winner"] == "evader"
+    # With --turns 1 it moves once, a king move of at most one row, from row 0 to row
+    # 1 at best: it cannot reach row 2, so the defender wins whatever it sees.
+    assert _solved(capsys, "--grid", "3", "--turns", "1", "--threshold", "0")["root_value"] == -1.0
+    # Started at the centre (1, 1), one step S reaches the goal row at (1, 2). On 3x3
+    # the ray sees only the neighbour of the centre in its direction, and the sensor
+    # starts N and turns at most 45 degrees (to NW, N or NE): it cannot look S, so the
+    # evader is never seen and wins even with threshold 0 (one detection would lose).
+    assert _solved(capsys, "--grid", "3", "--turns", "1", "--threshold", "0",
+                   "--start", "1", "1")["root_value"] == 1.0
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--threshold", "1.5"], "argument --threshold: must lie in [0, 1), got 1.5"),
+    (["--threshold", "-0.1"], "argument --threshold: must lie in [0, 1), got -0.1"),
+    (["--threshold", "nan"], "argument --threshold: must lie in [0, 1), got nan"),
+    (["--turns", "0"], "argument --turns: must be at least 1, got 0"),
+    (["--turns", "two"], "argument --turns: expected an integer, got 'two'"),
+    (["--start", "1"], "argument --start: expected 2 arguments"),
+    (["--start", "0", "y"], "argument --start: expected an integer, got 'y'"),
+    (["--start", "-1", "0"], "argument --start: must be at least 0, got -1"),
+    (["--grid", "3", "--start", "0", "3"],
+     "--start 0 3 is off the 3x3 board: x (column) and y (row) must lie in 0..2"),
+    # The goal variant's default threshold 1 / turns would be 1 (outside [0, 1)).
+    (["--variant", "goal", "--grid", "3", "--turns", "1"],
+     "--turns 1 with --variant goal: the default threshold"),
+])
+@pytest.mark.parametrize("command", ["solve", "train", "eval"])
+def test_bad_turns_threshold_or_start_is_one_line_naming_the_option(command, argv, said,
+                                                                     tmp_path, capsys):
+    path = tmp_path / "az.npz"
+    if command == "eval":
+        _untrained(path)  # a 3x3 seed checkpoint: the options are read over its game
+    extra = [] if command == "solve" else ["--checkpoint", str(path)]
+    assert pursuit(command, *argv, *extra) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("jaxsolve: error: ") and said in err
+    assert command != "train" or not path.exists()
+
+
+CUSTOM = ["--variant", "goal", "--grid", "3", "--turns", "2", "--threshold", "0",
+          "--start", "0", "0"]
+
+
+def test_a_checkpoint_records_turns_threshold_and_start_for_eval(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "az.npz"
+    monkeypatch.setattr(train, "make_iteration", _cheap_iteration)  # compiles in seconds
+    assert pursuit("train", *CUSTOM, *TINY[4:], "--iterations", "1",
+                   "--checkpoint", str(path)) == 0
+    game = pe.goal_variant(3, max_turns=2, threshold=0.0, evader_start=(0, 0))
+    assert train.recorded_config(str(path)).env == game
+    capsys.readouterr()
+    played = []
+    monkeypatch.setattr(evaluate, "evaluate", lambda env, *args, **kwargs: played.append(env)
+                        or evaluate.Rates({}, {}))
+    # Without the options, eval plays the recorded game and says where it came from.
+    assert pursuit("eval", "--checkpoint", str(path)) == 0
+    assert played.pop() == game
+    assert (f"pursuit: from {path}: variant=goal, grid=3, sensor=ray, turns=2, threshold=0.0, "
+            "start=(0, 0), hidden=(8,)") in capsys.readouterr().err
+    # A game option given over it keeps the recorded ones not given (not the defaults).
+    assert pursuit("eval", "--grid", "3", "--checkpoint", str(path)) == 0
+    assert played.pop() == game
+    capsys.readouterr()
+    # One that contradicts it is refused, as --grid is, naming the field that differs.
+    for argv, differ in [(["--turns", "3"], "max_turns=2; this run uses max_turns=3"),
+                         (["--start", "1", "0"], "evader_start=(0, 0); this run uses "
+                                                 "evader_start=(1, 0)"),
+                         (["--threshold", "0.5"], "threshold=0.0; this run uses threshold=0.5")]:
+        assert pursuit("eval", *argv, "--checkpoint", str(path)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"checkpoint was trained with {differ}" in err
+    assert not played
+    # train --resume without the options trains on the same game.
+    assert pursuit("train", "--resume", "--iterations", "1", "--eval-every", "0",
+                   "--checkpoint", str(path)) == 0
+    assert train.recorded_config(str(path)).env == game and train.saved_iteration(str(path)) == 2
+
+
+@pytest.mark.parametrize("command", ["solve", "train", "eval"])
+def test_help_gives_each_variants_default_turns_threshold_and_start(command, capsys):
+    assert pursuit(command, "--help") == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: grid + 1 with --variant goal, 20 with seed)" in text
+    assert ("(default: with --variant goal 1 / turns, one detection allowed, so 1/T with "
+            "--turns T, and --turns 1 needs --threshold; 0.5 with seed)") in text
+    assert ("(default: the middle of the top row, grid//2 0, with --variant goal; the centre "
+            "with seed)") in text

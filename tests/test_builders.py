@@ -130,6 +130,10 @@ def test_arrays_and_names_equal_compiled_openspiel(case_id):
         np.testing.assert_array_equal(getattr(built, field), getattr(ref, field), err_msg=field)
     assert built.names.infosets == ref.names.infosets
     assert built.names.actions == ref.names.actions
+    # The game's name too (every parameter, as OpenSpiel spells it), so names are equal
+    # and one compiled function serves both trees.
+    assert built.names.game == ref.names.game
+    assert built.names == ref.names
 
 
 def _openspiel_uniform_nash_conv(game) -> float:

@@ -365,3 +365,10 @@ def test_host_side_functions_say_so_when_traced_or_given_the_wrong_kind(kuhn):
     batch, axes = jaxsolve.sweep(kuhn, utilities=jnp.stack([kuhn.utilities] * 2))
     with pytest.raises(ValueError, match="^solve_batch: num_iterations must be at least 0"):
         jaxsolve.distributed.solve_batch(s, batch, axes, -1)
+    # One tree where a batch belongs: said so, not "batched arrays disagree".
+    with pytest.raises(jaxsolve.GameError, match=r"in_axes batches 'node_player' along axis 0, "
+                       r"so it needs shape \(B,\) \+ \(58,\), got \(58,\): one tree, not a batch"):
+        jaxsolve.distributed.solve_batch(s, kuhn, 0, 10)
+    with pytest.raises(jaxsolve.GameError, match=r"'utilities' along axis 0, so it needs shape "
+                       r"\(B,\) \+ \(30, 2\), got \(30, 2\): one tree"):
+        jaxsolve.distributed.exploitability_batch(kuhn, axes, s.init(kuhn))

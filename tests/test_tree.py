@@ -179,6 +179,92 @@ def test_bad_arrays_name_the_file_and_field(tmp_path, change, says):
         GameTree.load(_write(tmp_path, data, meta))
 
 
+def _swap(field, a, b):
+    def change(data):
+        x = data[field].copy()
+        x[a], x[b] = data[field][b], data[field][a]
+        data[field] = x
+    return change
+
+
+# Files whose every index is in range but whose arrays do not describe one game, each
+# of which loaded before (and gave wrong numbers). Kuhn's layout, read off the
+# compiled tree: node 0 deals player 0's card (nodes 1-3 deal player 1's), nodes 4-9
+# are player 0's first decisions (infosets 0-2, one per card, actions 0 pass, 1 bet),
+# nodes 10-21 player 1's replies (infosets 3-8), infosets 9-11 player 0's second
+# decision after pass-bet, whose own parent is the pass (sequence 2 * card + 0).
+# Sequences are infoset * 2 + action, 24 the empty one; chance outcomes row * 3 +
+# outcome, 12 the padding; terminal 0 is node 22 (cards 0 and 1, pass, pass).
+@pytest.mark.parametrize("change, says", [
+    (_set("terminal_node", 0, 0),
+     r"terminal_node\[0\] is node 0, which is not a terminal; expected the node whose "
+     r"node_index is 0"),
+    (_swap("terminal_node", 0, 1), r"terminal_node\[0\] is node 24, which is terminal 1"),
+    (_swap("children", (4, 0), (4, 1)),
+     r"node 10 has parent 4 by action 0, but children\[4, 0\] is 11"),
+    (_set("parent", 10, 5), r"node 10 has parent 5 by action 0, but children\[5, 0\] is 12"),
+    (_set("legal", (0, 1), False),
+     r"node 4 has a child for action 1, but legal\[0, 1\] \('p0 card=0 history='\) is False"),
+    (_set("infoset_player", 3, 0),
+     r"node 10 is player 1's, but its infoset 3 \('p1 card=1 history=p'\) is player 0's"),
+    (_set("infoset_parent", 9, 2),
+     r"infoset 9 \('p0 card=0 history=pb'\) of player 0, who has perfect recall "
+     r"\(sizes.perfect_recall\), has infoset_parent 2, but its node \d+ follows own "
+     r"sequence 0"),
+    (_set("infoset_ancestors", (9, 0), 2),
+     r"array 'infoset_ancestors' holds 2 at \[9, 0\], but the infoset_parent chain gives 0 "
+     r"\(row \[9\] should be \[0\]\)"),
+    (_set("infoset_depth", 9, 0),
+     r"array 'infoset_depth' holds 0 at \[9\], but the infoset_parent chain gives 1$"),
+    (_set("terminal_sequences", (0, 0, 0), 2),
+     r"array 'terminal_sequences' holds 2 at \[0, 0, 0\], but the path from the root to "
+     r"terminal 0 \(node 22\) gives 0$"),
+    (_set("terminal_sequences", (0, 0, 1), 1),
+     r"array 'terminal_sequences' holds 1 at \[0, 0, 1\], but the path to terminal 0 \(node "
+     r"22\) has 1 entries: the rest must be the padding 24"),
+    (_set("terminal_last", (1, 0), 2),
+     r"array 'terminal_last' holds 2 at \[1, 0\], but the path from the root gives 6"),
+    (_set("terminal_chance", (0, 0), 1),
+     r"array 'terminal_chance' holds 1 at \[0, 0\], but the path from the root to terminal 0 "
+     r"\(node 22\) gives 0$"),
+    (_set("node_index", 22, 1), r"row of utilities 0 belongs to no terminal node"),
+])
+def test_arrays_that_are_not_one_game_are_refused(tmp_path, change, says):
+    data, meta = _saved_kuhn(tmp_path)
+    change(data)
+    with pytest.raises(GameError, match=r"tampered\.npz: " + says):
+        GameTree.load(_write(tmp_path, data, meta))
+
+
+def test_the_structure_check_can_be_skipped_and_nothing_else(tmp_path):
+    data, meta = _saved_kuhn(tmp_path)
+    _set("terminal_node", 0, 0)(data)
+    path = _write(tmp_path, data, meta)
+    assert GameTree.load(path, check_structure=False).terminal_node[0] == 0
+    _set("children", (0, 1), 58)(data)  # out of range: refused either way
+    with pytest.raises(GameError, match="array 'children' holds 58"):
+        GameTree.load(_write(tmp_path, data, meta), check_structure=False)
+
+
+def test_levels_must_be_the_breadth_first_order(tmp_path):
+    data, meta = _saved_kuhn(tmp_path)  # levels start at 0, 1, 4, 10: move node 9 down one
+    meta["sizes"]["level_offsets"] = [0, 1, 4, 9, 22, 46, 58]
+    with pytest.raises(GameError, match=r"node 9 is on level 3 of sizes.level_offsets but its "
+                                        r"parent 3 is on level 1"):
+        GameTree.load(_write(tmp_path, data, meta))
+
+
+def test_each_structure_of_a_batch_is_checked(tmp_path):
+    kuhn = builtin_tree("kuhn_poker")
+    data = dict(np.load(jaxsolve.stack([kuhn, kuhn]).save(tmp_path / "pair.npz")))
+    meta = json.loads(str(data.pop("__meta__")))
+    data["terminal_node"] = data["terminal_node"].copy()
+    data["terminal_node"][1, 0] = 0
+    with pytest.raises(GameError, match=r"tampered\.npz: batch element \[1\]: terminal_node"
+                                        r"\[0\] is node 0, which is not a terminal"):
+        GameTree.load(_write(tmp_path, data, meta))
+
+
 def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, capsys):
     tree = builtin_tree("kuhn_poker")
     state = jaxsolve.cfr_plus().init(tree)

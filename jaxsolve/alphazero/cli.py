@@ -1,6 +1,6 @@
 """`jaxsolve pursuit solve|train|eval`: the pursuit-evasion AlphaZero from the shell.
 
-    jaxsolve pursuit solve [--variant goal] [--grid 7]
+    jaxsolve pursuit solve [--variant goal] [--grid 7] [--turns 8] [--threshold 0] [--start 3 0]
     jaxsolve pursuit train --variant goal --iterations 100 --checkpoint az.npz [--resume]
     jaxsolve pursuit train --variant goal --grid 11 --minutes 1 [--explore 0.5]
     jaxsolve pursuit eval  --checkpoint az.npz [--mcts] [--simulations 32]
@@ -9,11 +9,12 @@
 network, search, ...); one given must match the checkpoint's game and network. Each
 command has its own `--help`. Hook into the main parser with
 `add_subparser(subparsers)`; the subcommands call `main`.
-Bad input (an even or too small grid, a negative budget, a missing, damaged or
-mismatched checkpoint - one trained for another game or network, or no pursuit
-checkpoint at all) is reported as one line, `jaxsolve: error: ...`, with exit code 2:
-the numbers are checked as they are parsed (the main CLI's `number_arg`), the rest
-raises its `CLIError`; so is running out of memory, naming the options to reduce.
+Bad input (an even or too small grid, a threshold outside [0, 1), a start off the
+board, a negative budget, a missing, damaged or mismatched checkpoint - one trained for
+another game or network, or no pursuit checkpoint at all) is reported as one line,
+`jaxsolve: error: ...`, with exit code 2: the numbers are checked as they are parsed
+(the main CLI's `number_arg`), the rest raises its `CLIError`; so is running out of
+memory, naming the options to reduce.
 Ctrl-C in `train` saves the last completed iteration and prints the command that
 resumes it (exit code 130); `train` without --resume says which run it replaces.
 """
@@ -38,15 +39,19 @@ _grid = number_arg(int, "must be odd and at least 3", lambda v: v >= 3 and v % 2
 _minutes = number_arg(float, "must be a positive number of minutes",
                       lambda v: math.isfinite(v) and v > 0)
 _fraction = number_arg(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+# Params.threshold: at 1 or above the detection rate never exceeds it (NaN fails too).
+_threshold = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 _seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
 
 
 # Defaults of the options a checkpoint also records. They are applied late
 # (`_setting`), so that `eval` and `train --resume` can tell an option the user gave
 # from one left out, and take the left-out ones from the checkpoint instead.
-DEFAULTS = {"variant": "goal", "grid": 5, "sensor": "ray", "games": 64, "simulations": 16,
-            "search": "gumbel", "hidden": (128, 128, 128), "explore": 0.5, "seed": 0}
-_GAME_OPTIONS = ("variant", "grid", "sensor")
+# turns, threshold and start default to None: the variant's own (`_variant_defaults`).
+DEFAULTS = {"variant": "goal", "grid": 5, "sensor": "ray", "turns": None, "threshold": None,
+            "start": None, "games": 64, "simulations": 16, "search": "gumbel",
+            "hidden": (128, 128, 128), "explore": 0.5, "seed": 0}
+_GAME_OPTIONS = ("variant", "grid", "sensor", "turns", "threshold", "start")
 EVAL_EVERY = 10  # train's --eval-every default
 
 
@@ -59,24 +64,61 @@ def _setting(args, name, recorded=None):
     return DEFAULTS[name] if recorded is None else recorded
 
 
+def _variant_defaults(variant: str, grid: int, turns: int | None = None) -> dict:
+    """turns, threshold and start of `variant` on a `grid` board when left out: goal
+    (`pe.goal_variant`) grid + 1 turns, one detection allowed (threshold 1 / turns, of
+    the `turns` given if any), the middle of the top row; seed (`pe.Params`) 20 turns,
+    0.5, the centre."""
+    if variant == "goal":
+        t = grid + 1
+        return {"turns": t, "threshold": 1 / (t if turns is None else turns),
+                "start": (grid // 2, 0)}
+    return {"turns": 20, "threshold": 0.5, "start": (grid // 2, grid // 2)}
+
+
 def _recorded_game_options(env: pe.Params) -> dict:
-    """(variant, grid, sensor) of a recorded game, for the options not given: the goal
-    variant is the one with a goal row."""
-    return {"variant": "seed" if env.goal_row is None else "goal", "grid": env.grid_size,
-            "sensor": env.sensor}
+    """The game options that give a recorded game (variant, grid, sensor, turns,
+    threshold, start), for the options not given: the goal variant is the one with a
+    goal row; turns, threshold and start are None where they are the variant's defaults
+    (so they follow a --grid or --turns given, as a left-out option does)."""
+    variant = "seed" if env.goal_row is None else "goal"
+    default = _variant_defaults(variant, env.grid_size, env.max_turns)
+    values = {"turns": env.max_turns, "threshold": env.threshold, "start": env.start}
+    return {"variant": variant, "grid": env.grid_size, "sensor": env.sensor,
+            **{k: None if v == default[k] else v for k, v in values.items()}}
+
+
+def _describe_game(options: dict) -> str:
+    """`_recorded_game_options` as "variant=goal, grid=5, sensor=ray[, turns=...]",
+    without the options left at the variant's defaults."""
+    return ", ".join(f"{k}={v}" for k, v in options.items() if v is not None)
 
 
 def env_from_args(args, recorded: pe.Params | None = None) -> pe.Params:
     """The game of the options; with `recorded` (a checkpoint's game), that game itself
-    when no game option is given, else the options given over its own."""
+    when no game option is given, else the options given over its own. --turns,
+    --threshold and --start override the variant's defaults (`_variant_defaults`)."""
     if recorded is not None and all(getattr(args, k, None) is None for k in _GAME_OPTIONS):
         return recorded
     base = _recorded_game_options(recorded) if recorded is not None else {}
-    variant, grid, sensor = (_setting(args, k, base.get(k)) for k in _GAME_OPTIONS)
+    variant, grid, sensor, turns, threshold, start = (
+        _setting(args, k, base.get(k)) for k in _GAME_OPTIONS)
+    default = _variant_defaults(variant, grid, turns)
+    if start is not None and not all(0 <= c < grid for c in start):
+        whose = "" if getattr(args, "start", None) is not None else " (the checkpoint's)"
+        raise CLIError(f"--start {start[0]} {start[1]}{whose} is off the {grid}x{grid} board: "
+                       f"x (column) and y (row) must lie in 0..{grid - 1}")
+    if threshold is None and not default["threshold"] < 1:
+        raise CLIError(f"--turns {turns} with --variant goal: the default threshold 1 / turns "
+                       "is 1, which no detection rate exceeds; give --threshold in [0, 1)")
+    game = {"sensor": sensor, "max_turns": default["turns"] if turns is None else turns,
+            "threshold": default["threshold"] if threshold is None else threshold}
+    if start is not None and tuple(start) != default["start"]:
+        game["evader_start"] = tuple(start)  # the seed's centre stays None, as in Params()
     try:
         if variant == "goal":
-            return pe.goal_variant(grid, sensor=sensor)
-        return pe.Params(grid_size=grid, sensor=sensor)
+            return pe.goal_variant(grid, **game)
+        return pe.Params(grid_size=grid, **game)
     except ValueError as e:
         raise CLIError(f"pursuit: {e}") from None
 
@@ -111,8 +153,8 @@ def _solve_exactly(env):
         return exact.solve(env)
     except exact.TooLarge as e:
         raise CLIError(f"pursuit: {e.problem} The command line keeps that limit: choose a "
-                       "smaller --grid, or solve it from Python with the API's "
-                       f"exact.solve(params, max_bytes={e.need:_}) if that much memory "
+                       "smaller --grid or fewer --turns, or solve it from Python with the "
+                       f"API's exact.solve(params, max_bytes={e.need:_}) if that much memory "
                        "fits") from None
     except ValueError as e:
         raise CLIError(f"pursuit: {e}") from None
@@ -121,8 +163,8 @@ def _solve_exactly(env):
 # What an out-of-memory error in each command can be cured by (item by item, the
 # options that size its arrays).
 _MEMORY_OPTIONS = {
-    "solve": "a smaller --grid",
-    "train": "smaller --games, --hidden or --simulations (or --grid)",
+    "solve": "a smaller --grid or fewer --turns",
+    "train": "smaller --games, --hidden or --simulations (or --grid, --turns)",
     "eval": "fewer --simulations, or leave out --mcts (the network is the checkpoint's)",
 }
 
@@ -226,7 +268,7 @@ def _taken_from_checkpoint(args, cfg) -> str:
     taken = [f"{k}={v}" for k, v in shown.items()
              if hasattr(args, k) and getattr(args, k) is None]
     if all(getattr(args, k, None) is None for k in _GAME_OPTIONS):
-        taken.insert(0, ", ".join(f"{k}={v}" for k, v in _recorded_game_options(cfg.env).items()))
+        taken.insert(0, _describe_game(_recorded_game_options(cfg.env)))
     return ", ".join(taken)
 
 
@@ -263,11 +305,11 @@ def _print_summary(result: dict) -> None:
 def _note_assumed_settings(path, cfg) -> None:
     """Says on stderr which settings a checkpoint without a recorded configuration is
     read with (the options given, else the defaults): nothing in it says its game."""
-    game = ", ".join(f"{k}={v}" for k, v in _recorded_game_options(cfg.env).items())
+    game = _describe_game(_recorded_game_options(cfg.env))
     print(f"pursuit: note: {path} records no configuration (saved without config=); "
           f"assuming {game}, hidden={cfg.hidden}, simulations={cfg.search.num_simulations}, "
-          f"search={cfg.search.kind} (give --variant, --grid, --sensor or --hidden if it was "
-          "trained otherwise)", file=sys.stderr)
+          f"search={cfg.search.kind} (give --variant, --grid, --sensor, --turns, --threshold, "
+          "--start or --hidden if it was trained otherwise)", file=sys.stderr)
 
 
 def _game_options(p):
@@ -278,6 +320,18 @@ def _game_options(p):
     p.add_argument("--sensor", choices=["ray", "wedge"], default=None,
                    help="ray (default): the cells along the sensor's direction; wedge: the "
                         "seed prose's 3-cell cone")
+    p.add_argument("--turns", type=_at_least_one, default=None, metavar="T",
+                   help="defender moves in a game (default: grid + 1 with --variant goal, "
+                        "20 with seed)")
+    p.add_argument("--threshold", type=_threshold, default=None, metavar="X",
+                   help="the defender wins if detections / turns exceed X, in [0, 1); 0: "
+                        "a single detection wins (default: with --variant goal 1 / turns, "
+                        "one detection allowed, so 1/T with --turns T, and --turns 1 needs "
+                        "--threshold; 0.5 with seed)")
+    p.add_argument("--start", type=_non_negative, nargs=2, default=None, metavar=("X", "Y"),
+                   help="the evader's starting cell, x the column and y the row, (0, 0) the "
+                        "top-left corner (default: the middle of the top row, grid//2 0, "
+                        "with --variant goal; the centre with seed)")
 
 
 def _agent_options(p, *, from_checkpoint: str):
