@@ -461,8 +461,8 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
                         "never plays would never be tried; pass exploration > 0")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     dtype = _float_dtype()
-    zeros = jnp.zeros(shape, dtype)
-    return MCCFRState(zeros, zeros, zeros, zeros, jnp.zeros((), jnp.int32),
+    # One buffer per field (a donated state may not hold one buffer twice).
+    return MCCFRState(*(jnp.zeros(shape, dtype) for _ in range(4)), jnp.zeros((), jnp.int32),
                       jnp.zeros((), dtype), jnp.ones((), dtype), jnp.asarray(key, jnp.uint32),
                       jnp.zeros((), dtype), jnp.asarray(expand), jnp.asarray(expand_c),
                       jnp.zeros((cap,), jnp.int32))

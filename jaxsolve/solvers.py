@@ -72,7 +72,7 @@ class Solver(NamedTuple):
 
     init(tree) -> state and step(tree, state) -> state. The built-in factories are
     cached, so `cfr_plus() is cfr_plus()` and a solver can be a static jit argument
-    (`jax.jit(run, static_argnums=0)`): jit compares solvers by their functions, so
+    (`run`'s compiled loop takes it as one): jit compares solvers by their functions, so
     build your own solver once and reuse it, or each new one compiles anew.
     `state_type` is the class of the states init returns; `run` refuses any other
     (None: not checked). `current(tree, state) -> [I, A]` is the policy the next
@@ -115,8 +115,9 @@ def init(tree: GameTree, *, solver_name: str = "solver") -> CFRState:
     validate.game_tree(tree, f"{solver_name}.init", batch_ok=True)
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     dtype = _float_dtype()
-    zeros = jnp.zeros(shape, dtype)
-    return CFRState(zeros, zeros, zeros, zeros, jnp.zeros((), jnp.int32),
+    # One buffer per field, not one shared: a caller may donate the state
+    # (`donate_argnums`), and XLA refuses to donate one buffer twice.
+    return CFRState(*(jnp.zeros(shape, dtype) for _ in range(4)), jnp.zeros((), jnp.int32),
                     jnp.zeros((), dtype), jnp.ones((), dtype))
 
 
@@ -266,7 +267,7 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
             z = jnp.where(legal, eta * regrets, -jnp.inf)
             return jax.nn.softmax(z, axis=-1)   # 0 on illegal actions
         solver = jaxsolve.cfr_variant("cfr-hedge", hedge, gamma=0.0)
-        state = jax.jit(jaxsolve.run, static_argnums=0)(solver, tree, solver.init(tree), 500)
+        state = jaxsolve.run(solver, tree, solver.init(tree), 500)
 
     A rule's own parameter can be swept under vmap: build the solver inside the
     vmapped function (the rule's parameter is then traced; the knobs alpha, beta,
@@ -274,7 +275,7 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
     value) and call `run` there, e.g.
     `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
     tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
-    `jax.jit(run, static_argnums=0)` compiles again for each new one. Raises
+    `run` compiles again for each new one. Raises
     ArgumentError for knobs out of range (`alpha` and `beta` go together; `gamma`
     >= 0), and when traced, for a rule whose result is not an [I, A] float array.
     """
@@ -355,11 +356,14 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
 
 
 def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
-    """`num_iterations` steps in one compiled loop (jit it; the count may be traced).
+    """`num_iterations` steps in one compiled loop.
 
-        run = jax.jit(jaxsolve.run, static_argnums=0)   # one compilation for any count
-        state = run(solver, tree, solver.init(tree), 1000)
-        state = run(solver, tree, state, 500)           # continues: 1500 iterations
+        state = jaxsolve.run(solver, tree, solver.init(tree), 1000)   # compiles once
+        state = jaxsolve.run(solver, tree, state, 500)   # continues: 1500 iterations
+
+    The loop is compiled once per solver and tree shape (and names), for any count: a
+    concrete count (int or NumPy integer) is passed as an int32 array. Inside your own
+    `jax.jit`, `vmap` or `shard_map` it is inlined, and the count may be traced.
 
     The state carries its iteration count (`state.iteration`), so a second call goes
     on where the first stopped, as one call of the total would (the weighted averages
@@ -373,6 +377,20 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     validate.solver_state(tree, state, "run", expected=solver.state_type,
                           solver_name=solver.name)
     validate.iterations(num_iterations, "run")
+    return _run_steps(solver, tree, state, count_argument(num_iterations))
+
+
+def count_argument(count):
+    """A checked concrete count as an int32 array, so that 500, np.int32(500) and
+    np.int64(500) share one compilation (each kind would be its own jit cache entry);
+    a traced count as it is."""
+    return count if validate.traced(count) else np.asarray(count, np.int32)
+
+
+# Jitted here, not left to the caller: the loop body is a new function on every call,
+# so an unjitted `run` would trace and compile the whole loop again each time.
+@functools.partial(jax.jit, static_argnums=0)
+def _run_steps(solver: Solver, tree: GameTree, state, num_iterations):
     return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
 
 

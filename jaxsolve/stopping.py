@@ -12,6 +12,7 @@ the others go on), so `iterations` answers the question for every point at once.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 
 from jaxsolve import validate
 from jaxsolve.evaluate import exploitability
-from jaxsolve.solvers import Solver, average_policy
+from jaxsolve.solvers import Solver, average_policy, count_argument
 from jaxsolve.tree import GameTree
 
 DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
@@ -46,9 +47,11 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations
     """Steps in blocks of `check_every` until the average policy's exploitability is
     at most `target`, or `max_iterations` steps have run; one compiled loop.
 
-        run_until = jax.jit(jaxsolve.run_until, static_argnums=0)
-        stopped = run_until(solver, tree, solver.init(tree), 1e-3, 100_000)
+        stopped = jaxsolve.run_until(solver, tree, solver.init(tree), 1e-3, 100_000)
         stopped.iterations, stopped.exploitability     # e.g. 460, 9.8e-4
+
+    Compiled once per solver and tree shape, as `run` is (inlined inside your own
+    `jit` or `vmap`).
 
     The state given is evaluated first, so a state already at the target comes back
     unchanged after one evaluation. The blocks are `jaxsolve.run`'s iterations: the
@@ -75,7 +78,15 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations
     if not validate.traced(check_every):
         validate.integer("check_every", check_every, where, minimum=1,
                          maximum=validate.INT32_MAX)
+    return _run_until(solver, tree, state, target, count_argument(max_iterations),
+                      count_argument(check_every))
 
+
+# Jitted here for the reason `solvers._run_steps` is: the loop's functions are new on
+# every call, so unjitted the loop would be compiled again each time.
+@functools.partial(jax.jit, static_argnums=0)
+def _run_until(solver: Solver, tree: GameTree, state, target, max_iterations,
+               check_every) -> Stopped:
     def evaluate(s):
         return exploitability(tree, average_policy(tree, s))
 

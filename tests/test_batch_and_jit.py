@@ -164,3 +164,38 @@ def test_second_call_with_same_shapes_does_not_recompile():
     jitted(solver, other, state, 7)  # other utilities, other count: same program
     jitted(jaxsolve.cfr_plus(), tree, state, 3)  # factories are cached: same solver
     assert len(traces) == 1
+
+
+def test_run_called_directly_compiles_once_for_any_count():
+    # `run` is jitted inside: its loop body is a new function on every call, so an
+    # unjitted fori_loop traced and compiled the whole loop again each time (3 calls,
+    # 3 compiles, ~18x slower per call on Leduc). Any count, of any integer kind,
+    # reuses the one compilation, and calls continue one another.
+    tree = builtin_tree("kuhn_poker")
+    solver = jaxsolve.lcfr()  # a solver no other test here runs directly
+    compiled = jaxsolve.solvers._run_steps
+    before = compiled._cache_size()
+    a = jaxsolve.run(solver, tree, solver.init(tree), 10)
+    first = compiled._cache_size()  # one more, unless another test compiled it already
+    b = jaxsolve.run(solver, tree, a, np.int32(5))
+    c = jaxsolve.run(solver, tree, b, np.int64(7))
+    assert first - before <= 1 and compiled._cache_size() == first
+    whole = RUN(solver, tree, solver.init(tree), 22)
+    assert int(c.iteration) == 22
+    np.testing.assert_allclose(c.average, whole.average, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("make", [jaxsolve.cfr_plus, lambda: jaxsolve.outcome_sampling(8)],
+                         ids=["cfr+", "os-mccfr"])
+def test_a_fresh_state_can_be_donated(make):
+    # init used to return one zeros buffer in four fields, and XLA refused to donate
+    # it ("Attempt to donate the same buffer twice"): benchmarks donate the state.
+    tree = builtin_tree("kuhn_poker")
+    solver = make()
+    state = (solver.init(tree) if solver.name == "cfr+"
+             else solver.init(tree, jax.random.PRNGKey(0)))
+    buffers = {x.unsafe_buffer_pointer() for x in jax.tree.leaves(state)}
+    assert len(buffers) == len(jax.tree.leaves(state))
+    donating = jax.jit(jaxsolve.run, static_argnums=0, donate_argnums=2)
+    out = donating(solver, tree, state, 3)
+    assert int(out.iteration) == 3

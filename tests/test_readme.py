@@ -41,13 +41,11 @@ def test_readme_openspiel_example_agrees_with_pyspiel(capsys):
     """The README's round trip to OpenSpiel: pyspiel's own exploitability of our policy
     equals ours (on Kuhn, 200 iterations, for time)."""
     pytest.importorskip("pyspiel")
-    import jax
 
     import jaxsolve
 
     block = _block("to_tabular_policy")
-    scope = {"jaxsolve": jaxsolve, "solver": jaxsolve.cfr_plus(),
-             "run": jax.jit(jaxsolve.run, static_argnums=0)}
+    scope = {"jaxsolve": jaxsolve, "solver": jaxsolve.cfr_plus()}
     exec(compile(block.replace('"leduc_poker"', '"kuhn_poker"').replace(", 1000)", ", 200)"),
                  "README.md", "exec"), scope)
     theirs, ours = map(float, capsys.readouterr().out.split())
@@ -97,8 +95,7 @@ def test_readme_custom_solver_example_runs(capsys):
 
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     policy = jaxsolve.uniform_policy(tree)
-    scope = {"jax": jax, "jaxsolve": jaxsolve, "tree": tree, "policy": policy,
-             "run": jax.jit(jaxsolve.run, static_argnums=0)}
+    scope = {"jax": jax, "jaxsolve": jaxsolve, "tree": tree, "policy": policy}
     exec(compile(_block("cfr_variant"), "README.md", "exec"), scope)
     assert float(capsys.readouterr().out) < 0.01
     first = np.asarray(tree.infoset_parent) == tree.sizes.empty_sequence
@@ -121,8 +118,7 @@ def test_readme_sampling_and_abstraction_example_runs(capsys):
     block = _block("sampled_cfr")
     assert "abstraction.abstract" in block
     scope = {"jax": jax, "np": np, "games": games, "jaxsolve": jaxsolve,
-             "tree": jaxsolve.compile_game(games.load("leduc_poker")),
-             "run": jax.jit(jaxsolve.run, static_argnums=0)}
+             "tree": jaxsolve.compile_game(games.load("leduc_poker"))}
     exec(compile(block.replace(", 1000)", ", 100)"), "README.md", "exec"), scope)
     lifted, tree = np.asarray(scope["lifted"], np.float64), scope["tree"]
     assert lifted.shape == np.shape(tree.legal)
