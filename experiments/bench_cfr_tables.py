@@ -119,6 +119,12 @@ def print_table(key, out):
               f"(average_policy()); jaxsolve {fmt_sig(js['eval_ms'])} ms (compile "
               f"{js['eval_compile_s']:.2f} s); ratio "
               f"{_fmt_ratio(key, eval_key, out['ratios'][eval_key])}x (vs the faster)")
+        if cpp.get("eval_ms_reused_best_responses") is not None:
+            reused_key = "pyspiel_reused_best_responses_over_jaxsolve"
+            print(f"  setup left out on both sides: pyspiel with its best-response trees "
+                  f"built once {fmt_sig(cpp['eval_ms_reused_best_responses'])} ms (same value: "
+                  f"{cpp['reused_best_responses_agree']}); ratio "
+                  f"{_fmt_ratio(key, reused_key, out['ratios'][reused_key])}x")
     else:
         print(f"exploitability eval: jaxsolve {fmt_sig(js['eval_ms'])} ms "
               f"(compile {js['eval_compile_s']:.2f} s)")

@@ -162,6 +162,9 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
             cpp.get("eval_ms_average_policy"), ours["eval_ms"]),
         "pyspiel_exploitability_tabular_policy_over_jaxsolve": ratio_or_none(
             cpp.get("eval_ms_tabular_policy"), ours["eval_ms"]),
+        # Both sides without setup: pyspiel's best-response trees built once.
+        "pyspiel_reused_best_responses_over_jaxsolve": ratio_or_none(
+            cpp.get("eval_ms_reused_best_responses"), ours["eval_ms"]),
     }
     for solver in ("openspiel_cpp", "jaxcfr"):
         if (out[solver] or {}).get("capped"):
