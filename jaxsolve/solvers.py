@@ -371,7 +371,10 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
 
     Raises ArgumentError (a ValueError; ArgumentTypeError also a TypeError) for what
     is not a Solver, a GameTree or the state of this solver's init on this tree, or
-    a concrete count that is not an integer >= 0."""
+    a concrete count that is not an integer >= 0. Inside your own `jit` these checks
+    see tracers, so a traced negative count runs no iteration without a word, and an
+    argument that is no array fails in JAX's own words: call `run` directly where you
+    can (it is compiled either way)."""
     solver = validate.solver(solver, "run")
     validate.game_tree(tree, "run")
     validate.solver_state(tree, state, "run", expected=solver.state_type,
