@@ -138,9 +138,9 @@ def _check_one(a: dict[str, np.ndarray], s, infosets: Sequence[str], where: str)
     _check_terminal_paths(player, index, parent, action, last, counts, a, s, where)
 
 
-def _check_links(parent, action, children, s, where) -> np.ndarray:
+def _check_links(parent, action, children, s, where) -> None:
     """One tree: node 0 the only root, every child entry and parent link the same
-    edge both ways, parents one level up. Returns each node's level."""
+    edge both ways, parents one level up."""
     N = s.num_nodes
     offsets = np.asarray(s.level_offsets, np.int64)
     if N and (offsets[1] != 1 or parent[0] != -1 or action[0] != -1):
@@ -172,7 +172,6 @@ def _check_links(parent, action, children, s, where) -> np.ndarray:
         i = int(np.argmax(wrong))
         _fail(where, f"children[{n[i]}, {k[i]}] is {c[i]}, but node {c[i]}'s parent is "
                      f"{parent[c[i]]} by action {action[c[i]]}")
-    return level_of
 
 
 def _check_kinds(player, index, children, a, s, infosets, where) -> None:
