@@ -36,7 +36,7 @@ import dataclasses
 import functools
 import numbers
 import operator
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -83,6 +83,26 @@ def _optional_cell(value):
 
 def _optional_integer(value):
     return None if value is None else _integer(value)
+
+
+class _Threshold(NamedTuple):
+    """A threshold in `Params.rules`: equal to another when both allow the same number
+    of detections (`allows`, the game's `max_detections`), printed with that number."""
+
+    value: float
+    allows: int
+
+    def __eq__(self, other):
+        return isinstance(other, _Threshold) and self.allows == other.allows
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.allows)
+
+    def __repr__(self):
+        return f"{self.value!r} (at most {self.allows} detection{'' if self.allows == 1 else 's'})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,6 +187,17 @@ class Params:
         the threshold lies in [0, 1)."""
         t = self.max_turns
         return max(k for k in range(t + 1) if not k / t > self.threshold)
+
+    def rules(self) -> dict:
+        """The fields as the game reads them, to tell whether two Params describe one
+        game (checkpoints and exact solutions compare these). The threshold enters the
+        rules only through `max_detections`, so thresholds allowing the same number of
+        detections compare equal (0.333 and 1/3 over 3 turns); `evader_start` None is
+        the centre. Values print as the fields do, the threshold with what it allows."""
+        fields = dataclasses.asdict(self)
+        fields["threshold"] = _Threshold(self.threshold, self.max_detections)
+        fields["evader_start"] = self.start
+        return fields
 
     @property
     def obs_size(self) -> int:

@@ -367,7 +367,9 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
 
     The state carries its iteration count (`state.iteration`), so a second call goes
     on where the first stopped, as one call of the total would (the weighted averages
-    of linear and discounted CFR included).
+    of linear and discounted CFR included). The built-in full-width solvers share
+    `CFRState`, so one may go on from another's state on the same tree: a warm start
+    (CFR+ from plain CFR's regrets and average, say), accepted on purpose.
 
     Raises ArgumentError (a ValueError; ArgumentTypeError also a TypeError) for what
     is not a Solver, a GameTree or the state of this solver's init on this tree, or

@@ -2,6 +2,7 @@
 out-of-memory and foreign checkpoints are one-line errors, and eval/train print the
 counts behind their rates. Tiny settings (3x3 board, a network of 8) keep it cheap."""
 
+import dataclasses
 import json
 import os
 import shlex
@@ -347,15 +348,22 @@ def test_a_checkpoint_records_turns_threshold_and_start_for_eval(tmp_path, capsy
     assert pursuit("eval", "--grid", "3", "--checkpoint", str(path)) == 0
     assert played.pop() == game
     capsys.readouterr()
-    # One that contradicts it is refused, as --grid is, naming the field that differs.
-    for argv, differ in [(["--turns", "3"], "max_turns=2; this run uses max_turns=3"),
-                         (["--start", "1", "0"], "evader_start=(0, 0); this run uses "
-                                                 "evader_start=(1, 0)"),
-                         (["--threshold", "0.5"], "threshold=0.0; this run uses threshold=0.5")]:
+    # One that contradicts it is refused, as --grid is, naming the option that differs.
+    # Over 2 turns, 0.5 allows one detection (1/2 does not exceed it), 0.0 none.
+    for argv, differ in [(["--turns", "3"], "--turns 2; the options give --turns 3"),
+                         (["--start", "1", "0"], "--start 0 0; the options give --start 1 0"),
+                         (["--threshold", "0.5"], "--threshold 0.0 (at most 0 detections); "
+                          "the options give --threshold 0.5 (at most 1 detection)")]:
         assert pursuit("eval", *argv, "--checkpoint", str(path)) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"checkpoint was trained with {differ}" in err
+        assert err.count("\n") == 1 and (f"--checkpoint {path} was trained with {differ} "
+                                         "(leave them out to use the checkpoint's)") in err
     assert not played
+    # A threshold that allows as many detections is the same game: 0.4 over 2 turns
+    # allows none (1/2 exceeds it), as 0.0 does.
+    assert pursuit("eval", "--threshold", "0.4", "--checkpoint", str(path)) == 0
+    assert played.pop() == dataclasses.replace(game, threshold=0.4)
+    capsys.readouterr()
     # train --resume without the options trains on the same game.
     assert pursuit("train", "--resume", "--iterations", "1", "--eval-every", "0",
                    "--checkpoint", str(path)) == 0

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from games import pursuit_evasion as pe
+from jaxsolve.alphazero import exact
 
 DEFAULT = pe.Params()
 
@@ -107,6 +108,26 @@ def test_max_detections_follows_the_seeds_strict_rule(threshold, turns, allowed)
     assert p.max_detections == allowed
     # And literally the seed's comparison on either side of the boundary.
     assert not allowed / turns > threshold and (allowed + 1) / turns > threshold
+
+
+def test_rules_compare_thresholds_by_the_detections_they_allow():
+    # Over 3 turns, 1/3 and 0.34 both allow one detection (1/3 exceeds neither, 2/3
+    # both), 0.333 none (1/3 exceeds it): the first two are one game.
+    third, above, below = (pe.Params(grid_size=3, max_turns=3, threshold=t)
+                           for t in (1 / 3, 0.34, 0.333))
+    assert third != above and third.rules() == above.rules()
+    assert third.rules() != below.rules()
+    assert repr(below.rules()["threshold"]) == "0.333 (at most 0 detections)"
+    # The seed's centre, given or left out, is one start.
+    assert pe.Params(evader_start=(2, 2)).rules() == pe.Params().rules()
+    assert pe.Params(evader_start=(2, 1)).rules() != pe.Params().rules()
+    # A solution is of the game with those rules, whichever threshold was written.
+    solution = exact.solve(third)
+    exact.check_solution(solution, above, "test")
+    with pytest.raises(ValueError, match=re.escape(
+            "the solution is of the game with threshold=0.3333333333333333 (at most 1 "
+            "detection); this game has threshold=0.333 (at most 0 detections)")):
+        exact.check_solution(solution, below, "test")
 
 
 def test_goal_row(step_fn):

@@ -135,8 +135,9 @@ def test_a_solution_of_another_game_is_refused():
     small = pe.Params(grid_size=3, max_turns=2)
     s0 = pe.init(small, jax.random.key(0))
     with pytest.raises(ValueError, match=re.escape(
-            "state_value: the solution is of the game with grid_size=5, max_turns=3; "
-            "this game has grid_size=3, max_turns=2")):
+            "state_value: the solution is of the game with grid_size=5, max_turns=3, "
+            "evader_start=(2, 2); this game has grid_size=3, max_turns=2, "
+            "evader_start=(1, 1)")):
         exact.state_value(exact.solve(pe.Params(max_turns=3)), small, s0)
     with pytest.raises(ValueError, match=re.escape(
             "is_mistake: the solution is of the game with sensor='wedge'; this game has "

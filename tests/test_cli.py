@@ -487,8 +487,8 @@ def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
     assert cli.main(["pursuit", "train", "--variant", "seed", "--grid", "3", "--hidden", "8",
                      "--sensor", "wedge", "--resume", "--checkpoint", str(ckpt)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and (f"--checkpoint {ckpt}: checkpoint was trained with "
-                                     "sensor='ray'; this run uses sensor='wedge'") in err
+    assert err.count("\n") == 1 and (f"--checkpoint {ckpt} was trained with --sensor ray; "
+                                     "the options give --sensor wedge") in err
 
 
 def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
@@ -540,7 +540,7 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
                      "--search", "gumbel"]) == 0
     assert (seen["search"].num_simulations, seen["search"].kind) == (5, "gumbel")
     assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt), "--hidden", "16"]) == cli.EXIT_USAGE
-    assert (f"{ckpt}: checkpoint was trained with hidden=(8,); this run uses hidden=(16,)"
+    assert (f"{ckpt} was trained with --hidden 8; the options give --hidden 16"
             in capsys.readouterr().err)
 
 

@@ -123,6 +123,32 @@ def env_from_args(args, recorded: pe.Params | None = None) -> pe.Params:
         raise CLIError(f"pursuit: {e}") from None
 
 
+# How a game or network setting is given on the command line, to name it in errors;
+# the Params fields without an option keep their own names.
+_AS_OPTION = {
+    "grid_size": lambda v: f"--grid {v}", "max_turns": lambda v: f"--turns {v}",
+    "threshold": lambda v: f"--threshold {v!r}", "sensor": lambda v: f"--sensor {v}",
+    "evader_start": lambda v: f"--start {v[0]} {v[1]}",
+    "goal_row": lambda v: f"--variant {'seed' if v is None else 'goal'}",
+    "hidden": lambda v: "--hidden " + " ".join(map(str, v))}
+
+
+def _refuse_contradicting_options(path, recorded, cfg) -> None:
+    """Refuses options that give another game or network than the checkpoint at `path`
+    was trained for (`recorded`), naming them as options ("--turns 3"): a left-out
+    option takes the checkpoint's value, so only a given one can contradict it. The
+    game is compared by its rules (`Params.rules`): --threshold 0.34 over a checkpoint
+    of 1/3 on 3 turns is the same game (both allow one detection)."""
+    old = {**recorded.env.rules(), "hidden": tuple(recorded.hidden)}
+    new = {**cfg.env.rules(), "hidden": tuple(cfg.hidden)}
+    keys = [k for k in new if old.get(k) != new[k]]
+    if keys:
+        show = lambda d: ", ".join(_AS_OPTION[k](d[k]) if k in _AS_OPTION else f"{k}={d[k]!r}"
+                                   for k in keys)
+        raise CLIError(f"--checkpoint {path} was trained with {show(old)}; the options give "
+                       f"{show(new)} (leave them out to use the checkpoint's)")
+
+
 def _load_checkpoint(path, fresh, cfg):
     """The checkpoint at `path`, refused with a one-line error if it is unreadable or of
     another game or network than `cfg` (the checkpoint records its own)."""
@@ -466,6 +492,8 @@ def _run(args) -> int:
     loading = exists and (args.resume if training else True)
     recorded = _recorded(args.checkpoint) if loading else None
     cfg = config_from_args(args, recorded)
+    if recorded is not None:
+        _refuse_contradicting_options(args.checkpoint, recorded, cfg)
     env = cfg.env
     graphdef, fresh = train.init(cfg)
     state = _load_checkpoint(args.checkpoint, fresh, cfg) if loading else None

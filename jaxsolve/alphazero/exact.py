@@ -77,7 +77,7 @@ def check_solution(solution, params: pe.Params, where: str) -> None:
         raise ValueError(f"{where}: solution must be an ExactSolution (exact.solve(params)), "
                          f"got {type(solution).__name__}")
     if solution.params is not None:
-        differ = checks.mismatch(dataclasses.asdict(solution.params), dataclasses.asdict(params))
+        differ = checks.mismatch(solution.params.rules(), params.rules())
         if differ:
             raise ValueError(f"{where}: the solution is of the game with {differ[0]}; this "
                              f"game has {differ[1]} (solve it with exact.solve)")

@@ -181,7 +181,7 @@ def _game_and_network(env: pe.Params, hidden) -> dict:
     """The settings a checkpoint is bound to: the game's rules and the network's shape.
     The rest (search, games per iteration, learning rate, ...) may change from run to
     run, e.g. more simulations later in training."""
-    return {**dataclasses.asdict(env), "hidden": tuple(hidden)}
+    return {**env.rules(), "hidden": tuple(hidden)}
 
 
 def save(path: str, state: TrainState, config: TrainConfig | None = None) -> None:
@@ -316,8 +316,8 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
     """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
     FileNotFoundError if there is none, ValueError naming the problem if the file is
     not a readable checkpoint or was written for another configuration: with `config`,
-    another game (any Params field) or network (`hidden`) than the one the checkpoint
-    records; then, or without a record (checkpoints written before the record, or
+    another game (by its rules, `Params.rules`) or network (`hidden`) than the one the
+    checkpoint records; then, or without a record (checkpoints written before the record, or
     saved without `config`: that comparison is skipped), leaf shapes that differ."""
     leaves, treedef = jax.tree.flatten(like)
     with _open_archive(path) as data:
