@@ -88,8 +88,10 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
 
     Row c of `chance_probs` is the chance node `tree.chance_histories()[c]` reaches;
     columns are its outcome ids, padded to the widest chance node (Ac) with zeros. Each
-    row must be a distribution over the outcomes the tree has: one of probability 0
-    when the game was compiled has no subtree. `sizes.utility_sum` is the sum all the
+    row must be a distribution over the outcomes the tree has: those the game listed
+    in `chance_outcomes()` when compiled, probability 0 included (an outcome it did
+    not list has no subtree, so list it with probability 0 to sweep weight onto it).
+    `sizes.utility_sum` is the sum all the
     batch's games share (None if they differ); `unstack(batch)` gives the
     games back one by one. Raises `jaxsolve.ArgumentError` naming the array and entry.
 

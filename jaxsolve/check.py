@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _child, _turn_based_if_simultaneous,
-                              _utility_sum, class_given, format_history, state_text)
+from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _cannot_make_children, _child,
+                              _turn_based_if_simultaneous, _utility_sum, class_given,
+                              format_history, state_text)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.validate import is_int, is_real
 
@@ -107,6 +108,14 @@ def _norm(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _nan_as_text(value):
+    """`value` (nested lists and tuples) with each NaN as "nan", for telling whether
+    two calls agree: a NaN never equals itself."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_nan_as_text(v) for v in value)
+    return "nan" if isinstance(value, float) and math.isnan(value) else value
+
+
 def _is_finite(v) -> bool:
     return is_real(v) and math.isfinite(v)
 
@@ -137,6 +146,18 @@ class _Checker:
             r.message = message + (f" (state: {text})" if text else "")
 
     def call(self, check: str, where, state, fn, *args):
+        """`fn(*args)`, where `fn` is a callable or the name of a method of `state`; a
+        missing method or an exception is reported under `check` and gives _ERR."""
+        if isinstance(fn, str):
+            name, fn = fn, getattr(state, fn, None)
+            if not callable(fn):
+                self.fail(check, where, f"the state ({type(state).__name__}) has no {name}() "
+                          "method, which the protocol needs (see jaxsolve.protocol)", state)
+                return _ERR
+        problem = _cannot_make_children(state) if fn is _child else None
+        if problem:
+            self.fail(check, where, problem, state)
+            return _ERR
         try:
             return fn(*args)
         except Exception as e:  # noqa: BLE001 - report, never escape
@@ -197,8 +218,8 @@ class _Checker:
         """The per-state checks. Returns (actions to expand, own-sequence update or
         None), or None at a terminal or a state too broken to go on from."""
         self.states += 1
-        cp = self.call("current_player", where, state, state.current_player)
-        term = self.call("current_player", where, state, state.is_terminal)
+        cp = self.call("current_player", where, state, "current_player")
+        term = self.call("current_player", where, state, "is_terminal")
         if cp is _ERR or term is _ERR:
             return None
         if not is_int(cp) or not (0 <= cp < self.P or cp in (CHANCE, TERMINAL)):
@@ -211,7 +232,7 @@ class _Checker:
         if cp == TERMINAL:
             return self.check_returns(state, where)
         chance = cp == CHANCE
-        fn = state.chance_outcomes if chance else state.legal_actions
+        fn = "chance_outcomes" if chance else "legal_actions"
         first = self.call("chance_outcomes" if chance else "legal_actions_valid", where, state, fn)
         second = self.call("legal_actions_deterministic", where, state, fn)
         if first is _ERR or second is _ERR:
@@ -219,10 +240,10 @@ class _Checker:
         first, second = _norm(first), _norm(second)
         if not isinstance(first, tuple):
             return self.fail("chance_outcomes" if chance else "legal_actions_valid", where,
-                             f"{fn.__name__}() returned {first!r}, expected a list", state)
+                             f"{fn}() returned {first!r}, expected a list", state)
         first, second = list(first), list(second) if isinstance(second, tuple) else second
-        if first != second:
-            self.fail("legal_actions_deterministic", where, f"{fn.__name__}() returned "
+        if _nan_as_text(first) != _nan_as_text(second):  # NaN != NaN: chance_outcomes reports it
+            self.fail("legal_actions_deterministic", where, f"{fn}() returned "
                       f"{first} and then {second}", state)
         if chance:
             return self.check_chance(state, where, first), None
@@ -259,7 +280,7 @@ class _Checker:
     def check_decision(self, state, where, cp, own, legal):
         actions = self.check_actions("legal_actions_valid", where, state, legal,
                                      "legal_actions()", self.num_actions)
-        key = self.call("infostate_consistent", where, state, state.information_state_string, cp)
+        key = self.call("infostate_consistent", where, state, "information_state_string", cp)
         if key is not _ERR and not isinstance(key, str):
             key = self.fail("infostate_consistent", where, f"information_state_string({cp}) "
                             f"returned {type(key).__name__}, expected str", state) or _ERR
@@ -306,7 +327,7 @@ class _Checker:
 
     def check_returns(self, state, where) -> None:
         self.terminals += 1
-        values = self.call("returns_valid", where, state, state.returns)
+        values = self.call("returns_valid", where, state, "returns")
         if values is _ERR:
             return
         values = list(_norm(values)) if isinstance(values, (list, tuple, np.ndarray)) else values
@@ -324,17 +345,17 @@ class _Checker:
 
     # ------------------------------------------------------------------ children, walks
     def fingerprint(self, state) -> list[tuple[str, str]]:
-        def get(fn, *args):
+        def get(name, *args):
             try:
-                return repr(_norm(fn(*args)))
-            except Exception as e:  # noqa: BLE001
+                return repr(_norm(getattr(state, name)(*args)))
+            except Exception as e:  # noqa: BLE001 - a missing method included
                 return f"<raised {type(e).__name__}>"
-        cp, term = get(state.current_player), get(state.is_terminal)
-        last = (state.returns if term == "True" else state.chance_outcomes
-                if cp == repr(CHANCE) else state.legal_actions)
-        return [("current_player()", cp), ("is_terminal()", term), (f"{last.__name__}()",
-                get(last)), *((f"information_state_string({p})",
-                               get(state.information_state_string, p)) for p in range(self.P))]
+        cp, term = get("current_player"), get("is_terminal")
+        last = ("returns" if term == "True" else "chance_outcomes" if cp == repr(CHANCE)
+                else "legal_actions")
+        return [("current_player()", cp), ("is_terminal()", term), (f"{last}()", get(last)),
+                *((f"information_state_string({p})", get("information_state_string", p))
+                  for p in range(self.P))]
 
     def children(self, state, where, actions) -> list:
         """Two children per action, compared; the parent must not change. Returns the
@@ -385,12 +406,13 @@ class _Checker:
             path, own = [], (None,) * self.P
             state = self.call(check, path, None, self.game.new_initial_state)
             for _ in range(self.max_steps):
-                cp = _ERR if state is _ERR else self.call(check, path, state, state.current_player)
+                cp = _ERR if state is _ERR else self.call(check, path, state, "current_player")
                 got = None if self.full or cp is _ERR else self.visit(state, path, own)
                 if cp is _ERR or cp == TERMINAL or (not self.full and got is None):
                     break
                 if cp == CHANCE:
-                    outcomes = self.call(check, path, state, state.chance_outcomes)
+                    # _norm: NumPy arrays as tuples (an array has no truth value).
+                    outcomes = _norm(self.call(check, path, state, "chance_outcomes"))
                     if outcomes is _ERR or not outcomes:
                         break
                     try:
@@ -400,7 +422,8 @@ class _Checker:
                     except (TypeError, ValueError):  # malformed: chance_outcomes reports it
                         break
                 else:
-                    acts = got[0] if got else self.call(check, path, state, state.legal_actions)
+                    acts = got[0] if got else _norm(self.call(check, path, state,
+                                                              "legal_actions"))
                     if acts is _ERR or not acts:
                         _ = acts is _ERR or self.fail(check, path, "no legal action", state)
                         break

@@ -33,6 +33,11 @@ _PROGRESS_EVERY = 4096
 # a game that never ends is refused after 10,000 actions: about 0.1 s.
 DEFAULT_MAX_DEPTH = 10_000
 _PROB_TOLERANCE = 1e-6
+# Action ids index columns: one id of 10**9 (chip amounts used as ids, say) would ask
+# for an [infosets, 10**9] policy and die in NumPy's MemoryError. 2**24 columns is
+# beyond any game's action count (the pyspiel games use a few thousand at most) and
+# keeps flat sequence ids (infoset * columns + id) far inside int32 for small trees.
+MAX_ACTION_ID = 2**24
 _SHOWN_ACTIONS = 40  # a longer history is shown by its start and its length
 # Once the walk holds this many histories (about 0.1 s), it follows the first actions
 # from the root for max_depth actions: a game that never ends and has several actions
@@ -52,6 +57,13 @@ def _game_name(game) -> str:
     return type(game).__name__
 
 
+def _registered(params: dict, names: set) -> bool:
+    """Whether a pyspiel game's parameters (with its "name") name registered games
+    only, the games nested in them ({"game": {"name": ...}}) included."""
+    return params.get("name") in names and all(
+        _registered(v, names) for v in params.values() if isinstance(v, dict) and "name" in v)
+
+
 def _spiel_name(game) -> str:
     """A pyspiel game with every parameter, defaults included, in OpenSpiel's own
     format ("liars_dice(bidding_rule=reset-face,dice_sides=6,numdice=1,players=2)"):
@@ -61,7 +73,13 @@ def _spiel_name(game) -> str:
     try:
         import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
 
-        return str(pyspiel.load_game(game.get_type().short_name, game.get_parameters()))
+        short_name, params = game.get_type().short_name, game.get_parameters()
+        # An unregistered game (pyspiel.create_matrix_game, say, also inside the
+        # turn-based wrapper) cannot be reloaded, and load_game would print
+        # OpenSpiel's list of every game it knows.
+        if not _registered({"name": short_name, **params}, set(pyspiel.registered_names())):
+            return str(game)
+        return str(pyspiel.load_game(short_name, params))
     except Exception:  # noqa: BLE001 - a game OpenSpiel cannot reload keeps its own name
         return str(game)
 
@@ -155,6 +173,15 @@ def _endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
     return None
 
 
+def _cannot_make_children(state) -> str | None:
+    """Why `state` cannot make the state after an action, or None if it can."""
+    if hasattr(state, "child") or (hasattr(state, "clone") and hasattr(state, "apply_action")):
+        return None
+    return (f"the state ({type(state).__name__}) needs child(action), or clone() and "
+            "apply_action(action), to make the state after an action "
+            "(jaxsolve.protocol.State supplies both)")
+
+
 def _child(state, action):
     if hasattr(state, "child"):
         return state.child(action)
@@ -226,10 +253,9 @@ class _Walk:
         """The state after `action`: child(action), or clone() then apply_action(action)."""
         if hasattr(state, "child"):
             return self.call(node, state, "child", action)
-        if not (hasattr(state, "clone") and hasattr(state, "apply_action")):
-            self.fail(node, state, f"the state ({type(state).__name__}) needs child(action), "
-                                   "or clone() and apply_action(action), to make the state "
-                                   "after an action (jaxsolve.protocol.State supplies both)")
+        problem = _cannot_make_children(state)
+        if problem:
+            self.fail(node, state, problem)
         new = self.call(node, state, "clone")
         self.call(node, new, "apply_action", action)
         return new
@@ -258,6 +284,12 @@ class _Walk:
             if bound is not None and a >= bound:
                 self.fail(node, state, f"{what} contains action {a}, but the game declares "
                                        f"num_distinct_actions() = {bound}")
+            if a >= MAX_ACTION_ID:
+                self.fail(node, state, f"{what} contains action {a}: action ids are columns "
+                          "of the tree's arrays (policies are [infosets, largest id + 1], "
+                          f"children [histories, largest id + 1]), so they must lie below "
+                          f"{MAX_ACTION_ID:,}; number the actions 0, 1, 2, ... and name them "
+                          "with action_to_string")
         actions = [int(a) for a in raw]
         if not must_be_sorted:
             actions.sort()

@@ -19,6 +19,18 @@ from jaxsolve.tree import GameTree
 FROM_TABLE_DEFAULTS = ("uniform", "error")
 
 
+def action_labels(tree: GameTree, infoset: int, legal: np.ndarray) -> dict[int, str]:
+    """{action id: name} of one infoset's legal actions, each name unique in the row: a
+    game may give two actions one name (`action_to_string`), and a table keyed by name
+    would then keep only one of their probabilities, so those get their id appended
+    ("raise (id 1)", "raise (id 2)")."""
+    names = {int(a): tree.names.actions[infoset][a] for a in np.nonzero(legal[infoset])[0]}
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {a: name if counts[name] == 1 else f"{name} (id {a})" for a, name in names.items()}
+
+
 def table(tree: GameTree, policy, *, player: int | None = None,
           digits: int | None = None) -> dict[str, dict[str, float]]:
     """{infoset string: {action name: probability}} for every (or one player's) infoset."""
@@ -32,7 +44,7 @@ def table(tree: GameTree, policy, *, player: int | None = None,
     for i, name in enumerate(tree.names.infosets):
         if player is not None and owner[i] != player:
             continue
-        row = {tree.names.actions[i][a]: float(policy[i, a]) for a in np.nonzero(legal[i])[0]}
+        row = {label: float(policy[i, a]) for a, label in action_labels(tree, i, legal).items()}
         if digits is not None:
             row = {k: round(v, digits) for k, v in row.items()}
         out[name] = row
@@ -65,7 +77,7 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
             validate.fail("from_table", f"infoset {name!r} maps to {type(row).__name__}, not "
                           "to {action: probability}", ArgumentTypeError)
         seen.add(i)
-        labels = {label: a for a, label in enumerate(tree.names.actions[i]) if legal[i, a]}
+        labels = {label: a for a, label in action_labels(tree, i, legal).items()}
         values = np.zeros(legal.shape[1])
         for action, p in row.items():
             a = labels.get(action, action)

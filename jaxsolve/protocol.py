@@ -9,9 +9,9 @@ A game object provides:
 
     num_players() -> int
     new_initial_state() -> State
-    num_distinct_actions() -> int          # optional; inferred from the walk if absent
+    num_distinct_actions() -> int          # optional; a legal id at or above it is refused
     utility_sum() -> float | None          # optional; constant sum of returns, if any
-    min_utility() / max_utility() -> float # optional; declared bounds, checked if given
+    min_utility() / max_utility() -> float # optional; check_game checks returns lie within
 
 A state provides:
 
@@ -29,9 +29,9 @@ A state provides:
 Players are numbered 0..n-1 and `returns()[p]` is player p's. `compile_game` calls
 `information_state_string(p)` only at decision nodes and only for the player p to move
 (chance and terminal states need none), and two histories are one infoset exactly when
-those strings are equal. Actions are the game's own integer ids: an id is one column of
-every policy array (`[infosets, num_distinct_actions]`), so a node lists the ids it
-allows, and different infosets may allow different ids (the other columns of their
+those strings are equal. Actions are the game's own integer ids (below 2**24): an id
+is one column of every policy array (`[infosets, largest id used + 1]`, whatever
+num_distinct_actions() declares), so a node lists the ids it allows, and different infosets may allow different ids (the other columns of their
 rows are masked, `tree.legal`). `jaxsolve.check_game(game)` checks all of this on
 a game and names the first offending history.
 

@@ -476,6 +476,7 @@ def _dense_step(tree: GameTree, state: MCCFRState, *, batch_size: int, explorati
     step of the "counts" traversal, and the reference the frontier's sparse `_step`
     is tested against."""
     _check_step(tree, state, solver_name)
+    averaging = _averaging_here(averaging, tree)
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -589,10 +590,18 @@ def _check_step(tree: GameTree, state, solver_name: str) -> None:
     validate.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
 
 
+def _averaging_here(averaging: str, tree: GameTree) -> str:
+    """"opponents" averages nothing in a one-player game (it has no opponents, so the
+    average would stay uniform whatever the regrets learn): there the traverser's own
+    infosets are averaged instead, which the same estimate covers (module docstring)."""
+    return "traverser" if averaging == "opponents" and tree.sizes.num_players == 1 else averaging
+
+
 def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: float,
           averaging: str, floor: bool, alpha, beta, gamma: float, traversal: str,
           split: str, solver_name: str = "sampled-cfr") -> MCCFRState:
     _check_step(tree, state, solver_name)
+    averaging = _averaging_here(averaging, tree)
     K = state.frontier.shape[0]
     if traversal == "auto":
         traversal = choose_traversal(tree, batch_size, K)
@@ -671,7 +680,8 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
       exploration: weight of the uniform policy mixed into the traverser's own
         sampling policy (needed > 0 wherever the traverser samples).
       averaging: whose infosets a traversal adds to the average strategy:
-        "traverser" or "opponents" (see the module docstring).
+        "traverser" or "opponents" (see the module docstring; in a one-player
+        game "opponents" averages the traverser's, as there are no others).
       rule: "cfr" (plain regret sums, uniform average), "cfr+" (floored at zero,
         linear average) or "dcfr" (discounted with 1.5, 0, 2).
       traversal: how a batch is drawn: "frontier" (B independent breadth-first
@@ -714,7 +724,8 @@ _cached = functools.cache(_make)
 
 def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
     """External-sampling MCCFR: the traverser expands all its actions, opponents and
-    chance are sampled once per visited history; opponents' averages updated."""
+    chance are sampled once per visited history; opponents' averages updated (in a
+    one-player game, which has none, the traverser's)."""
     _checked_settings("external_sampling", batch_size=batch_size, **kwargs)
     return sampled_cfr(batch_size, expand_own=True, expand_opponents=False,
                        expand_chance=False, averaging="opponents",

@@ -223,8 +223,9 @@ class GameTree:
         `sweep` and `stack` build batches) and the same kind (float numbers, integer
         indices, bool `legal`). Concrete arrays are also checked as `GameTree.load`
         checks a file's: utilities finite, each chance row a distribution over the
-        outcomes the tree has (an outcome of probability 0 when the game was compiled
-        has no subtree, so it cannot be given weight later), indices in range; and
+        outcomes the tree has (an outcome the game did not list in chance_outcomes()
+        when compiled has no subtree, so it cannot be given weight later; one listed
+        with probability 0 has), indices in range; and
         `sizes.utility_sum` follows new utilities (None once they are general-sum).
         Traced arrays (under jit, grad or vmap) are checked by shape and dtype only,
         and `utility_sum` stays as it was. Raises `jaxsolve.ArgumentError` (or
@@ -378,6 +379,8 @@ def read_member(data, name: str, path: Path, error: type[Exception] = GameError)
 
 def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The metadata and the arrays of a saved tree."""
+    if path.is_dir():
+        raise GameError(f"{path} is a folder; give the saved tree's file (GameTree.save)")
     if not path.is_file():
         raise GameError(f"{path}: no such file")
     with open_npz(path, GameError) as data:
@@ -663,8 +666,9 @@ def _path(parent: np.ndarray, parent_action: np.ndarray, node: int) -> list[int]
 
 
 def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: str) -> None:
-    """Probability only on outcomes the tree has a subtree for: one of probability 0
-    when the game was compiled has none, and mass put on it later would vanish."""
+    """Probability only on outcomes the tree has a subtree for: one the game did not
+    list in chance_outcomes() when compiled has none, and mass put on it later would
+    vanish. (Outcomes listed with probability 0 are walked and keep their subtree.)"""
     if not s.num_chance:
         return
     one = lambda a, k: a.reshape((-1,) + a.shape[a.ndim - k:])[0]  # the structure is shared
@@ -682,9 +686,10 @@ def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: st
         path = _path(one(arrays["parent"], 1), one(arrays["parent_action"], 1), node)
         raise GameError(f"{where}: array 'chance_probs' gives outcome {outcome} of row "
                         f"{at[:-1]} (the chance node after actions {path}) probability "
-                        f"{probs[tuple(at)]:.6g}, but the tree has no subtree for it: an "
-                        "outcome of probability 0 when the game was compiled is left out, "
-                        "so it cannot be given weight later (compile the game with it)")
+                        f"{probs[tuple(at)]:.6g}, but the tree has no subtree for it: the "
+                        "game did not list that outcome there when it was compiled (list it "
+                        "in chance_outcomes(), with probability 0 if need be, and compile "
+                        "again)")
 
 
 jax.tree_util.register_dataclass(

@@ -87,6 +87,25 @@ def test_large_tree_is_checked_along_playouts_and_says_so():
     assert "more than max_nodes=300" in report.findings[-1]
 
 
+def test_numpy_action_lists_pass_as_compile_game_takes_them():
+    # legal_actions() as a NumPy array (and chance outcomes as NumPy scalars) compile;
+    # the playouts used to stop the checks with "The truth value of an array with more
+    # than one element is ambiguous".
+    import numpy as np  # noqa: PLC0415
+
+    def legal_actions(self, player=None):
+        return np.asarray(type(self).__mro__[1].legal_actions(self))
+
+    def chance_outcomes(self):
+        return [(np.int64(a), np.float64(p))
+                for a, p in type(self).__mro__[1].chance_outcomes(self)]
+    game = broken("kuhn_poker", legal_actions=legal_actions, chance_outcomes=chance_outcomes)
+    jaxsolve.compile_game(game)
+    for max_nodes in (10**6, 20):  # the whole tree, and playouts beyond max_nodes
+        report = check_game(game, max_nodes=max_nodes, playouts=5)
+        assert report.ok and report.full_tree == (max_nodes > 20), str(report)
+
+
 # ---------------------------------------------------------------------- broken games
 def test_unsorted_legal_actions():
     def legal_actions(self, player=None):
@@ -209,6 +228,41 @@ def test_exceptions_from_the_game_are_reported_not_raised():
     report = check_game(NoGame())
     assert_fails(report, "game_info", [], "OSError: disk on fire")
     assert all(r.status == "SKIP" for r in report.results[1:])
+
+
+@pytest.mark.parametrize("method, check, history", [
+    ("current_player", "current_player", []),
+    ("legal_actions", "legal_actions_valid", []),
+    ("chance_outcomes", "chance_outcomes", [0]),
+    ("returns", "returns_valid", [0, 0, 0]),
+    ("information_state_string", "infostate_consistent", []),
+    ("child", "apply_action", [0]),
+])
+def test_a_missing_protocol_method_is_named(method, check, history):
+    # They used to stop the checks in game_info with "AttributeError: 'S' object has no
+    # attribute 'returns'", at history [] whichever state lacked it.
+    game = SpecGame(decision(0, "p0", *[chance((1.0, decision(1, "p1", leaf(1, -1),
+                                                              leaf(0, 0))))] * 2))
+
+    class Lacking(type(game.new_initial_state())):
+        def __getattribute__(self, name):
+            if name == method:
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+        def child(self, action):
+            return Lacking(self.game, super().child(action).node, self.path + (action,))
+    game.new_initial_state = lambda: Lacking(game, game.spec)
+    expected = "needs child(action)" if method == "child" else f"has no {method}() method"
+    assert_fails(check_game(game), check, history, expected)
+
+
+def test_a_nan_chance_probability_is_one_finding_not_two():
+    # NaN != NaN, so two calls returning [(0, nan), ...] were also called different.
+    game = SpecGame(chance((float("nan"), leaf(1, -1)), (0.5, leaf(0, 0))))
+    report = check_game(game)
+    assert_fails(report, "chance_outcomes", [], "nan")
+    assert report["legal_actions_deterministic"].status == "PASS", str(report)
 
 
 def test_clone_sharing_state_is_caught():

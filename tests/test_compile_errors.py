@@ -74,6 +74,26 @@ def test_action_beyond_declared_range():
     assert "num_distinct_actions() = 1" in msg
 
 
+def test_huge_action_ids_are_refused_before_any_array_is_made(monkeypatch):
+    # Chip amounts as ids: [0, 10**9] used to end in NumPy's "MemoryError: Unable to
+    # allocate 26.1 GiB for an array with shape (7, 1000000001)". Ids up to 2**24 - 1
+    # are taken; decisions and chance outcomes alike.
+    node = decision(0, "a", leaf(0, 0), leaf(1, -1), actions=[0, 10**9])
+    msg = _error(SpecGame(decision(1, "b", leaf(0, 0), node)))
+    assert msg.startswith("history [1]") and ("legal_actions() contains action 1000000000: "
+                                              "action ids are columns") in msg
+    assert "must lie below 16,777,216" in msg
+    dealt = {"chance": [(0, 0.5, leaf(0, 0)), (2**24, 0.5, leaf(1, -1))]}
+    msg = _error(SpecGame(decision(0, "a", leaf(0, 0), dealt)))
+    assert "chance_outcomes() contains action 16777216" in msg
+    # The bound itself, where its arrays are small: the largest id below it compiles.
+    monkeypatch.setattr(jaxsolve.compile, "MAX_ACTION_ID", 8)
+    largest = decision(0, "a", leaf(0, 0), leaf(1, -1), actions=[0, 7])
+    assert compile_game(SpecGame(chance((1.0, largest)))).sizes.num_actions == 8
+    largest["actions"][1] = (8, leaf(1, -1))
+    assert "below 8; number the actions" in _error(SpecGame(largest))
+
+
 def test_infoset_shared_by_two_players():
     game = SpecGame(chance((0.5, decision(0, "x", leaf(0, 0), leaf(0, 0))),
                            (0.5, decision(1, "x", leaf(0, 0), leaf(0, 0)))))

@@ -186,6 +186,18 @@ def test_an_unknown_openspiel_game_names_the_close_ones_not_all():
     assert "Available games" not in message and len(message) < 200
 
 
+def test_an_unregistered_pyspiel_game_compiles_quietly(capfd):
+    # Naming it used to call load_game("m"), which printed OpenSpiel's 127-line list of
+    # the games it knows. Matching pennies: the row player's value is 0 (by hand).
+    game = pyspiel.create_matrix_game("m", "m", ["H", "T"], ["H", "T"],
+                                      [[1, -1], [-1, 1]], [[-1, 1], [1, -1]])
+    tree = jaxsolve.compile_game(game)
+    assert capfd.readouterr().err == ""
+    assert tree.names.game == "turn_based_simultaneous_game(game=m())"
+    uniform = np.asarray(tree.legal) / np.asarray(tree.legal).sum(1, keepdims=True)
+    assert float(EXPLOITABILITY(tree, uniform)) == 0.0
+
+
 class _Bare:
     """A protocol game with none of the optional methods: no child (clone +
     apply_action), no is_chance_node, no num_distinct_actions. Chance deals player 0

@@ -20,6 +20,21 @@ def test_table_round_trip_and_names():
     assert len(only) == 6
 
 
+def test_table_keeps_actions_that_share_a_name():
+    # A game whose action_to_string names two actions alike used to get a row keyed by
+    # name that kept one of their probabilities (summing to less than 1), which
+    # from_table then refused. Kuhn with both actions named "Bet" at every infoset:
+    import dataclasses  # noqa: PLC0415
+    kuhn = builtin_tree("kuhn_poker")
+    names = kuhn.names
+    tree = dataclasses.replace(kuhn, names=type(names).make(
+        names.game, names.infosets, [["Bet", "Bet"]] * len(names.infosets)))
+    policy = np.tile([0.25, 0.75], (12, 1))
+    table = jaxsolve.table(tree, policy)
+    assert all(row == {"Bet (id 0)": 0.25, "Bet (id 1)": 0.75} for row in table.values())
+    np.testing.assert_array_equal(jaxsolve.from_table(tree, table), policy)
+
+
 def test_from_table_rejects_bad_rows():
     tree = builtin_tree("kuhn_poker")
     name = tree.names.infosets[0]

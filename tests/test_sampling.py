@@ -203,6 +203,25 @@ def test_sampling_solvers_approach_the_kuhn_equilibrium(make, steps, bound):
     assert float(EXPLOITABILITY(tree, jaxsolve.average_policy(tree, state))) < bound
 
 
+@pytest.mark.parametrize("traversal", ["frontier", "counts"])
+def test_external_sampling_averages_a_one_player_game(traversal):
+    """External sampling averages the opponents' infosets; a one-player game has none,
+    and its average used to stay uniform (exploitability that of uniform play) while the
+    regrets learned. Chance deals 0 or 1 (0.3, 0.7), the player sees it and picks:
+    after 0, action 0 pays 1 and action 1 pays 0; after 1, 0 and 2. By hand, the best
+    policy plays 0 then 1, worth 0.3 + 1.4 = 1.7, and uniform play is worth 0.85."""
+    game = SpecGame(chance((0.3, decision(0, "saw 0", leaf(1.0), leaf(0.0))),
+                           (0.7, decision(0, "saw 1", leaf(0.0), leaf(2.0)))), players=1)
+    tree = jaxsolve.compile_game(game)
+    solver = jaxsolve.external_sampling(batch_size=4, traversal=traversal)
+    state = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(0)), 200)
+    average = np.asarray(jaxsolve.average_policy(tree, state))
+    row = {name: i for i, name in enumerate(tree.names.infosets)}
+    assert average[row["saw 0"], 0] > 0.95 and average[row["saw 1"], 1] > 0.95
+    value = float(jaxsolve.policy_value(tree, average)[0])
+    assert 1.7 - 0.05 < value <= 1.7 + 1e-6
+
+
 def test_bad_input_is_refused_with_a_clear_message():
     tree = tree_named("kuhn_poker")
     with pytest.raises(ValueError, match="batch_size"):

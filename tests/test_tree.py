@@ -58,6 +58,8 @@ def test_save_load_round_trip(tmp_path):
 def test_load_errors_name_the_file_and_problem(tmp_path):
     with pytest.raises(GameError, match="no such file"):
         GameTree.load(tmp_path / "missing.npz")
+    with pytest.raises(GameError, match="is a folder; give the saved tree's file"):
+        GameTree.load(tmp_path)
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(GameError, match="junk.npz: not an .npz file"):
         GameTree.load(tmp_path / "junk.npz")
