@@ -71,16 +71,20 @@ def positive(kind=float):
     return parse
 
 
+def cores() -> int:
+    """The cores this process may run on (its affinity; all of them off Linux)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count()
+
+
 def machine_info() -> dict:
     """CPU model, cores, load average (other processes skew every timing), versions."""
     import jax  # noqa: PLC0415
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count()
     return {
-        "cpu": cpu_model(), "cores": cores, "load_average": list(os.getloadavg()),
+        "cpu": cpu_model(), "cores": cores(), "load_average": list(os.getloadavg()),
         "platform": platform.platform(), "python": platform.python_version(),
         "jax": jax.__version__, "jaxlib": version("jaxlib"), "open_spiel": version("open_spiel"),
         "numpy": version("numpy"), "backend": jax.default_backend(),

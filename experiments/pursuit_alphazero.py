@@ -6,7 +6,8 @@ or with --publish to the tracked results/pursuit/ that the README cites, or to -
   win_rates.png     win rate vs random as each side over training, with the exact best
                     rates and the self-play evader win rate (question 2)
   value_heatmap.png the value network's prediction per evader cell beside the exact
-                    value, sensor fixed (question 4)
+                    value, in a reachable position whose exact values differ from
+                    cell to cell (question 4)
   simulations.png   strength and mistake rate against the number of simulations (3)
   scaling.png       5x5 / 7x7 / 11x11: win rate vs random (worse side) and mistake rate
                     against training seconds, with 11x11 without exploring starts (5)
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 
@@ -41,7 +43,7 @@ import numpy as np  # noqa: E402
 
 from games import pursuit_evasion as pe  # noqa: E402
 from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa: E402
-from machine import report_path, where_written  # noqa: E402  (experiments/machine.py)
+from machine import cores, report_path, where_written  # noqa: E402  (experiments/machine.py)
 
 DIRECTIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")  # pe's sensor directions 0..7
 
@@ -106,8 +108,9 @@ def scaling(sizes, seconds, sims, explore, out_dir, baseline=True):
                  + (" no exploring starts" if name.endswith("starts") else ""))
         x = [h["train_seconds"] for h in ev]
         ax[0].plot(x, [min(h["win_vs_random_as_evader"], h["win_vs_random_as_defender"])
-                       for h in ev], ls, color=c, label=label)
-        ax[1].plot(x, [h["mistake_rate"] for h in ev], ls, color=c, label=label)
+                       for h in ev], ls, color=c, label=label, marker="o", ms=2)
+        ax[1].plot(x, [h["mistake_rate"] for h in ev], ls, color=c, label=label, marker="o",
+                   ms=2)
         if out[name]["seconds_to_95pct_vs_random"] is not None:
             ax[0].axvline(out[name]["seconds_to_95pct_vs_random"], color=c, ls=":", lw=0.8)
     ax[0].axhline(0.95, color="grey", lw=0.8)
@@ -117,8 +120,9 @@ def scaling(sizes, seconds, sims, explore, out_dir, baseline=True):
     ax[1].set_ylim(0, 0.3)
     for a in ax:
         a.set_xlabel("training seconds (compilation included)"), a.legend(fontsize=7)
+    load = np.mean([r["load_average_1min"][0] for r in out.values()])
     fig.suptitle(f"goal variant, exploring starts {explore:.0%}, {sims} simulations, "
-                 f"2-core CPU (load ~{np.mean([r['load_average_1min'][0] for r in out.values()]):.1f})",
+                 f"{cores()}-core {jax.default_backend().upper()} (load ~{load:.1f})",
                  fontsize=9)
     fig.tight_layout(), fig.savefig(f"{out_dir}/scaling.png"), plt.close(fig)
     return out
@@ -127,38 +131,69 @@ def scaling(sizes, seconds, sims, explore, out_dir, baseline=True):
 def plot_training(history, best, path_loss, path_win):
     it = [h["iteration"] for h in history]
     plt.figure(figsize=(6, 4))
+    marker = dict(marker="o", ms=3) if len(it) < 20 else {}  # a lone point shows too
     for k in ("loss", "policy_loss", "value_loss"):
-        plt.plot(it, [h[k] for h in history], label=k)
+        plt.plot(it, [h[k] for h in history], label=k, **marker)
+    plt.title("training loss (policy cross-entropy + value MSE)", fontsize=9)
     plt.xlabel("iteration"), plt.ylabel("loss"), plt.legend(), plt.tight_layout()
     plt.savefig(path_loss), plt.close()
     ev = [h for h in history if "win_vs_random_as_evader" in h]
     plt.figure(figsize=(6, 4))
     for side, c in (("evader", "C0"), ("defender", "C1")):
-        plt.plot([h["iteration"] for h in ev], [h[f"win_vs_random_as_{side}"] for h in ev], c, label=f"as {side}")
+        plt.plot([h["iteration"] for h in ev], [h[f"win_vs_random_as_{side}"] for h in ev], c,
+                 label=f"vs random, as {side}", marker="o", ms=3)
         plt.axhline(best[f"best_vs_random_as_{side}"], color=c, ls=":", label=f"exact best as {side}")
-    plt.plot(it, [h["selfplay_evader_wins"] for h in history], "C2", alpha=0.5, label="self-play evader wins")
-    plt.ylim(0, 1.02), plt.xlabel("iteration"), plt.ylabel("win rate vs random"), plt.legend(fontsize=7)
+    plt.plot(it, [h["selfplay_evader_wins"] for h in history], "C2", alpha=0.5,
+             label="self-play: evader's wins", **marker)
+    plt.title("win rates over training (dotted: the best any policy reaches vs random)",
+              fontsize=9)
+    plt.ylim(-0.02, 1.02), plt.xlabel("iteration"), plt.ylabel("win rate"), plt.legend(fontsize=7)
     plt.tight_layout(), plt.savefig(path_win), plt.close()
 
 
-def value_heatmap(env, graphdef, params, sol, path, turn=1, sensor=4):
-    """Network value (evader's side) with the evader to move at each cell, `turn`
-    defender moves made, no detection yet and the sensor pointing `sensor` (4 = S)."""
+def heatmap_position(env, sol) -> tuple[int, int, int]:
+    """(turn, detections, sensor) for the value heatmap: a position the evader can be in
+    (`pe.reachable`: legal play reaches it with the evader to move), on enough cells
+    that the exact values differ from cell to cell - the slice whose reachable cells
+    split most evenly into won and lost, the earliest on ties. (At the first turns the
+    goal variant's evader wins from every cell, and a map of one colour shows nothing.)"""
+    reach = pe.reachable(env)  # [T, T+1, C, 8]
+    exact_v = np.asarray(sol.value_evader)[:env.max_turns]  # [T, K, C, 8], K >= T+1
+    won = ((exact_v[:, :reach.shape[1]] > 0) & reach).sum(axis=2)  # [T, T+1, 8]
+    lost = ((exact_v[:, :reach.shape[1]] < 0) & reach).sum(axis=2)
+    balance = np.minimum(won, lost)
+    t, k, s = np.unravel_index(np.argmax(balance), balance.shape)  # first maximum
+    return int(t), int(k), int(s)
+
+
+def value_heatmap(env, graphdef, params, sol, path):
+    """Network value (evader's side) with the evader to move at each cell, in the
+    position `heatmap_position` picks; cells no play reaches in that position are
+    greyed out. Returns the share of reachable cells where the network's sign is the
+    exact value's."""
     g = env.grid_size
-    states = jax.vmap(lambda c: pe._make(env, jnp.int32(0), c, jnp.int32(sensor), jnp.int32(turn),
-                                         jnp.int32(0), jnp.asarray(False), jnp.zeros(2)))(jnp.arange(g * g))
+    turn, detections, sensor = heatmap_position(env, sol)
+    states = jax.vmap(lambda c: pe._make(
+        env, jnp.int32(0), c, jnp.int32(sensor), jnp.int32(turn), jnp.int32(detections),
+        jnp.asarray(False), jnp.zeros(2)))(jnp.arange(g * g))
     _, v = network.apply(graphdef, params, states.observation)
-    ex = np.asarray(sol.value_evader)[turn, 0, :, sensor]
+    reach = pe.reachable(env)[turn, detections, :, sensor]
+    ex = np.asarray(sol.value_evader)[turn, detections, :, sensor]
     fig, ax = plt.subplots(1, 2, figsize=(8, 3.9))
+    cmap = plt.get_cmap("RdBu").copy()
+    cmap.set_bad("lightgrey")
     for a, data, title in ((ax[0], np.asarray(v), "value network"), (ax[1], ex, "exact value")):
-        im = a.imshow(data.reshape(g, g), vmin=-1, vmax=1, cmap="RdBu")
+        im = a.imshow(np.ma.masked_where(~reach, data).reshape(g, g), vmin=-1, vmax=1,
+                      cmap=cmap)
         a.set_title(title), a.plot(g // 2, g // 2, "k*")
     # The position each cell stands for: the heatmap fixes everything but the cell.
-    fig.suptitle(f"evader's value with the evader to move on each cell (star: the sensor)\n"
+    fig.suptitle(f"evader's value (+1: evader wins) with the evader to move on each cell "
+                 f"(star: the sensor; grey: no play reaches the cell in this position)\n"
                  f"{turn} of {env.max_turns} defender moves made, sensor pointing "
-                 f"{DIRECTIONS[sensor]}, 0 detections", fontsize=9)
+                 f"{DIRECTIONS[sensor]}, {detections} detection{'s' * (detections != 1)} "
+                 f"so far ({env.max_detections} allowed)", fontsize=8)
     fig.colorbar(im, ax=ax), plt.savefig(path), plt.close()
-    return float(np.mean(np.sign(np.asarray(v)) == ex))
+    return float(np.mean(np.sign(np.asarray(v))[reach] == ex[reach]))
 
 
 def strength_vs_sims(env, graphdef, params, sol, sims_list):
@@ -193,8 +228,8 @@ def main(argv=None):
     # Every setting is checked before minutes of training, by the objects that use it.
     if args.iterations < 1:
         ap.error(f"--iterations must be at least 1, got {args.iterations}")
-    if not args.scale_seconds > 0:
-        ap.error(f"--scale-seconds must be positive, got {args.scale_seconds}")
+    if not (math.isfinite(args.scale_seconds) and args.scale_seconds > 0):
+        ap.error(f"--scale-seconds must be a positive number, got {args.scale_seconds}")
     try:
         for n in args.sizes:
             pe.goal_variant(n)
@@ -232,7 +267,10 @@ def main(argv=None):
     plt.figure(figsize=(6, 4))
     for k in ("win_vs_random_as_evader", "win_vs_random_as_defender", "mistake_rate"):
         plt.plot([r["simulations"] for r in rows], [r[k] for r in rows], "o-", label=k)
-    plt.xscale("log", base=2), plt.xlabel("simulations per move"), plt.legend(), plt.tight_layout()
+    plt.xscale("log", base=2), plt.xlabel("simulations per move (at evaluation)")
+    plt.ylabel("rate"), plt.ylim(-0.02, 1.02), plt.legend()
+    plt.title("the trained 5x5 agent against the search budget it plays with", fontsize=9)
+    plt.tight_layout()
     plt.savefig(f"{out}/simulations.png"), plt.close()
     if not args.skip_scaling:
         summary["scaling"] = scaling(args.sizes, args.scale_seconds, args.sims, args.explore,

@@ -114,12 +114,17 @@ def test_ctrl_c_before_an_iteration_completes_saves_nothing(tmp_path, capsys, mo
             "continue it instead") in err
     assert "interrupted before an iteration completed; nothing saved" in err
     assert path.read_bytes() == before
-    # A file there that is no checkpoint is named as such.
-    junk = tmp_path / "junk.npz"
+    # A file there that is no checkpoint is left alone: `--checkpoint notes.txt` used
+    # to replace it with a checkpoint (with a note) once the first iteration was saved.
+    junk = tmp_path / "notes.txt"
     junk.write_text("notes")
-    assert pursuit("train", *TINY, "--checkpoint", str(junk)) == 130
-    assert (f"pursuit: note: replacing {junk}, which is not a readable pursuit checkpoint"
-            in capsys.readouterr().err)
+    assert pursuit("train", *TINY, "--checkpoint", str(junk)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (
+        f"--checkpoint {junk} exists and is not a readable pursuit checkpoint ({junk}: not a "
+        "checkpoint (not an .npz archive)); train would overwrite it: give another path, or "
+        "delete the file first") in err
+    assert junk.read_text() == "notes"
 
 
 XLA_OOM = "RESOURCE_EXHAUSTED: Out of memory allocating 27564006760 bytes."
@@ -363,7 +368,8 @@ def test_a_checkpoint_records_turns_threshold_and_start_for_eval(tmp_path, capsy
     # allows none (1/2 exceeds it), as 0.0 does.
     assert pursuit("eval", "--threshold", "0.4", "--checkpoint", str(path)) == 0
     assert played.pop() == dataclasses.replace(game, threshold=0.4)
-    capsys.readouterr()
+    assert ("pursuit: note: --threshold 0.4 allows as many detections (0) as the "
+            "checkpoint's 0.0: the same game") in capsys.readouterr().err
     # train --resume without the options trains on the same game.
     assert pursuit("train", "--resume", "--iterations", "1", "--eval-every", "0",
                    "--checkpoint", str(path)) == 0

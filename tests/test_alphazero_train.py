@@ -444,6 +444,21 @@ def test_damaged_checkpoints_are_named(tmp_path):
     for name, error in (("truncated.npz", "BadZipFile"), ("damaged.npz", "Bad CRC-32")):
         with pytest.raises(ValueError, match=f"{name}: not a readable checkpoint .*{error}"):
             train.load(str(tmp_path / name), state)
+    # Intact archives whose arrays no training writes: text where numbers belong (it
+    # used to fail in "could not convert string to float"), a network of NaN (it used
+    # to be graded, losing every game), a negative iteration count.
+    members = dict(np.load(path))
+    first = members["leaf_0000"]
+    for name, leaf, says in (
+            ("text.npz", ("leaf_0000", np.full(first.shape, "x")),
+             "not a readable checkpoint: leaf 0 holds <U1 data, not numbers"),
+            ("nan.npz", ("leaf_0000", np.full_like(first, np.nan)),
+             "the network's parameters hold NaN or infinity"),
+            ("steps.npz", (max(k for k in members if k.startswith("leaf_")), np.int32(-3)),
+             "not a readable checkpoint: it counts -3 iterations done")):
+        np.savez(tmp_path / name, **{**members, leaf[0]: leaf[1]})
+        with pytest.raises(ValueError, match=re.escape(f"{name}: {says}")):
+            train.load(str(tmp_path / name), state)
 
 
 def test_puct_self_play_takes_the_most_visited_move_after_the_temperature_moves(monkeypatch):

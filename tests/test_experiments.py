@@ -152,3 +152,27 @@ def test_results_record_the_commit_they_were_measured_at(monkeypatch):
                           text=True, check=True).stdout.strip()
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=root).returncode != 0
     assert machine.git_state() == {"commit": head, "dirty": dirty}
+
+
+def test_the_value_heatmap_shows_a_reachable_position_of_both_verdicts(monkeypatch):
+    """Seed question 4's heatmap used to fix turn 1, no detection and the sensor pointing
+    S: in the goal variant the sensor starts pointing N and turns 45 degrees a move, so
+    no play reaches that position, and the evader wins from every cell at turn 1 (one
+    colour). Checked against `pe.reachable` and the exact values, cell by cell."""
+    import numpy as np  # noqa: PLC0415
+
+    from games import pursuit_evasion as pe  # noqa: PLC0415
+    from jaxsolve.alphazero import exact  # noqa: PLC0415
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
+    sys.modules.pop("pursuit_alphazero", None)
+    import pursuit_alphazero
+    env = pe.goal_variant(5)
+    sol = exact.solve(env)
+    turn, detections, sensor = pursuit_alphazero.heatmap_position(env, sol)
+    reach = pe.reachable(env)[turn, detections, :, sensor]
+    values = np.asarray(sol.value_evader)[turn, detections, :, sensor][reach]
+    assert (values > 0).sum() >= 5 and (values < 0).sum() >= 5
+    assert detections <= env.max_detections  # not already lost on detections
+    # The position the old heatmap showed: reached by no play, one verdict everywhere.
+    assert not pe.reachable(env)[1, 0, :, 4].any()
+    assert (np.asarray(sol.value_evader)[1, 0] > 0).all()

@@ -147,6 +147,10 @@ def _refuse_contradicting_options(path, recorded, cfg) -> None:
                                    for k in keys)
         raise CLIError(f"--checkpoint {path} was trained with {show(old)}; the options give "
                        f"{show(new)} (leave them out to use the checkpoint's)")
+    if recorded.env.threshold != cfg.env.threshold:
+        print(f"pursuit: note: --threshold {cfg.env.threshold!r} allows as many detections "
+              f"({cfg.env.max_detections}) as the checkpoint's {recorded.env.threshold!r}: "
+              "the same game", file=sys.stderr)
 
 
 def _load_checkpoint(path, fresh, cfg):
@@ -209,14 +213,22 @@ def _note_replaced_run(path: str) -> None:
     from jaxsolve.alphazero import train  # noqa: PLC0415
     if not os.path.exists(path):
         return
+    print(f"pursuit: note: replacing the run in {path} (at iteration "
+          f"{train.saved_iteration(path)}); --resume would continue it instead",
+          file=sys.stderr)
+
+
+def _refuse_overwriting_other_files(path: str) -> None:
+    """Refuses a --checkpoint that exists but holds no readable pursuit checkpoint: a
+    slip such as `--checkpoint notes.txt` would otherwise destroy that file when the
+    first iteration is saved. (A checkpoint there is replaced, and `train` says so.)"""
+    from jaxsolve.alphazero import train  # noqa: PLC0415
     try:
-        done = f"at iteration {train.saved_iteration(path)}"
+        train.saved_iteration(path)
     except (OSError, ValueError) as e:
-        print(f"pursuit: note: replacing {path}, which is not a readable pursuit checkpoint "
-              f"({one_line(e)})", file=sys.stderr)
-        return
-    print(f"pursuit: note: replacing the run in {path} ({done}); --resume would continue it "
-          "instead", file=sys.stderr)
+        raise CLIError(f"--checkpoint {path} exists and is not a readable pursuit checkpoint "
+                       f"({one_line(e)}); train would overwrite it: give another path, or "
+                       "delete the file first") from None
 
 
 def _resume_command(args, iterations, budget, done: int, start: int, seconds: float) -> str:
@@ -486,6 +498,8 @@ def _run(args) -> int:
     if not training and not exists:
         raise CLIError(f"--checkpoint {args.checkpoint}: no checkpoint there (train one with "
                          f"`jaxsolve pursuit train --checkpoint {args.checkpoint}`)")
+    if training and exists and not args.resume:
+        _refuse_overwriting_other_files(args.checkpoint)
     if training and args.resume and not exists:
         print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
               file=sys.stderr)

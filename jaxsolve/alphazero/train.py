@@ -340,6 +340,19 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
     problem = _leaf_mismatch(leaves, new)
     if problem:
         raise ValueError(f"{path}: written for another configuration: {problem}")
+    odd = next((i for i, y in enumerate(new) if y.dtype.kind not in "biuf"), None)
+    if odd is not None:
+        raise ValueError(f"{path}: not a readable checkpoint: leaf {odd} holds {new[odd].dtype} "
+                         "data, not numbers")
+    # A network that diverged plays no game well; say so rather than grade it silently.
+    num_params = len(jax.tree.leaves(like.params))
+    if not all(np.isfinite(y).all() for y in new[:num_params]):
+        raise ValueError(f"{path}: the network's parameters hold NaN or infinity (training "
+                         "diverged, or the file was altered); train again from an earlier "
+                         "checkpoint")
+    if new[-1] < 0:  # TrainState.step, the last leaf
+        raise ValueError(f"{path}: not a readable checkpoint: it counts {int(new[-1])} "
+                         "iterations done")
     return jax.tree.unflatten(treedef, [jnp.asarray(y, dtype=x.dtype) for x, y in zip(leaves, new)])
 
 
