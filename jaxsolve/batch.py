@@ -91,9 +91,9 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
     row must be a distribution over the outcomes the tree has: those the game listed
     in `chance_outcomes()` when compiled, probability 0 included (an outcome it did
     not list has no subtree, so list it with probability 0 to sweep weight onto it).
-    `sizes.utility_sum` is the sum all the
-    batch's games share (None if they differ); `unstack(batch)` gives the
-    games back one by one. Raises `jaxsolve.ArgumentError` naming the array and entry.
+    `sizes.utility_sum` is the sum all the batch's games share (None if they differ);
+    `unstack(batch)` gives the games back one by one. Raises `jaxsolve.ArgumentError`
+    naming the array and entry.
 
     Returns:
       (batched tree, in_axes) where in_axes is a GameTree-shaped prefix with 0 on the

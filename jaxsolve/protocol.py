@@ -31,8 +31,9 @@ Players are numbered 0..n-1 and `returns()[p]` is player p's. `compile_game` cal
 (chance and terminal states need none), and two histories are one infoset exactly when
 those strings are equal. Actions are the game's own integer ids (below 2**24): an id
 is one column of every policy array (`[infosets, largest id used + 1]`, whatever
-num_distinct_actions() declares), so a node lists the ids it allows, and different infosets may allow different ids (the other columns of their
-rows are masked, `tree.legal`). `jaxsolve.check_game(game)` checks all of this on
+num_distinct_actions() declares), so a node lists the ids it allows, and different
+infosets may allow different ids (the other columns of their rows are masked,
+`tree.legal`). `jaxsolve.check_game(game)` checks all of this on
 a game and names the first offending history.
 
 Simultaneous-move nodes (current_player() == SIMULTANEOUS) are not walked directly:

@@ -317,8 +317,10 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
     FileNotFoundError if there is none, ValueError naming the problem if the file is
     not a readable checkpoint or was written for another configuration: with `config`,
     another game (by its rules, `Params.rules`) or network (`hidden`) than the one the
-    checkpoint records; then, or without a record (checkpoints written before the record, or
-    saved without `config`: that comparison is skipped), leaf shapes that differ."""
+    checkpoint records; then, or without a record (checkpoints written before the
+    record, or saved without `config`: that comparison is skipped), leaf shapes that
+    differ; and arrays no training writes (text, a network holding NaN, a negative
+    iteration count)."""
     leaves, treedef = jax.tree.flatten(like)
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
