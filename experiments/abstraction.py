@@ -51,6 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import games  # noqa: E402
+from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 from jaxsolve.abstraction import abstract  # noqa: E402
 
@@ -117,10 +118,12 @@ def run_one(name, key, solver, iterations):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="200 iterations")
-    parser.add_argument("--iters", type=int, default=None, help="CFR+ iterations")
+    parser.add_argument("--iters", type=positive(int), default=None, help="CFR+ iterations")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "abstraction.json"),
                         help="JSON file to write (default results/abstraction.json)")
     args = parser.parse_args(argv)
+    if os.path.isdir(args.out):  # refused now, not after the solves
+        parser.error(f"--out {args.out} is a folder; give the JSON file's path")
     iterations = args.iters or (200 if args.quick else 2000)
     solver = jaxsolve.cfr_plus()
 

@@ -44,6 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import games  # noqa: E402
+from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 from games.conjunction import SEED_COSTS  # noqa: E402
 
@@ -214,13 +215,13 @@ def plot_convergence(traces, path):
     plt.close(fig)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true", help="32x32 sweep, 20,000-iteration cap")
-    ap.add_argument("--cap", type=int, default=200_000, help="iteration cap for question 4")
+    ap.add_argument("--cap", type=positive(int), default=200_000, help="iteration cap for question 4")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     n = 32 if args.quick else 50
     cap = min(args.cap, SEED_ITERS) if args.quick else args.cap

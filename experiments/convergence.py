@@ -80,7 +80,7 @@ SAMPLING = ("os-mccfr", "es-mccfr")
 
 
 # ----------------------------------------------------------------- setup
-from machine import machine_info  # noqa: E402  (experiments/machine.py)
+from machine import machine_info, positive  # noqa: E402  (experiments/machine.py)
 
 
 def build_game(key: str):
@@ -180,20 +180,28 @@ def time_to(points, threshold):
 
 
 # ----------------------------------------------------------------- outputs
+FLOAT_FLOOR = 1e-9  # the plot's floor is at most half the least positive value, and not below this
+
+
 def plot(path: Path, label: str, metric: str, runs: dict, seconds: float) -> None:
     import matplotlib  # noqa: PLC0415
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    # A log axis has no room for 0: values at or below the round-off floor (NashConv of
+    # an equilibrium reads a few 1e-8 either side of 0 in float32) are drawn on the
+    # floor, a dotted line, rather than dropped (a line ending early reads as a stop).
+    values = [p["value"] for r in runs.values() for p in r["points"]]
+    floor = max(min((v for v in values if v > 0), default=1.0), FLOAT_FLOOR) / 2
     for r in runs.values():
-        pts = [p for p in r["points"] if p["value"] > 0]
+        pts = r["points"]
         if not pts:
             continue
         style = "--" if r["sampling"] else "-"
         xs = [p["seconds"] for p in pts]
         hs = [p["histories"] for p in pts]
-        ys = [p["value"] for p in pts]
+        ys = [max(p["value"], floor) for p in pts]
         left.plot(xs, ys, style, marker=".", markersize=3, label=r["solver"])
         right.plot(hs, ys, style, marker=".", markersize=3, label=r["solver"])
     for ax, xlabel in ((left, "solver wall-clock seconds (no compile, no evaluation)"),
@@ -203,6 +211,9 @@ def plot(path: Path, label: str, metric: str, runs: dict, seconds: float) -> Non
         ax.set_xlabel(xlabel)
         ax.set_ylabel(metric)
         ax.grid(True, which="both", alpha=0.3)
+        ax.axhline(floor, color="grey", ls=":", lw=0.8)
+    left.text(0.01, 0.01, f"dotted: {floor:.1e}, where values <= 0 (round-off) are drawn",
+              transform=left.transAxes, fontsize=7, color="grey")
     left.legend(fontsize=8)
     fig.suptitle(f"{label}: {metric} of the average policy ({seconds:g} s per solver)")
     fig.tight_layout()
@@ -241,9 +252,9 @@ def main(argv=None) -> int:
                         help=f"comma-separated, from {','.join(GAMES)}")
     parser.add_argument("--solvers", default=",".join(SOLVERS),
                         help=f"comma-separated, from {','.join(SOLVERS)}")
-    parser.add_argument("--batch-size", "-B", type=int, default=256,
+    parser.add_argument("--batch-size", "-B", type=positive(int), default=256,
                         help="samples per player per step of the sampling solvers")
-    parser.add_argument("--seconds", type=float, default=None,
+    parser.add_argument("--seconds", type=positive(float), default=None,
                         help="solver time per (game, solver); default 20, --quick 2")
     parser.add_argument("--quick", action="store_true", help="2 s per (game, solver)")
     parser.add_argument("--growth", type=float, default=1.3,
@@ -269,9 +280,17 @@ def main(argv=None) -> int:
     if args.growth <= 1:
         parser.error("--growth must be > 1")
     seconds = args.seconds if args.seconds is not None else (2.0 if args.quick else 20.0)
-    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    try:
+        thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    except ValueError:
+        parser.error(f"--thresholds must be comma-separated numbers, got {args.thresholds!r}")
+    if not all(t > 0 and math.isfinite(t) for t in thresholds):
+        parser.error(f"--thresholds must be finite numbers above 0, got {args.thresholds!r}")
     suffix = "_quick" if args.quick else ""
     out = args.out or ROOT / "results" / f"convergence{suffix}.json"
+    if out.is_dir():  # refused now, not after minutes of solving
+        parser.error(f"--out {out} is a folder; give the JSON file's path (the PNGs go "
+                     "beside it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     stem = out.stem
 

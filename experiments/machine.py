@@ -8,6 +8,7 @@ folder on sys.path)."""
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 from importlib import metadata
@@ -65,8 +66,9 @@ def positive(kind=float):
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        if not (value > 0 and math.isfinite(value)):
+            what = "an integer" if kind is int else "a finite number"
+            raise argparse.ArgumentTypeError(f"must be {what} above 0, got {text}")
         return value
     return parse
 

@@ -33,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import games  # noqa: E402
+from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 from games.maneuver_detection import (ALLOCATION_NAMES, DEFAULT_DETECTION_PROBS,  # noqa: E402
                                       INTENSITY_NAMES)
@@ -49,13 +50,13 @@ def solve_batch(trees, iters):
     return [np.asarray(x) for x in jax.block_until_ready(jax.jit(jax.vmap(solve))(batch))]
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--iters", type=int, default=20_000)
+    ap.add_argument("--iters", type=positive(int), default=20_000)
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     iters = min(args.iters, 5000) if args.quick else args.iters
     factors = np.round(np.linspace(0.05, 1.05, 21 if args.quick else 41), 6)

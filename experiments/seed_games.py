@@ -42,6 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import games  # noqa: E402
+from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 from jaxsolve.openspiel import as_openspiel_game  # noqa: E402
 
@@ -143,16 +144,16 @@ def plot(rows, trees, policies, path):
     plt.close(fig)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    ap.add_argument("--iters", type=int, default=1000)
-    ap.add_argument("--os-iters", type=int, default=100,
+    ap.add_argument("--iters", type=positive(int), default=1000)
+    ap.add_argument("--os-iters", type=positive(int), default=100,
                     help="OpenSpiel CFR+ iterations on Orbital P-E (slow Python walk)")
     ap.add_argument("--quick", action="store_true",
                     help="OpenSpiel comparison on Mini Maneuver only")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     try:
         import pyspiel  # noqa: F401

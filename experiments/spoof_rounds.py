@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import games  # noqa: E402
+from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 
 RUN = jax.jit(jaxsolve.run, static_argnums=(0,))
@@ -59,18 +60,21 @@ def solve(rounds, cap, shuffle):
                 compile_game_s=compile_s, solve_s=time.perf_counter() - t0)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--max-rounds", type=int, default=8)
-    ap.add_argument("--cap", type=int, default=20_000)
+    ap.add_argument("--max-rounds", type=positive(int), default=8)
+    ap.add_argument("--cap", type=positive(int), default=20_000)
     ap.add_argument("--shuffle-initial", action="store_true",
                     help="chance, not Player 1, sets the starting arrangement")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     top, cap = (min(args.max_rounds, 6), min(args.cap, 5000)) if args.quick else (args.max_rounds, args.cap)
+    if (top, cap) != (args.max_rounds, args.cap):
+        print(f"note: --quick runs max_rounds 1..{top} with a cap of {cap:,} iterations "
+              "(leave out --quick for more)", flush=True)
 
     print(f"{'rounds':>6}{'infosets':>10}{'terminals':>11}{'iters':>8}{'value (P0)':>12}"
           f"{'exploit.':>11}{'solve s':>9}")

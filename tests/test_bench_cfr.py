@@ -141,8 +141,8 @@ def test_every_timed_block_is_kept_beside_the_median(cfr):
 
 
 @pytest.mark.parametrize("argv, named", [
-    (["--cap", "-1"], "argument --cap: must be above 0, got -1"),
-    (["--liars-iters", "0"], "argument --liars-iters: must be above 0, got 0"),
+    (["--cap", "-1"], "argument --cap: must be a finite number above 0, got -1"),
+    (["--liars-iters", "0"], "argument --liars-iters: must be an integer above 0, got 0"),
     (["--max-memory-gib", "lots"], "argument --max-memory-gib: expected a number, got 'lots'"),
 ])
 def test_counts_and_budgets_must_be_positive(cfr, capsys, argv, named):

@@ -26,8 +26,9 @@ def _bench_mccfr(monkeypatch):
     (["--games", "leduc,leduc"], "--games: duplicate entries leduc"),
     (["--schemes", "es,os,es"], "--schemes: duplicate entries es"),
     # A negative budget used to run, and compare exploitabilities "at -1 s".
-    (["--seconds", "-1"], "argument --seconds: must be above 0, got -1"),
-    (["--repeats", "0"], "argument --repeats: must be above 0, got 0"),
+    (["--seconds", "-1"], "argument --seconds: must be a finite number above 0, got -1"),
+    (["--seconds", "inf"], "argument --seconds: must be a finite number above 0, got inf"),
+    (["--repeats", "0"], "argument --repeats: must be an integer above 0, got 0"),
     (["--block", "x"], "argument --block: expected a number, got 'x'"),
 ])
 def test_duplicates_are_refused_by_name(monkeypatch, capsys, argv, named):

@@ -88,3 +88,24 @@ def test_the_local_results_are_ignored_by_git():
     ignored = subprocess.run(["git", "check-ignore", "-q", "results/local/bench_cfr.json"],
                              cwd=ROOT, check=False).returncode
     assert ignored == 0
+
+
+@pytest.mark.parametrize("name, argv, says", [
+    # Each used to run to the end and publish figures of -5 or 0 iterations (exit 0),
+    # or to fail in a traceback after the solves.
+    ("seed_games", ["--iters", "-5"], "argument --iters: must be an integer above 0, got -5"),
+    ("conjunction", ["--cap", "0"], "argument --cap: must be an integer above 0, got 0"),
+    ("spoof_rounds", ["--max-rounds", "0"], "argument --max-rounds: must be an integer above 0"),
+    ("maneuver_detection", ["--iters", "0"], "argument --iters: must be an integer above 0"),
+    ("abstraction", ["--iters", "-3"], "argument --iters: must be an integer above 0, got -3"),
+    ("abstraction", ["--out", str(EXPERIMENTS)], "is a folder; give the JSON file's path"),
+    ("convergence", ["--seconds", "inf"], "must be a finite number above 0, got inf"),
+    ("convergence", ["--thresholds", "abc"], "--thresholds must be comma-separated numbers"),
+    ("convergence", ["--out", str(EXPERIMENTS)], "is a folder; give the JSON file's path"),
+])
+def test_seed_game_scripts_refuse_bad_options_at_once(script, capsys, name, argv, says):
+    with pytest.raises(SystemExit) as exit_info:
+        script(name).main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
