@@ -139,8 +139,10 @@ def _refuse_contradicting_options(path, recorded, cfg) -> None:
     option takes the checkpoint's value, so only a given one can contradict it. The
     game is compared by its rules (`Params.rules`): --threshold 0.34 over a checkpoint
     of 1/3 on 3 turns is the same game (both allow one detection)."""
-    old = {**recorded.env.rules(), "hidden": tuple(recorded.hidden)}
-    new = {**cfg.env.rules(), "hidden": tuple(cfg.hidden)}
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    # The settings train.load compares too, so that the two checks cannot drift apart.
+    old = train.game_and_network(recorded.env, recorded.hidden)
+    new = train.game_and_network(cfg.env, cfg.hidden)
     keys = [k for k in new if old.get(k) != new[k]]
     if keys:
         show = lambda d: ", ".join(_AS_OPTION[k](d[k]) if k in _AS_OPTION else f"{k}={d[k]!r}"

@@ -177,7 +177,7 @@ _CONFIG = "config"
 _UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
 
-def _game_and_network(env: pe.Params, hidden) -> dict:
+def game_and_network(env: pe.Params, hidden) -> dict:
     """The settings a checkpoint is bound to: the game's rules and the network's shape.
     The rest (search, games per iteration, learning rate, ...) may change from run to
     run, e.g. more simulations later in training."""
@@ -231,8 +231,8 @@ def _check_trained_like(path: str, record: str, config: TrainConfig) -> None:
         trained = config_from_record(record)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
-    differ = checks.mismatch(_game_and_network(trained.env, trained.hidden),
-                             _game_and_network(config.env, config.hidden))
+    differ = checks.mismatch(game_and_network(trained.env, trained.hidden),
+                             game_and_network(config.env, config.hidden))
     if differ:
         raise ValueError(f"{path}: checkpoint was trained with {differ[0]}; this run uses "
                          f"{differ[1]}")
