@@ -233,7 +233,9 @@ def test_help_says_how_to_read_the_mistake_rate_and_eval_every_0(capsys):
                                "--resume --iterations 2 --eval-every 0\n"),
     # Cut during the evaluation after the last of the 3: nothing left to resume.
     (["--iterations", "3"], 3, "interrupted after the last iteration (3); saved {path}\n"),
-    # 1 minute asked, cut after 15 s of training: 45 s = 0.75 minutes left.
+    # 1 minute asked, cut after 15 s of training: 45 s = 0.75 minutes left. The history
+    # is empty, as when the Ctrl-C came during the first iteration (held until it ends):
+    # the time spent is the one Interrupted counts, not the last recorded metrics'.
     (["--minutes", "1"], 1, "--resume --minutes 0.75 --eval-every 0\n"),
 ])
 def test_ctrl_c_says_what_is_left(budget, done, said, tmp_path, capsys, monkeypatch):
@@ -241,7 +243,7 @@ def test_ctrl_c_says_what_is_left(budget, done, said, tmp_path, capsys, monkeypa
 
     def interrupted(cfg, iterations, *, state=None, **kwargs):
         state = train.init(cfg)[1]._replace(step=jnp.int32(done))
-        raise train.Interrupted(state, [{"train_seconds": 15.0}])
+        raise train.Interrupted(state, [], train_seconds=15.0)
     monkeypatch.setattr(train, "train", interrupted)
     assert pursuit("train", *TINY, *budget, "--checkpoint", str(path)) == 130
     assert capsys.readouterr().err.endswith(said.format(path=path))

@@ -503,6 +503,27 @@ def test_a_cached_match_of_other_settings_is_refused(compiled):
                                          r"batch 2, asked 4"):
         evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol, jax.random.PRNGKey(0),
                           batch=4, matches=matches)
+    # A match compiled without the per-ply callback cannot drive a bar: refused too.
+    with pytest.raises(ValueError, match=r"network, batch or progress"):
+        evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol, jax.random.PRNGKey(0),
+                          batch=2, matches=matches, progress=True)
+
+
+def test_evaluation_progress_counts_every_ply_and_changes_no_rate(compiled, capsys):
+    """`progress=True` adds a host callback per ply: the bar ends at opponents x 2
+    sides x 2 * max_turns plies, and the games (same key) are the same games."""
+    graphdef, _ = compiled
+    _, s = train.init(CFG)
+    sol = exact.solve(ENV)
+    run = lambda progress: evaluate.evaluate(ENV, CFG.search, graphdef, s.params, sol,
+                                             jax.random.PRNGKey(3), batch=2, progress=progress)
+    quiet = run(False)
+    capsys.readouterr()
+    shown = run(True)
+    assert shown == quiet and shown.counts == quiet.counts
+    plies = 2 * 2 * ENV.max_turns
+    err = capsys.readouterr().err
+    assert f"{plies}/{plies}" in err and "evaluate (" in err, err
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -579,5 +600,8 @@ def test_ctrl_c_during_an_iteration_waits_for_it(two_iterations, tmp_path, monke
     with pytest.raises(train.Interrupted) as stop:
         train.train(CFG, 3, progress=False)
     assert int(stop.value.state.step) == 2 and len(stop.value.history) == 1
+    # Iteration 2's time is counted though its metrics are not: what a resumed
+    # --minutes budget subtracts.
+    assert stop.value.train_seconds > stop.value.history[0]["train_seconds"] > 0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     _assert_same_state(_saved_and_loaded(stop.value, tmp_path / "b.npz"), two_iterations)

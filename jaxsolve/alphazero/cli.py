@@ -260,9 +260,8 @@ def _save_interrupted(args, cfg, stop, iterations, budget, start: int) -> int:
         print(f"\npursuit: interrupted after the last iteration ({done}); saved "
               f"{args.checkpoint}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    seconds = stop.history[-1]["train_seconds"] if stop.history else 0.0
     print(f"\npursuit: interrupted at iteration {done}; saved {args.checkpoint}. Resume with:\n"
-          f"  {_resume_command(args, iterations, budget, done, start, seconds)}",
+          f"  {_resume_command(args, iterations, budget, done, start, stop.train_seconds)}",
           file=sys.stderr)
     return EXIT_INTERRUPTED
 
@@ -523,7 +522,8 @@ def _run(args) -> int:
         return _train(args, cfg, graphdef, state, sol, replacing=exists and not args.resume)
     opponents = ("random", "mcts") if args.mcts else ("random",)
     res = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol,
-                            jax.random.PRNGKey(cfg.seed + 1), opponents=opponents)
+                            jax.random.PRNGKey(cfg.seed + 1), opponents=opponents,
+                            progress=True)
     result = {**_with_counts(res), **evaluate.best_rates_vs_random(env)}
     _print_summary(result)
     print(json.dumps(result, indent=2))

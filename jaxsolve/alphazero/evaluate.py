@@ -13,7 +13,9 @@
   rates. `Rates.counts` gives the counts behind each rate.
 
 All matches run B games in lockstep in one jitted function; the agent's side is a
-traced argument, so both sides share one compilation.
+traced argument, so both sides share one compilation. With `progress=True` a bar
+counts the plies as the compiled match plays them (a host callback per ply), for
+evaluations long enough to want one (many simulations per move).
 """
 
 from __future__ import annotations
@@ -75,18 +77,34 @@ def _opponents(opponents, where: str) -> tuple:
     return names
 
 
+class _PlyCounter:
+    """The host side of a match's per-ply callback: advances `bar` (a tqdm bar, set by
+    `evaluate` for one call) by one ply; a no-op while `bar` is None."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self):
+        if self.bar is not None:
+            self.bar.update(1)
+
+
 def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
-               opponent: str = "random"):
+               opponent: str = "random", progress: bool = False):
     """Jitted `match(params, solution, key, agent_side) -> dict` of per-batch stats:
     agent_wins [B] bool, mistakes / won_moves / moves [] int32 (agent moves only).
-    `opponent` is one of `OPPONENTS`."""
+    `opponent` is one of `OPPONENTS`. With `progress`, each ply calls back to the host
+    to advance the bar held in `match.plies.bar` (2 * env.max_turns plies a call)."""
     batch = checks.static("make_match", "batch", batch, checks.integer(1))
     (opponent,) = _opponents((opponent,), "make_match")
+    plies = _PlyCounter()
 
     def match(params, solution, key, agent_side):
         state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
 
         def ply(c, k):
+            if progress:
+                jax.debug.callback(plies)
             state, mistakes, won, moves = c
             k1, k2 = jax.random.split(k)
             mine = selfplay.run_search(graphdef, env, cfg, params, k1, state, noise=False).action
@@ -111,7 +129,9 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
         wins = jnp.where(agent_side == pe.EVADER, z > 0, z < 0)
         return dict(agent_wins=wins, mistakes=mistakes, won_moves=won, moves=moves)
 
-    return jax.jit(match)
+    jitted = jax.jit(match)
+    jitted.plies = plies
+    return jitted
 
 
 class Rates(dict):
@@ -125,8 +145,21 @@ class Rates(dict):
         self.counts = counts
 
 
+def _ply_bar(progress: bool, total: int, cfg: selfplay.SearchConfig):
+    """The bar `evaluate(progress=True)` advances once a ply (a context manager that
+    closes it); without progress, a context holding None."""
+    import contextlib  # noqa: PLC0415
+
+    from jaxsolve.progress import bar  # noqa: PLC0415
+    if not progress:
+        return contextlib.nullcontext(None)
+    return bar(total=total, unit="ply",
+               desc=f"evaluate ({cfg.num_simulations} simulations a move)")
+
+
 def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,
-             batch: int = 256, opponents=("random",), matches=None) -> dict:
+             batch: int = 256, opponents=("random",), matches=None,
+             progress: bool = False) -> dict:
     """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
     and the mistake rate over all games played, graded by `solution` (`exact.solve(env)`).
 
@@ -138,8 +171,9 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     wins, mistakes and won positions behind the rates. `cfg` is the agent's `SearchConfig`
     (`TrainConfig.search`), not the TrainConfig.
     `matches` (a dict, by opponent name) caches compiled `make_match`es across calls;
-    a cached match made for another env, search config, network or batch is refused
-    by name rather than silently reused."""
+    a cached match made for another env, search config, network, batch or `progress`
+    is refused by name rather than silently reused. `progress=True` shows a bar over
+    the plies played (opponents x 2 sides x 2 * env.max_turns), for long evaluations."""
     # Checked before anything compiles: the batch, the names, and that the solution is
     # of this game (another one's would be graded by clamped, meaningless gathers).
     checks.static("evaluate", "batch", batch, checks.integer(1))
@@ -149,22 +183,32 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
     exact.check_solution(solution, env, "evaluate")
     matches = {} if matches is None else matches
     res, counts, mistakes, won = {}, {"games_per_side": batch}, 0, 0
-    settings = (env, cfg, graphdef, batch)
+    settings = (env, cfg, graphdef, batch, bool(progress))
     for opp in opponents:
         if opp not in matches:
-            matches[opp] = make_match(env, cfg, graphdef, batch, opp)
+            matches[opp] = make_match(env, cfg, graphdef, batch, opp, progress=bool(progress))
             matches[opp].settings = settings
         elif getattr(matches[opp], "settings", settings) != settings:
             raise ValueError(
                 f"evaluate: matches[{opp!r}] was compiled for another env, search config, "
-                f"network or batch (batch {matches[opp].settings[3]}, asked {batch}); "
-                f"pass a fresh dict for other settings")
-        for side, name in ((pe.EVADER, "evader"), (pe.DEFENDER, "defender")):
-            out = matches[opp](params, solution, jax.random.fold_in(key, side), jnp.int32(side))
-            res[f"win_vs_{opp}_as_{name}"] = float(jnp.mean(out["agent_wins"]))
-            counts[f"wins_vs_{opp}_as_{name}"] = int(jnp.sum(out["agent_wins"]))
-            mistakes += int(out["mistakes"])
-            won += int(out["won_moves"])
+                f"network, batch or progress (batch {matches[opp].settings[3]}, asked "
+                f"{batch}); pass a fresh dict for other settings")
+    with _ply_bar(progress, len(opponents) * 2 * 2 * env.max_turns, cfg) as bar:
+        for opp in opponents:
+            # A match not made by make_match (a stand-in passed in `matches`) has no
+            # counter; it plays without advancing the bar.
+            counter = getattr(matches[opp], "plies", _PlyCounter())
+            counter.bar = bar
+            try:
+                for side, name in ((pe.EVADER, "evader"), (pe.DEFENDER, "defender")):
+                    out = matches[opp](params, solution, jax.random.fold_in(key, side),
+                                       jnp.int32(side))
+                    res[f"win_vs_{opp}_as_{name}"] = float(jnp.mean(out["agent_wins"]))
+                    counts[f"wins_vs_{opp}_as_{name}"] = int(jnp.sum(out["agent_wins"]))
+                    mistakes += int(out["mistakes"])
+                    won += int(out["won_moves"])
+            finally:
+                counter.bar = None
     res["mistake_rate"] = mistakes / max(won, 1)
     return Rates(res, {**counts, "mistakes": mistakes, "won_positions": won})
 

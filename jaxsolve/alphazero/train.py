@@ -373,14 +373,16 @@ class Interrupted(KeyboardInterrupt):
     """Raised by `train` on Ctrl-C (a KeyboardInterrupt): `state` is the training state
     after the last completed iteration (the state given when none completed; None only
     if a second Ctrl-C cut an iteration short after its input was consumed), `history`
-    the metrics of the iterations recorded. Saving `state` and resuming from it
-    continues the run exactly. Being a KeyboardInterrupt, it stops callers that do not
-    catch it as Ctrl-C always did."""
+    the metrics of the iterations recorded, `train_seconds` the training time (as
+    `max_seconds` counts it) up to the end of the last completed iteration: an
+    iteration finished after the Ctrl-C is counted there though `history` lacks it.
+    Saving `state` and resuming from it continues the run exactly. Being a
+    KeyboardInterrupt, it stops callers that do not catch it as Ctrl-C always did."""
 
-    def __init__(self, state: TrainState | None, history: list):
+    def __init__(self, state: TrainState | None, history: list, train_seconds: float = 0.0):
         done = "nothing" if state is None else f"iteration {int(state.step)}"
         super().__init__(f"training interrupted (last completed: {done})")
-        self.state, self.history = state, history
+        self.state, self.history, self.train_seconds = state, history, train_seconds
 
 
 class _HeldInterrupt:
@@ -475,7 +477,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     graphdef, fresh = init(cfg)
     state = fresh if state is None else _check_state(state, fresh)
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
-    history, shown = [], {}
+    history, shown, seconds = [], {}, 0.0
     if iterations is None and max_seconds is None and stop_fn is None:
         raise ValueError("train: give iterations, max_seconds or stop_fn")
     if stop_fn is not None and not (eval_fn is not None and eval_every):
@@ -489,7 +491,9 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                 with interrupt.hold():
                     state, metrics = step(state)
                     metrics = {k: float(v) for k, v in metrics.items()}  # (waits for the step)
-                seconds = time.perf_counter() - start - eval_time
+                    # Inside the hold: a Ctrl-C held back is raised when it ends, and
+                    # Interrupted must still count this iteration's time.
+                    seconds = time.perf_counter() - start - eval_time
                 last = i + 1 == iterations or (max_seconds is not None and seconds >= max_seconds)
                 evaluated = eval_fn is not None and eval_every and ((i + 1) % eval_every == 0 or last)
                 if evaluated:
@@ -508,7 +512,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                     break
     except KeyboardInterrupt:
         bar.close()
-        raise Interrupted(state if _intact(state) else None, history) from None
+        raise Interrupted(state if _intact(state) else None, history, seconds) from None
     bar.close()
     return graphdef, state, history
 
