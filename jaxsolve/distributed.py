@@ -87,6 +87,7 @@ from jax.sharding import PartitionSpec as P
 from jaxsolve import validate
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
+from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, run
 from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
 from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
@@ -156,12 +157,16 @@ def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
     for f, a in axes.items():
         shape = tuple(np.shape(getattr(batched_tree, f)))
         if a == 0 and shape[1:] != one[f]:
+            batched = [g for g in axes if np.ndim(getattr(batched_tree, g)) > len(one[g])]
+            why = ("" if shape != one[f] else
+                   f": this batch holds one {f!r} shared by all games (batched: "
+                   f"{', '.join(batched)}); pass the in_axes jaxsolve.sweep returned, or "
+                   "jaxsolve.batch_axes(batch)" if batched else
+                   ": one tree, not a batch (solve one tree with run_sharded(shard_tree("
+                   "tree)); build a batch with jaxsolve.sweep or jaxsolve.stack)")
             raise GameError(
                 f"distributed: in_axes batches {f!r} along axis 0, so it needs shape "
-                f"(B,) + {one[f]}, got {shape}" + (
-                    ": one tree, not a batch (solve one tree with run_sharded(shard_tree("
-                    "tree)); build a batch with jaxsolve.sweep or jaxsolve.stack)"
-                    if shape == one[f] else ""))
+                f"(B,) + {one[f]}, got {shape}{why}")
     sizes = {np.shape(getattr(batched_tree, f))[0] for f, a in axes.items() if a == 0}
     if len(sizes) != 1:
         raise GameError(f"distributed: batched arrays disagree on the batch size: {sorted(sizes)}")
@@ -211,48 +216,96 @@ def _on_batch_shards(fn, mesh: Mesh, axes: dict, tree: GameTree, batched, shared
         tree, batched, shared)
 
 
-@functools.partial(jax.jit, static_argnames=("solver", "mesh", "axes", "size"))
-def _solve_batch(tree, num_iterations, *, solver, mesh, axes, size):
-    def one(t, _, n):
-        return run(solver, t, solver.init(t), n)
+def _pad_on_devices(states, size: int, mesh: Mesh):
+    """Pads batched states from B to B' like `shard_batch` pads the tree (repeating the
+    last game), on the devices, not the host, so states that are global arrays split
+    over hosts need no gathering."""
+    extra = -size % mesh.size
+    return jax.tree.map(
+        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]) if extra else x, states)
 
-    states = _on_batch_shards(one, mesh, dict(axes), tree, (), num_iterations)
+
+@functools.partial(jax.jit, static_argnames=("solver", "mesh", "axes", "size"))
+def _solve_batch(tree, states, num_iterations, *, solver, mesh, axes, size):
+    def one(t, s, n):
+        return run(solver, t, solver.init(t) if s is None else s, n)
+
+    if states is not None:
+        states = _pad_on_devices(states, size, mesh)
+    states = _on_batch_shards(one, mesh, dict(axes), tree, states, num_iterations)
     return jax.tree.map(lambda x: x[:size], states)
 
 
 @functools.partial(jax.jit, static_argnames=("mesh", "axes", "size"))
 def _exploitability_batch(tree, states, *, mesh, axes, size):
-    extra = -size % mesh.size
-    # Pad the states like the tree (repeat the last) on the devices, not the host,
-    # so states that are global arrays split over hosts need no gathering.
-    states = jax.tree.map(
-        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]) if extra else x, states)
-
     def one(t, s, _):
         return exploitability(t, average_policy(t, s))
 
+    states = _pad_on_devices(states, size, mesh)
     return _on_batch_shards(one, mesh, dict(axes), tree, states, ())[:size]
 
 
+def _sampling_states(solver: Solver, batched_tree: GameTree, size: int, key):
+    """[B]-stacked `solver.init(game_b, keys[b])` of a sampling solver, keys =
+    split(key, B): its init reads each game's concrete arrays (outside jit)."""
+    key = jax.random.PRNGKey(0) if key is None else validate.prng_key(key, "solve_batch")
+    states = [solver.init(game, k)
+              for game, k in zip(unstack(batched_tree), jax.random.split(key, size))]
+    for b, state in enumerate(states[1:], 1):
+        differ = [f for f, x, y in zip(state._fields, states[0], state) if x.shape != y.shape]
+        if differ:
+            raise GameError(f"solve_batch: {solver.name}'s sampling frontier of game {b} "
+                            f"differs from game 0's ({', '.join(differ)}); the games must "
+                            "share their structure and chance supports")
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def _check_batch_states(states, tree: GameTree, size: int, where: str) -> None:
+    """States of B games of `tree`'s structure: [B, I, A] rows, as `solve_batch` returns."""
+    if not hasattr(states, "average"):
+        validate.fail(where, "expected the batched solver state solve_batch returns, got "
+                             f"{type(states).__name__}")
+    want = (size, tree.sizes.num_infosets, tree.sizes.num_actions)
+    got = tuple(np.shape(states.average))
+    if got != want:
+        validate.fail(where, f"states.average is {list(got)} but the batch needs {list(want)} "
+                             f"([B, I, A] for its {size} games)")
+
+
 def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
-                mesh: Mesh | None = None) -> CFRState:
+                mesh: Mesh | None = None, key=None) -> CFRState:
     """Solves every game of a batch from `solver.init`, each device its own slice.
 
-    Equals `jax.vmap(lambda t: run(solver, t, solver.init(t), n), in_axes=(in_axes,))`
-    on one device, element for element.
+    A full-width solver's game b is `run(solver, game_b, solver.init(game_b), n)`; a
+    sampling solver's (`jaxsolve.external_sampling`, ...) starts from
+    `solver.init(game_b, jax.random.split(key, B)[b])`, initialised on the host. Each
+    game's result equals its run alone up to round-off: XLA may fuse the batched
+    program differently for another batch size or slice per device, and CFR's
+    regret-matching ties can then break the other way (another valid run of the
+    algorithm, of similar exploitability; see `jaxsolve.batch`).
 
     Args:
       batched_tree, in_axes: from `jaxsolve.sweep` (or `stack` with in_axes=0).
       num_iterations: iterations per game (traced: other counts reuse the program).
       mesh: default `default_mesh("batch")`.
+      key: a sampling solver's PRNG key (default PRNGKey(0)); full-width solvers take none.
     Returns:
-      CFRState whose arrays have a leading axis B ([B, I, A], [B]).
+      the solver's state with a leading axis B on its arrays ([B, I, A], [B]).
     """
+    solver = validate.solver(solver, "solve_batch")
     validate.iterations(num_iterations, "solve_batch")
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     axes = tuple(_batch_axes(in_axes).items())
-    return _solve_batch(placed, num_iterations, solver=solver, mesh=mesh, axes=axes, size=size)
+    if validate.samples(solver):
+        states = _sampling_states(solver, batched_tree, size, key)
+    elif key is not None:
+        validate.fail("solve_batch", f"key is for sampling solvers; {solver.name} is "
+                                     "deterministic (its init takes the tree only)")
+    else:
+        states = None
+    return _solve_batch(placed, states, num_iterations, solver=solver, mesh=mesh, axes=axes,
+                        size=size)
 
 
 def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
@@ -260,6 +313,7 @@ def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
     """[B] exploitability of each game's average policy, e.g. of `solve_batch`'s states."""
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
+    _check_batch_states(states, batched_tree, size, "exploitability_batch")
     axes = tuple(_batch_axes(in_axes).items())
     return _exploitability_batch(placed, states, mesh=mesh, axes=axes, size=size)
 
@@ -383,6 +437,14 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
     is a valid start. One psum of [I*A + 1] values per player per iteration.
     """
     solver = validate.solver(solver, "run_sharded")
+    if validate.samples(solver):
+        # A sampled traversal gathers the utilities of the terminals it reaches by their
+        # ids in the whole tree, which a device holding Z'/D of them does not have.
+        validate.fail("run_sharded", f"{solver.name} samples terminals by their ids in the "
+                                     "whole tree, so it cannot run on a terminal-split tree; "
+                                     "run it with jaxsolve.run on the unsplit tree (it visits "
+                                     "few terminals an iteration), or split a batch of games "
+                                     "with solve_batch")
     validate.solver_state(tree, state, "run_sharded", expected=solver.state_type,
                           solver_name=solver.name)
     validate.iterations(num_iterations, "run_sharded")

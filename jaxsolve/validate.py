@@ -328,6 +328,12 @@ def solver(value: Any, where: str):
          ArgumentTypeError)
 
 
+def samples(value: Any) -> bool:
+    """Whether a `solver` (checked) samples: its state carries a PRNG key, as
+    `jaxsolve.sampling`'s solvers' MCCFRState does, and its init takes one."""
+    return "key" in getattr(value.state_type, "_fields", ())
+
+
 # The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
 _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
 

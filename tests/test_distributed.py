@@ -102,6 +102,16 @@ SCRIPT = textwrap.dedent("""
     batch_check("kuhn_batch", kuhn, batch, axes, jaxsolve.cfr_plus(), 20)
     stacked = jaxsolve.stack([kuhn.replace(utilities=x) for x in utilities[:4]])
     batch_check("kuhn_stack", kuhn, stacked, 0, jaxsolve.cfr(), 20)  # every array batched
+    # A sampling solver: game b starts from init(game_b, split(key, B)[b]) on the host.
+    sampler, key = jaxsolve.external_sampling(batch_size=4), jax.random.PRNGKey(5)
+    states = distributed.solve_batch(sampler, batch, axes, 20, key=key)
+    alone = [run(sampler, game, sampler.init(game, k), 20)
+             for game, k in zip(jaxsolve.unstack(batch), jax.random.split(key, 6))]
+    out["kuhn_sampling_batch"] = {
+        "regrets": max(diff(states.regrets[b], a.regrets) for b, a in enumerate(alone)),
+        "average": max(diff(states.average[b], a.average) for b, a in enumerate(alone)),
+        "distinct": len({np.asarray(a.regrets).tobytes() for a in alone}),
+        "result": split_over(states.regrets)}
     tree_check("kuhn_tree", kuhn, jaxsolve.cfr_plus(), 50)
     tree_check("kuhn_tree_cfr", kuhn, jaxsolve.cfr(), 50)  # simultaneous updates
 
@@ -200,6 +210,15 @@ def test_a_sharded_tree_saves_as_its_game(results):
     assert results["saved_sharded"] == {"terminals": [32, 30], "equal": True}
 
 
+def test_a_sampling_solver_solves_a_batch_game_by_game(results):
+    """Each of the 6 games (2 per device after padding to 8) is its own run alone from
+    its own key, so the runs differ; the sampled batch of 4 is the same per game."""
+    r = results["kuhn_sampling_batch"]
+    assert r["regrets"] < 1e-12 and r["average"] < 1e-12
+    assert r["distinct"] == 6
+    assert r["result"][0] == 4
+
+
 # Iterates: four partial sums added by a psum round differently from one long sum.
 # CFR+ amplifies that (regrets are differences of near-equal values): on Leduc the
 # gap is 4e-16 after 1 iteration, 1e-14 after 10 and 5e-12 after 50, as between us
@@ -244,3 +263,59 @@ def test_a_policy_that_is_no_distribution_is_refused_as_unsharded(results):
     # It was evaluated (1.1667) while jaxsolve.exploitability refuses it.
     message = results["bad_policy"]
     assert message.startswith("nash_conv_sharded: ") and "sums to 2" in message, message
+
+
+# Refusals, before anything is placed or compiled (one device is enough).
+KUHN = None
+
+
+def _kuhn_sweep():
+    import numpy as np
+
+    import games
+    import jaxsolve
+    global KUHN
+    KUHN = KUHN or jaxsolve.compile_game(games.load("kuhn_poker"))
+    u = np.asarray(KUHN.utilities)
+    return KUHN, *jaxsolve.sweep(KUHN, utilities=np.stack([u, 2 * u, 3 * u]))
+
+
+def test_sampling_solvers_are_refused_on_a_terminal_split_tree():
+    """Their traversal gathers utilities by whole-tree terminal ids, which a device's
+    slice of the terminals does not have (it used to return wrong regrets)."""
+    import jax
+
+    import jaxsolve
+    from jaxsolve import distributed
+    kuhn, _, _ = _kuhn_sweep()
+    solver = jaxsolve.outcome_sampling(8)
+    with pytest.raises(jaxsolve.ArgumentError, match="run_sharded: os-mccfr samples terminals "
+                                                     "by their ids in the whole tree"):
+        distributed.run_sharded(solver, distributed.shard_tree(kuhn),
+                                solver.init(kuhn, jax.random.PRNGKey(0)), 5)
+
+
+def test_batch_arguments_are_checked_by_name():
+    import re
+
+    import jax
+
+    import jaxsolve
+    from jaxsolve import distributed
+    kuhn, batch, axes = _kuhn_sweep()
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="solve_batch: expected a Solver"):
+        distributed.solve_batch(None, batch, axes, 5)
+    with pytest.raises(jaxsolve.ArgumentError, match="solve_batch: key is for sampling "
+                                                     r"solvers; cfr\+ is deterministic"):
+        distributed.solve_batch(jaxsolve.cfr_plus(), batch, axes, 5, key=jax.random.PRNGKey(0))
+    # A sweep's batch with in_axes=0: names what is batched and where the axes come from.
+    with pytest.raises(jaxsolve.GameError, match=re.escape(
+            "this batch holds one 'node_player' shared by all games (batched: utilities); "
+            "pass the in_axes jaxsolve.sweep returned")):
+        distributed.solve_batch(jaxsolve.cfr_plus(), batch, 0, 5)
+    with pytest.raises(jaxsolve.GameError, match="one tree, not a batch"):
+        distributed.solve_batch(jaxsolve.cfr_plus(), kuhn, 0, 5)
+    one_game = jaxsolve.cfr_plus().init(kuhn)  # used to fail deep inside shard_map
+    with pytest.raises(jaxsolve.ArgumentError, match=re.escape(
+            "exploitability_batch: states.average is [12, 2] but the batch needs [3, 12, 2]")):
+        distributed.exploitability_batch(batch, axes, one_game)
