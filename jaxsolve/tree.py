@@ -275,10 +275,12 @@ class GameTree:
         """Writes the tree to one `.npz` file that loads without any game code. A batch
         (`sweep`, `stack`) is saved as one and loads as one (`jaxsolve.batch_axes`
         gives its `in_axes` back). A tree placed by `distributed.shard_tree` is saved
-        as the game it holds, without the inert terminals that pad it to the mesh."""
+        as the game it holds, without the inert terminals that pad it to the mesh.
+        A name not ending in `.npz` gets it appended ("point_1.5" writes
+        "point_1.5.npz", not "point_1.npz"); returns the path written."""
         path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_suffix(".npz")
+        if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
+            path = path.with_name(path.name + ".npz")
         arrays = {f: np.asarray(getattr(self, f)) for f in _ARRAY_FIELDS}
         sizes = _without_mesh_padding(arrays, self.sizes)
         meta = {

@@ -242,3 +242,30 @@ def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
     int(2.5) a 2-wide board) or into NaN payoffs."""
     with pytest.raises(jaxsolve.ArgumentError, match=f"^battleship: {says}"):
         battleship(**kwargs)
+
+
+@pytest.mark.parametrize("make, says", [
+    # int32 utilities truncate goofspiel's halves and liar's dice's 1/6 chance
+    # probabilities to 0: a tree of another game (a boolean one: of none).
+    (lambda: goofspiel(3, dtype=np.int32), "^goofspiel: dtype must be np.float32 or "
+                                           "np.float64, got int32"),
+    (lambda: liars_dice(dtype=bool), "^liars_dice: dtype must be np.float32 or np.float64, "
+                                     "got bool"),
+    (lambda: battleship(dtype="big"), "^battleship: dtype must be np.float32 or np.float64, "
+                                      "got 'big'"),
+    # A budget that is no number was a bare TypeError from a comparison; a negative
+    # one was accepted as "refuse everything" with a message about the game's size.
+    (lambda: battleship(max_bytes="big"), "^battleship: max_bytes must be a number"),
+    (lambda: goofspiel(3, max_bytes=-1), "^goofspiel: max_bytes must be positive, got -1"),
+])
+def test_dtype_and_budget_are_checked_at_the_builder(make, says):
+    with pytest.raises(jaxsolve.ArgumentError, match=says):
+        make()
+    # A budget given as a float (16e9 bytes) is a budget.
+    assert goofspiel(3, max_bytes=16e9, dtype=np.float64).utilities.dtype == np.float64
+
+
+def test_sizes_beyond_gibibytes_read_as_such():
+    from jaxsolve.builders import format_bytes
+    assert format_bytes(5 * 2**40) == "5.0 TiB" and format_bytes(3.5 * 2**50) == "3.5 PiB"
+    assert format_bytes(1.5 * 2**30) == "1.50 GiB" and format_bytes(512) == "512 B"

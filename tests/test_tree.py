@@ -44,7 +44,15 @@ def test_counts_match_openspiel_leduc():
 def test_save_load_round_trip(tmp_path):
     tree = builtin_tree("kuhn_poker", players=3)
     path = tree.save(tmp_path / "kuhn3")
+    assert path == tmp_path / "kuhn3.npz"
     loaded = GameTree.load(path)
+    # Names with dots keep them: a sweep's points 1.5 and 1.25 both used to write
+    # "point_1.npz", the second silently replacing the first.
+    assert tree.save(tmp_path / "point_1.5").name == "point_1.5.npz"
+    assert tree.save(tmp_path / "point_1.25").name == "point_1.25.npz"
+    assert tree.save(tmp_path / "same.npz").name == "same.npz"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "kuhn3.npz", "point_1.25.npz", "point_1.5.npz", "same.npz"]
     assert loaded.sizes == tree.sizes and loaded.names == tree.names
     assert loaded.names.infosets == tree.names.infosets
     for field in ("children", "utilities", "terminal_sequences", "chance_probs", "legal"):

@@ -42,7 +42,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from jaxsolve.errors import GameError
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum, validate_shapes
 
@@ -109,10 +110,33 @@ class Level:
     utilities: np.ndarray | None = None
 
 
+# ---------------------------------------------------------------- settings
+def float_dtype(dtype, where: str) -> np.dtype:
+    """`dtype` as np.float32 or np.float64. Others are refused: chance probabilities
+    and utilities cast to integers or booleans are another game (1/6 becomes 0)."""
+    try:
+        checked = np.dtype(dtype)
+    except TypeError:
+        validate.fail(where, f"dtype must be np.float32 or np.float64, got {dtype!r}",
+                      ArgumentTypeError)
+    if checked not in (np.float32, np.float64):
+        validate.fail(where, f"dtype must be np.float32 or np.float64, got {checked}: the "
+                             "tree's chance probabilities and utilities are stored in it")
+    return checked
+
+
+def byte_budget(max_bytes, where: str) -> float:
+    """`max_bytes` as a positive finite number of bytes (16e9 as well as 2**34)."""
+    budget = validate.finite_real("max_bytes", max_bytes, where)
+    if budget <= 0:
+        validate.fail(where, f"max_bytes must be positive, got {max_bytes!r}")
+    return budget
+
+
 # ---------------------------------------------------------------- memory estimate
 def estimate_bytes(spec: Spec, dtype=np.float32) -> int:
     """Bytes of the tree arrays plus the largest level's work arrays and the names."""
-    f = np.dtype(dtype).itemsize
+    f = float_dtype(dtype, "estimate_bytes").itemsize
     P, A, Ac = spec.num_players, spec.num_actions, spec.num_chance_outcomes
     N, Z, C, I = spec.num_nodes, spec.num_terminals, spec.num_chance, spec.num_infosets
     L, Lc = max(spec.max_sequence_length, 1), max(spec.max_chance_length, 1)
@@ -124,16 +148,20 @@ def estimate_bytes(spec: Spec, dtype=np.float32) -> int:
 
 
 def format_bytes(n: float) -> str:
-    """'5.55 GiB', '118.6 MiB', '3.1 KiB': for messages and reports."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    """'5.55 GiB', '118.6 MiB', '3.1 KiB', '58.9 PiB': for messages and reports."""
+    for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20),
+                       ("KiB", 2**10)):
         if n >= size:
             return f"{n / size:.{2 if unit == 'GiB' else 1}f} {unit}"
     return f"{int(n)} B"
 
 
-def check_budget(spec: Spec, max_bytes: int, dtype=np.float32) -> int:
-    """Raises GameError, naming the estimate, when the build would exceed max_bytes."""
-    need = estimate_bytes(spec, dtype)
+def check_budget(spec: Spec, max_bytes: int, dtype=np.float32, where: str = "builders") -> int:
+    """Raises GameError, naming the estimate, when the build would exceed max_bytes
+    (and ArgumentError, naming `where`, for a max_bytes or dtype that is no budget or
+    float dtype)."""
+    max_bytes = byte_budget(max_bytes, where)
+    need = estimate_bytes(spec, float_dtype(dtype, where))
     if need > max_bytes:
         per = need / max(spec.num_nodes, 1)
         raise GameError(
@@ -244,6 +272,7 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32) -> GameTree:
     bug: two histories of one infoset with different legal actions, sizes that do
     not add up).
     """
+    dtype = float_dtype(dtype, "assemble")
     P, A, Ac = spec.num_players, spec.num_actions, spec.num_chance_outcomes
     W = max(A, Ac)
     sizes = tuple(int(s) for s in spec.level_sizes)

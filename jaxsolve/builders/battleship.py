@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
-                                        check_budget, estimate_bytes, format_bytes,
+                                        byte_budget, check_budget, estimate_bytes,
+                                        float_dtype, format_bytes,
                                         ragged_arange)
 from jaxsolve import validate
 from jaxsolve.errors import GameError
@@ -298,6 +299,8 @@ def battleship_spec(board_width: int = 2, board_height: int = 2, ship_sizes=(1,)
     when an upper bound on the tree (every placement, no early end) fits in
     `max_bytes`; otherwise this raises GameError naming that bound.
     """
+    max_bytes = byte_budget(max_bytes, "battleship")
+    dtype = float_dtype(dtype, "battleship")
     board = _Board(board_width, board_height, ship_sizes, ship_values, num_shots,
                    allow_repeated_shots, loss_multiplier)
     bound = _bound_spec(board)
@@ -337,7 +340,7 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
     spec = battleship_spec(board_width, board_height, ship_sizes, ship_values, num_shots,
                            allow_repeated_shots, loss_multiplier, max_bytes=max_bytes,
                            dtype=dtype)
-    check_budget(spec, max_bytes, dtype)
+    check_budget(spec, max_bytes, dtype, "battleship")
     board = _Board(board_width, board_height, ship_sizes, ship_values, num_shots,
                    allow_repeated_shots, loss_multiplier)
     return assemble(spec, _levels(board, board.placement_tree(), dtype), dtype)

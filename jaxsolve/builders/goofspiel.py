@@ -185,6 +185,6 @@ def goofspiel(num_cards: int, *, points_order: str = "descending",
         build would need more memory than this.
     """
     spec = goofspiel_spec(num_cards, points_order=points_order, returns_type=returns_type)
-    check_budget(spec, max_bytes, dtype)
+    check_budget(spec, max_bytes, dtype, "goofspiel")
     values = _round_values(num_cards, points_order)
     return assemble(spec, _levels(num_cards, values, returns_type, dtype), dtype)

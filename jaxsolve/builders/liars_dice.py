@@ -176,6 +176,6 @@ def liars_dice(dice: tuple[int, int] = (1, 1), faces: int = 6, *,
       max_bytes: refuse (GameError naming the estimate) before allocating above this.
     """
     spec = liars_dice_spec(dice, faces, bidding_rule=bidding_rule)
-    check_budget(spec, max_bytes, dtype)
+    check_budget(spec, max_bytes, dtype, "liars_dice")
     return assemble(spec, _levels(int(dice[0]), int(dice[1]), faces, bidding_rule, dtype),
                     dtype)
