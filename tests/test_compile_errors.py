@@ -125,7 +125,14 @@ def test_tree_beyond_max_nodes_reports_memory():
     def full(d):
         return leaf(0, 0) if d == 0 else decision(d % 2, f"d{d}", full(d - 1), full(d - 1))
     msg = _error(SpecGame(full(12)), max_nodes=1000)
-    assert "max_nodes=1,000" in msg and re.search(r"\d+\.\d\d GiB", msg)
+    # Sizes in readable units (this was "0.00 GiB"); the walk's ~1 KiB a history, the
+    # measured peak, is what runs out, far beyond the arrays' tens of bytes.
+    assert "max_nodes=1,000" in msg
+    reached = int(re.search(r"reached ([\d,]+) at depth", msg).group(1).replace(",", ""))
+    assert 1000 < reached <= 8191
+    assert (f"walking them in Python takes about {reached}.0 KiB (~1 KiB per "
+            "history) and the tree at least") in msg, msg
+    assert re.search(r"the tree at least \d+\.\d KiB", msg), msg
 
 
 def test_not_a_game():
@@ -359,7 +366,7 @@ def test_max_nodes_is_checked_while_a_level_grows():
     # would cross it.
     Wide.made = 0
     with pytest.raises(GameError, match=r"more than max_nodes=1,000 histories \(reached "
-                                        r"1,001 at depth 2\).*GiB"):
+                                        r"1,001 at depth 2\).*about 1001\.0 KiB"):
         compile_game(game_of(Wide), max_nodes=1000)
     assert Wide.made <= 1000
 
