@@ -55,7 +55,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
         if differ or t.names != first.names:
             what = (f"sizes.{differ[0]} is {getattr(t.sizes, differ[0])!r} against "
                     f"{getattr(first.sizes, differ[0])!r}" if differ else
-                    "its game or infoset names differ")
+                    _names_differ(t.names, first.names))
             raise GameError(f"stack: tree {k} does not share tree 0's structure ({what}); "
                             "only utilities and chance probabilities may vary within a "
                             "batch")
@@ -64,6 +64,24 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
     return with_observed_utility_sum(dataclasses.replace(first, **arrays))
+
+
+def _names_differ(names, first) -> str:
+    """Which of a tree's names differ from tree 0's, with the first difference."""
+    if names.game != first.game:
+        # Parameters in the name (OpenSpiel's names list them): one structure, renamed.
+        return (f"its game is named {names.game!r}, tree 0's {first.game!r}; if only "
+                "payoffs or chance differ, give them one name (tree.renamed(name)) or use "
+                "jaxsolve.sweep(tree, utilities=..., chance_probs=...)")
+    if names.infosets != first.infosets:
+        i = next((i for i, (a, b) in enumerate(zip(names.infosets, first.infosets)) if a != b),
+                 min(len(names.infosets), len(first.infosets)))
+        mine = names.infosets[i] if i < len(names.infosets) else "(none)"
+        theirs = first.infosets[i] if i < len(first.infosets) else "(none)"
+        return f"infoset {i} is named {mine!r}, tree 0's {theirs!r}"
+    i = next(i for i, (a, b) in enumerate(zip(names.actions, first.actions)) if a != b)
+    return (f"the actions of infoset {i} ({names.infosets[i]!r}) are named "
+            f"{list(names.actions[i])}, tree 0's {list(first.actions[i])}")
 
 
 def batch_axes(batch: GameTree) -> GameTree:

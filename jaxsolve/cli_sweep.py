@@ -74,9 +74,11 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
 
 
 def _structure(tree) -> tuple:
-    """What trees must share to be stacked into one batch (see `jaxsolve.stack`)."""
+    """What trees must share to be stacked into one batch (see `jaxsolve.stack`), but
+    the game's name: an OpenSpiel game's name lists its parameters, the swept one
+    too, so each point's differs even where only its payoffs do."""
     arrays = (np.asarray(getattr(tree, f)).tobytes() for f in STRUCTURE_ARRAYS)
-    return (tree.sizes, tree.names, *arrays)
+    return (tree.sizes, tree.names.infosets, tree.names.actions, *arrays)
 
 
 # The batch's jitted steps, one compilation each per solver and tree shape. A
@@ -181,7 +183,7 @@ def cmd_sweep(args) -> int:
     t0 = time.perf_counter()
     for g, members in enumerate(groups.values()):
         try:
-            batch = stack([trees[k] for k in members])
+            batch = stack([trees[k].renamed(f"{args.game} sweep of {key}") for k in members])
         except GameError as e:  # _structure groups what stack takes; this is a safeguard
             raise CLIError(f"cannot batch the points: {one_line(e)}") from None
         described = f"{len(members)} game{'s' * (len(members) > 1)}" + (

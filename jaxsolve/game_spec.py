@@ -30,7 +30,7 @@ OPENSPIEL_PREFIX = "openspiel:"
 def parse_value(text: str) -> Any:
     """A --param value: bool, int, float, a list ([0.3, 0.7], JSON or Python) or a
     tuple ((0.3, 0.7), as `jaxsolve games` prints defaults) when it looks like one,
-    else str."""
+    else str (OpenSpiel's own list strings, "[2;3]", included)."""
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
@@ -47,6 +47,8 @@ def parse_value(text: str) -> Any:
         try:  # Python's literal syntax: tuples, single quotes
             value = ast.literal_eval(text.strip())
         except (ValueError, SyntaxError) as e:
+            if ";" in text:  # OpenSpiel's list syntax, "[2;3]": passed on as written
+                return text
             raise CLIError(f"--param value {text!r} is not a list or tuple of numbers, "
                            f"strings or booleans ({type(e).__name__}: {one_line(e)})") from None
         if isinstance(value, (list, tuple)):

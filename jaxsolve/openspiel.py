@@ -32,10 +32,15 @@ def _pyspiel():
 
 
 def load_pyspiel(game: Any, **params):
-    """A pyspiel game from a name (with parameters) or a game; simultaneous-move
-    games are converted to turn-based ones."""
+    """A pyspiel game from a name (with parameters: lists and tuples become OpenSpiel's
+    "[a;b]" strings) or a game; simultaneous-move games are converted to turn-based
+    ones."""
     pyspiel = _pyspiel()
     if isinstance(game, str):
+        # OpenSpiel takes lists as strings, "[2;3]" (battleship's ship_sizes): a list
+        # or tuple is written so, as the CLI's --param ship_sizes=[2,3] parses to one.
+        params = {k: f"[{';'.join(map(str, v))}]" if isinstance(v, (list, tuple)) else v
+                  for k, v in params.items()}
         try:
             game = pyspiel.load_game(game, params)
         except pyspiel.SpielError as e:

@@ -215,6 +215,15 @@ class GameTree:
             "zero_sum": s.utility_sum == 0.0,
         }
 
+    def renamed(self, game: str) -> "GameTree":
+        """The same tree under another game name, e.g. to `stack` variants of a game
+        whose names list their parameters (OpenSpiel's do) though only payoffs differ."""
+        if not isinstance(game, str) or not game:
+            raise ArgumentTypeError(f"GameTree.renamed: game must be a non-empty str, got "
+                                    f"{game!r}")
+        return dataclasses.replace(
+            self, names=TreeNames.make(game, self.names.infosets, self.names.actions))
+
     def replace(self, **changes) -> "GameTree":
         """A copy with some arrays replaced, e.g. other utilities or chance
         probabilities: one point of a sweep (`jaxsolve.sweep` builds many at once).

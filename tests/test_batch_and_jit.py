@@ -1,6 +1,8 @@
 """A batch of trees solved in one vmapped call equals solving each alone; jitted
 calls on trees of one shape compile once."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -57,6 +59,17 @@ def test_batch_inputs_are_validated():
         jaxsolve.sweep(tree, utilities=np.stack([u] * 2), chance_probs=np.stack([probs] * 3))
     with pytest.raises(jaxsolve.GameError, match=r"sizes.num_players is 3 against 2"):
         jaxsolve.stack([tree, builtin_tree("kuhn_poker", players=3)])
+    # Names: which one differs, and for a game name the ways to batch anyway.
+    variant = tree.renamed("kuhn_poker(ante=2)")
+    with pytest.raises(jaxsolve.GameError, match=re.escape(
+            f"its game is named 'kuhn_poker(ante=2)', tree 0's {tree.names.game!r}; if only payoffs "
+            "or chance differ, give them one name (tree.renamed(name))")):
+        jaxsolve.stack([tree, variant])
+    renamed = jaxsolve.stack([tree.renamed("kuhn variants"), variant.renamed("kuhn variants")])
+    assert renamed.names.game == "kuhn variants"
+    assert renamed.names.infosets == tree.names.infosets
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="game must be a non-empty str"):
+        tree.renamed("")
 
 
 def _kuhn_second_deal(tree):

@@ -11,7 +11,7 @@ import games
 import jaxsolve
 from jaxsolve import cli
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from conftest import builtin_tree
+from conftest import RUN, builtin_tree
 
 KUHN_VALUE = -1 / 18  # player 0's value of 2-player Kuhn poker (Kuhn 1950)
 
@@ -151,6 +151,8 @@ def test_parse_params():
         cli.parse_params(["x=(1, {2"])
     with pytest.raises(cli.CLIError, match="is a int; expected a list or tuple"):
         cli.parse_params(["x=(3)"])
+    # OpenSpiel's own list syntax is passed on as written (it was refused as no list).
+    assert cli.parse_params(["ship_sizes=[1;2]"]) == {"ship_sizes": "[1;2]"}
 
 
 def test_a_tuple_parameter_solves_the_game_it_names(tmp_path):
@@ -222,6 +224,37 @@ def test_unknown_openspiel_game_is_one_line(capsys):
     assert cli.main(["solve", "openspiel:no_such_game"]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "no_such_game" in line
+
+
+BATTLESHIP_2X2 = ["--param", "board_width=2", "--param", "board_height=2",
+                  "--param", "num_shots=2", "--param", "ship_values=[1.0]"]
+
+
+def test_openspiel_lists_pass_in_either_syntax_and_a_payoff_sweep_is_one_batch(
+        tmp_path, capsys):
+    """battleship's ship_sizes as [1] (a list, written "[1]" for OpenSpiel) or as
+    OpenSpiel's "[1]" string is the same game; sweeping its loss_multiplier moves only
+    payoffs, so the points (whose OpenSpiel names differ: they list the multiplier)
+    are one vmapped batch, each point as solved alone."""
+    pyspiel = pytest.importorskip("pyspiel")
+    from jaxsolve.openspiel import load_pyspiel
+    params = {"board_width": 2, "board_height": 2, "num_shots": 2, "ship_values": "[1.0]"}
+    assert str(load_pyspiel("battleship", **params, ship_sizes=[1])) == str(
+        pyspiel.load_game("battleship", {**params, "ship_sizes": "[1]"}))
+    out = tmp_path / "sweep"
+    assert cli.main(["sweep", "openspiel:battleship", *BATTLESHIP_2X2, "--param",
+                     "ship_sizes=[1]", "--vary", "loss_multiplier=[1.0, 2.0]", "--iters", "100",
+                     "--x64", "--out", str(out), "--quiet"]) == 0
+    assert "2 games in 1 vmapped batch of cfr+" in capsys.readouterr().out
+    points = json.loads((out / "sweep.json").read_text())["points"]
+    for point in points:
+        game = pyspiel.load_game("battleship", {**params, "ship_sizes": "[1]",
+                                                "loss_multiplier": point["value"]})
+        tree = jaxsolve.compile_game(game)
+        solver = jaxsolve.cfr_plus()
+        alone = jaxsolve.policy_value(tree, jaxsolve.average_policy(
+            tree, RUN(solver, tree, solver.init(tree), 100)))
+        np.testing.assert_allclose(point["values"], alone, atol=1e-9)
 
 
 def test_later_subcommands_plug_in(monkeypatch, capsys):
