@@ -118,12 +118,14 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
         jaxsolve's modules or those already imported; CFRState for format-1 files.
 
     Returns:
-      state: a NamedTuple of NumPy arrays, bit-identical to the saved ones.
+      state: a NamedTuple of NumPy arrays, bit-identical to the saved ones (of their
+        saved dtype: a float32 state resumes in float32 even under jax_enable_x64).
       meta: the saved dict (plus "format_version").
 
     Raises:
       CheckpointError: the file is missing or is not a readable checkpoint, or its
-        state does not fit `state_type` (or its recorded type cannot be found).
+        state does not fit `state_type` (or its recorded type cannot be found), or
+        holds values no solver writes (NaN, infinities, a negative iteration).
     """
     path = Path(path)
     if not path.is_file():
@@ -162,7 +164,24 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
                 f"{fields}, which do not fit {getattr(state_type, '__name__', state_type)} "
                 f"(fields {expected})")
         state = state_type(*(member(name) for name in fields))
+    _check_numbers(state, path)
     return state, meta
+
+
+def _check_numbers(state: NamedTuple, path: Path) -> None:
+    """A solver never writes a NaN or infinite value or a negative iteration count: a
+    state holding one was altered or saved from a run gone wrong, and resuming it
+    would spread NaN policies or weights (t**gamma of t < 0) silently."""
+    for name, value in zip(state._fields, state):
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+            bad = int(array.size - np.isfinite(array).sum())
+            raise CheckpointError(f"{path}: {name} holds {bad} NaN or infinite value"
+                                  f"{'s' * (bad > 1)}; a solver writes none (a damaged "
+                                  "file, or a run that diverged)")
+        if name == "iteration" and np.issubdtype(array.dtype, np.integer) and (array < 0).any():
+            raise CheckpointError(f"{path}: iteration is {array.min()}; an iteration count "
+                                  "cannot be negative")
 
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]

@@ -336,6 +336,7 @@ def samples(value: Any) -> bool:
 
 # The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
 _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
+_STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
 
 
 def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
@@ -351,6 +352,18 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
         fail(where, "expected a solver state (the CFRState or MCCFRState of solver.init or "
                     f"jaxsolve.run, or a state of your own with "
                     f"{' and '.join(f'.{f}' for f in needs)} [I, A]), got {_kind(state)}",
+             ArgumentTypeError)
+    # One float dtype for the rows and weights: a loaded state with one field of
+    # another precision (float16 regrets) failed deep inside the compiled loop, whose
+    # carry must keep its types.
+    floats = {field: np.dtype(getattr(state, field).dtype) for field in _STATE_FLOATS
+              if hasattr(getattr(state, field, None), "dtype")}
+    kinds = sorted({str(d) for d in floats.values()})
+    if len(kinds) > 1 or (kinds and not np.issubdtype(np.dtype(kinds[0]), np.floating)):
+        listed = ", ".join(f"{f} {d}" for f, d in floats.items())
+        fail(where, f"the state's arrays must share one float dtype, got {listed} (cast "
+                    "them all, e.g. jax.tree.map(lambda x: x.astype(jnp.float64) if "
+                    "jnp.issubdtype(x.dtype, jnp.floating) else x, state))",
              ArgumentTypeError)
     want = (tree.sizes.num_infosets, tree.sizes.num_actions)
     for field in _STATE_ROWS:

@@ -123,6 +123,29 @@ def jax_to_numpy(state):
     return jaxsolve.CFRState(*(np.asarray(x) for x in state))
 
 
+def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
+    """Values a solver never writes are refused at load (they resumed silently: NaN
+    policies, negative weights); a field of another precision is named by run (it
+    failed deep inside the compiled loop)."""
+    tree = builtin_tree("kuhn_poker")
+    solver = jaxsolve.cfr_plus()
+    state = jax_to_numpy(RUN(solver, tree, solver.init(tree), 5))
+    for name, change, says in [
+            ("nan", {"average": np.full_like(state.average, np.nan)},
+             "average holds 24 NaN or infinite values"),
+            ("inf", {"regrets": np.where(np.arange(24).reshape(12, 2) == 3, np.inf,
+                                         state.regrets)}, "regrets holds 1 NaN or infinite value;"),
+            ("negative", {"iteration": np.array(-5, np.int32)}, "iteration is -5")]:
+        save_checkpoint(tmp_path / f"{name}.npz", state._replace(**change), {})
+        with pytest.raises(CheckpointError, match=re.escape(says)):
+            load_checkpoint(tmp_path / f"{name}.npz")
+    mixed = state._replace(regrets=state.regrets.astype(np.float16))
+    with pytest.raises(jaxsolve.ArgumentTypeError, match=re.escape(
+            "run: the state's arrays must share one float dtype, got regrets float16, "
+            "average float64")):
+        jaxsolve.run(solver, tree, mixed, 1)
+
+
 def test_games_lists_the_builtin_games(capsys):
     assert cli.main(["games"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -540,8 +563,8 @@ def _eval_spy(monkeypatch):
     from jaxsolve.alphazero import evaluate  # noqa: PLC0415
     seen = {}
 
-    def fake(env, search, graphdef, params, solution, key, opponents=("random",)):
-        seen.update(env=env, search=search, params=params)
+    def fake(env, search, graphdef, params, solution, key, opponents=("random",), progress=False):
+        seen.update(env=env, search=search, params=params, progress=progress)
         return {"win_vs_random_as_evader": 0.0}
     monkeypatch.setattr(evaluate, "evaluate", fake)
     return seen
@@ -560,6 +583,7 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
     assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt)]) == 0
     assert seen["env"] == pe.Params(grid_size=3)
     assert (seen["search"].num_simulations, seen["search"].kind) == (2, "puct")
+    assert seen["progress"]  # eval shows a bar over the plies it plays
     # One hidden layer of 8 (the 3x3 board's observation in, 9 actions out): the
     # trained network.
     assert sorted(np.shape(x) for x in jax.tree.leaves(seen["params"])) == sorted(
