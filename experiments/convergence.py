@@ -28,10 +28,10 @@ player traversal.
   pcfr+) make one traversal per player per iteration, P x num_nodes; simultaneous
   `jaxsolve.cfr()` serves all players with one pass, num_nodes per iteration. Which
   one a solver is, is read from its knobs (`solver.step.keywords["alternating"]`).
-* sampling solvers: `state.touched`, the histories their samples actually visited
-  (inner nodes and reached leaves, over all B samples of every player's traversal),
-  accumulated by the solver itself (a float32 sum unless `--x64`: relative error
-  well below 1 % at the lengths run here). Where `traversal="auto"` draws a batch
+* sampling solvers: `sampling.histories_touched(state)`, the histories their
+  samples actually visited (inner nodes and reached leaves, over all B samples of
+  every player's traversal), counted by the solver itself as a compensated sum
+  (exact to a float ulp, float32 too). Where `traversal="auto"` draws a batch
   as visit counts (`jaxsolve.visit_counts`), this is still what the B samples
   visited, while the computation passes over the whole tree once per player: the
   seconds panel shows that cost.
@@ -130,6 +130,7 @@ def converge(tree, name: str, solver, evaluate, run, *, seconds: float, growth: 
              seed: int) -> dict:
     """Runs `solver` on `tree` for `seconds` of solver time in chunks ending at
     log-spaced checkpoints; evaluates after each chunk, off the clock."""
+    from jaxsolve.sampling import histories_touched  # noqa: PLC0415  (lazy, as all jaxsolve here)
     import jax  # noqa: PLC0415
 
     sampling = name in SAMPLING
@@ -160,7 +161,7 @@ def converge(tree, name: str, solver, evaluate, run, *, seconds: float, growth: 
         done += n
         start = time.perf_counter()
         value = float(evaluate(tree, state))
-        touched = float(state.touched) if sampling else float(per_iter * done)
+        touched = float(histories_touched(state)) if sampling else float(per_iter * done)
         eval_s += time.perf_counter() - start
         points.append({"iteration": done, "seconds": spent, "histories": touched,
                        "value": value})
@@ -315,7 +316,8 @@ def main(argv=None) -> int:
                        "compile call); evaluation off the clock",
             "histories": "one visit per history per player traversal: alternating full-width "
                          "solvers P x num_nodes per iteration, simultaneous cfr num_nodes per "
-                         "iteration; sampling solvers state.touched (histories their samples "
+                         "iteration; sampling solvers histories_touched(state) (histories their "
+                         "samples "
                          "visited, over all samples and players)",
             "exploitability": "NashConv / num_players (OpenSpiel's definition)",
         },
@@ -363,7 +365,8 @@ def main(argv=None) -> int:
     print("\nSummary: final value after the budget; seconds (solver time, checkpoint "
           "resolution) to first reach each threshold")
     print("Histories touched: one per history per player traversal (alternating "
-          "full-width: P x num_nodes per iteration; cfr: num_nodes; sampling: state.touched)")
+          "full-width: P x num_nodes per iteration; cfr: num_nodes; sampling: "
+          "histories_touched(state))")
     print(summary(results, thresholds))
     print(f"\nwrote {out}")
     return 0

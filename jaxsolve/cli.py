@@ -44,7 +44,7 @@ import numpy as np
 import games
 from jaxsolve import cli_sweep, progress
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
-from jaxsolve.sampling import SAMPLING_SOLVERS  # also registers them in SOLVERS
+from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import CLIError, GameError, one_line
@@ -240,7 +240,7 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["average_exploitability"] = average_expl
         print(f"Exploitability of the average policy: {average_expl:.6g} (for comparison)")
     if run_info:  # a sampling solver: how much of the tree its samples visited
-        touched = float(state.touched)
+        touched = float(histories_touched(state))
         result["histories_touched"] = touched
         print(f"Histories touched: {touched:,.0f}, {touched / max(iterations, 1):,.0f} per "
               f"iteration of {run_info['batch']} samples per player (seed {run_info['seed']}; "
@@ -401,7 +401,7 @@ def cmd_solve(args) -> int:
             record = {"iteration": it + n, "exploitability": expl,
                       "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
             if sampling:
-                record["touched"] = float(new_state.touched)
+                record["touched"] = float(histories_touched(new_state))
             new_history = [*history, record]
             save_checkpoint(ckpt, new_state, meta(it + n, new_history))
             state, history, it = new_state, new_history, it + n  # the chunk is complete

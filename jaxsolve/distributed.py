@@ -445,8 +445,7 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
                                      "run it with jaxsolve.run on the unsplit tree (it visits "
                                      "few terminals an iteration), or split a batch of games "
                                      "with solve_batch")
-    validate.solver_state(tree, state, "run_sharded", expected=solver.state_type,
-                          solver_name=solver.name)
+    validate.state_of(solver, tree, state, "run_sharded")
     validate.iterations(num_iterations, "run_sharded")
     return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
 

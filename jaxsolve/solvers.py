@@ -79,6 +79,9 @@ class Solver(NamedTuple):
     step plays, for `current_policy(tree, state, solver)` and
     `final_policy(..., kind="current", solver=...)`; None means regret matching on
     `state.regrets + state.prediction`, as every built-in solver plays.
+    `check_state(tree, state, where)`, if given, raises ArgumentError for a concrete
+    state of the right type that this solver still cannot continue (a sampling
+    solver's state records its sampling scheme: another scheme's is refused).
 
     Any state works with `run`; `average_policy` needs only an [I, A] field
     `average` (a weighted sum of own-reach-weighted strategies, normalised per row).
@@ -92,6 +95,7 @@ class Solver(NamedTuple):
     name: str
     state_type: type | None = None
     current: Callable[[GameTree, Any], jax.Array] | None = None
+    check_state: Callable[[GameTree, Any, str], None] | None = None
 
 
 def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
@@ -379,8 +383,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     can (it is compiled either way)."""
     solver = validate.solver(solver, "run")
     validate.game_tree(tree, "run")
-    validate.solver_state(tree, state, "run", expected=solver.state_type,
-                          solver_name=solver.name)
+    validate.state_of(solver, tree, state, "run")
     validate.iterations(num_iterations, "run")
     return _run_steps(solver, tree, state, count_argument(num_iterations))
 

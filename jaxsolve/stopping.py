@@ -68,8 +68,7 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations
     where = "run_until"
     solver = validate.solver(solver, where)
     validate.game_tree(tree, where)
-    validate.solver_state(tree, state, where, expected=solver.state_type,
-                          solver_name=solver.name, needs=("average",))
+    validate.state_of(solver, tree, state, where, needs=("average",))
     if not validate.traced(target):
         validate.finite_real("target", target, where, low=0.0)
     if not validate.traced(max_iterations):

@@ -375,3 +375,15 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
                    if got[1:] == want else "the state was initialised on another game")
             fail(where, f"state.{field} is {list(got)} but the tree is {list(want)}: {why}")
     return state
+
+
+def state_of(solver: Any, tree: GameTree, state: Any, where: str, *,
+             needs: tuple = ("regrets", "average")) -> Any:
+    """`state` checked as a state `solver` (checked) can continue on `tree`: of the
+    type its init returns, shaped for the tree (`solver_state`), and passing the
+    solver's own `check_state` (e.g. a sampling scheme's masks)."""
+    solver_state(tree, state, where, expected=solver.state_type, solver_name=solver.name,
+                 needs=needs)
+    if solver.check_state is not None:
+        solver.check_state(tree, state, where)
+    return state

@@ -2,6 +2,7 @@
 general scheme, determinism, convergence and clear errors."""
 
 import functools
+import types
 
 import jax
 import jax.numpy as jnp
@@ -164,7 +165,7 @@ def test_expanding_everything_is_alternating_cfr(game, traversal):
     np.testing.assert_allclose(jaxsolve.average_policy(tree, state),
                                jaxsolve.average_policy(tree, reference), atol=1e-12)
     assert state.frontier.shape == (tree.sizes.num_terminals,)
-    assert float(state.touched) == 15 * tree.sizes.num_players * tree.sizes.num_nodes
+    assert float(jaxsolve.sampling.histories_touched(state)) == 15 * tree.sizes.num_players * tree.sizes.num_nodes
 
 
 def test_capacity_is_the_largest_sampled_subtree():
@@ -236,6 +237,35 @@ def test_bad_input_is_refused_with_a_clear_message():
         jax.jit(jaxsolve.external_sampling().init)(tree)
     with pytest.raises(jaxsolve.GameError, match="PRNGKey"):
         jaxsolve.external_sampling().init(tree, 7)
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="threefry.*rbg"):
+        jaxsolve.external_sampling().init(tree, jax.random.key(0, impl="rbg"))
+    # The wrappers' schemes are theirs: a knob that would change it is refused by name.
+    with pytest.raises(jaxsolve.ArgumentError, match="external_sampling fixes averaging"):
+        jaxsolve.external_sampling(8, averaging="traverser")
+    with pytest.raises(jaxsolve.ArgumentError, match="outcome_sampling fixes expand_own"):
+        jaxsolve.outcome_sampling(8, expand_own=True)
+    with pytest.raises(jaxsolve.ArgumentError, match="chance_sampling fixes exploration"):
+        jaxsolve.chance_sampling(8, exploration=0.5)
+    with pytest.raises(jaxsolve.ArgumentError, match="traversal must be"):
+        sampling.estimate(tree, tree.legal / tree.legal.sum(-1, keepdims=True), 0,
+                          jax.random.PRNGKey(0), expand=np.ones((2, tree.sizes.num_infosets), bool),
+                          expand_chance=np.ones((2, tree.sizes.num_chance), bool), capacity_=1,
+                          traversal="auto")
+
+
+def test_a_state_of_another_sampling_scheme_is_refused():
+    """The expand masks live in the state: an external-sampling state continued by the
+    outcome-sampling solver would run ES's scheme under OS's name (and exploration)."""
+    tree = tree_named("kuhn_poker")
+    es_state = jaxsolve.external_sampling(8).init(tree)
+    with pytest.raises(jaxsolve.ArgumentError, match="run: the state samples other nodes "
+                                                     "than os-mccfr"):
+        jaxsolve.run(jaxsolve.outcome_sampling(8), tree, es_state, 1)
+    with pytest.raises(jaxsolve.ArgumentError, match="run_until: .*other nodes"):
+        jaxsolve.run_until(jaxsolve.chance_sampling(8), tree, es_state, 0.1, 10)
+    # Same scheme, other knobs (batch size, rule): the state continues.
+    more = jaxsolve.run(jaxsolve.external_sampling(4, rule="cfr+"), tree, es_state, 1)
+    assert int(more.iteration) == 1
 
 
 @pytest.mark.parametrize("game", ["leduc_poker", "kuhn3"])
@@ -258,12 +288,17 @@ def test_sparse_step_equals_the_full_width_reference(game, make):
         regrets = np.abs(regrets)
     state = state._replace(regrets=jnp.asarray(regrets) * tree.legal,
                            average=jnp.asarray(rng.uniform(size=state.regrets.shape)) * tree.legal)
-    dense = functools.partial(sampling._dense_step, **solver.step.keywords)
+    # "auto" picks the frontier here (B times the sampled subtree is below the tree).
+    assert sampling.choose_traversal(tree, solver.step.keywords["batch_size"],
+                                     state.frontier.shape[0]) == "frontier"
+    dense = functools.partial(sampling._dense_step,
+                              **{**solver.step.keywords, "traversal": "frontier"})
     sparse_state = jax.jit(solver.step)(tree, jax.jit(solver.step)(tree, state))
     dense_state = jax.jit(dense)(tree, jax.jit(dense)(tree, state))
     np.testing.assert_allclose(sparse_state.regrets, dense_state.regrets, atol=1e-12)
     np.testing.assert_allclose(sparse_state.average, dense_state.average, atol=1e-12)
-    assert float(sparse_state.touched) == float(dense_state.touched) > 0
+    assert float(jaxsolve.sampling.histories_touched(sparse_state)) == float(
+        jaxsolve.sampling.histories_touched(dense_state)) > 0
     assert not np.allclose(sparse_state.regrets, state.regrets)  # the step did something
 
 
@@ -291,3 +326,21 @@ def test_seeds_and_trees_vmap_and_split_runs_agree(traversal):
     np.testing.assert_array_equal(halves.regrets, runs.regrets[1])
     assert not np.array_equal(runs.regrets[0], runs.regrets[1])  # other seed, other run
     assert not np.array_equal(runs.regrets[1], runs.regrets[2])  # other payoffs
+
+
+def test_the_touched_count_keeps_counting_in_float32():
+    """A plain float32 sum stalls once its increments fall below half an ulp: at 2^28
+    (ulp 32) a step adding 1..15 histories adds nothing. The compensated count against
+    the exact integer sum of the same increments."""
+    from jaxsolve.sampling import _count, histories_touched
+    increments = np.random.default_rng(0).integers(1, 16, 3000)
+    steps = jnp.asarray(increments, jnp.float32)
+    final = jax.lax.fori_loop(0, len(increments), lambda i, t: _count(t, steps[i]),
+                              jnp.array([2.0**28, 0.0], jnp.float32))
+    counted = float(histories_touched(types.SimpleNamespace(touched=final)))
+    exact = 2**28 + int(increments.sum())  # ~24000 more
+    assert abs(counted - exact) <= 32  # one float32 ulp at 2^28, not the whole sum
+    # The plain sum this replaced never moves.
+    plain = jax.lax.fori_loop(0, len(increments), lambda i, t: t + steps[i],
+                              jnp.float32(2.0**28))
+    assert float(plain) == 2.0**28
