@@ -165,7 +165,18 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
                 f"(fields {expected})")
         state = state_type(*(member(name) for name in fields))
     _check_numbers(state, path)
-    return state, meta
+    return _upgraded(state), meta
+
+
+def _upgraded(state):
+    """A state of an earlier jaxsolve in today's layout: MCCFRState.touched was a
+    scalar before it became a compensated (total, carry) pair."""
+    from jaxsolve.sampling import MCCFRState  # noqa: PLC0415  (sampling imports solvers)
+
+    if isinstance(state, MCCFRState) and np.ndim(state.touched) == 0:
+        touched = np.asarray(state.touched)
+        state = state._replace(touched=np.stack([touched, np.zeros_like(touched)]))
+    return state
 
 
 def _check_numbers(state: NamedTuple, path: Path) -> None:
