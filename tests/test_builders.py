@@ -91,6 +91,7 @@ def _paths(tree) -> list[tuple[int, ...]]:
 def test_histories_match_compiled_openspiel_by_action_path(case_id):
     built, ref, _ = _pair(case_id)
     validate_shapes(built)
+    assert built.names.game == ref.names.game  # sweeps and stack group trees by name
     for field in ("num_nodes", "num_infosets", "num_terminals", "num_chance",
                   "level_offsets", "num_actions", "perfect_recall", "utility_sum"):
         assert getattr(built.sizes, field) == getattr(ref.sizes, field), field
@@ -269,3 +270,36 @@ def test_sizes_beyond_gibibytes_read_as_such():
     from jaxsolve.builders import format_bytes
     assert format_bytes(5 * 2**40) == "5.0 TiB" and format_bytes(3.5 * 2**50) == "3.5 PiB"
     assert format_bytes(1.5 * 2**30) == "1.50 GiB" and format_bytes(512) == "512 B"
+
+
+def test_a_build_shows_its_progress_when_asked(monkeypatch):
+    """The bar counts every history, level by level, and says which level it is on."""
+    from jaxsolve import progress
+    bars = []
+
+    class Recorder:
+        def __init__(self, **options):
+            self.options, self.updates, self.postfix = options, [], []
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            self.updates.append(n)
+
+        def set_postfix_str(self, text, refresh=True):
+            self.postfix.append(text)
+
+    monkeypatch.setattr(progress, "bar", Recorder)
+    tree = liars_dice((1, 1), 3, progress=True)
+    [bar] = bars
+    assert bar.options["desc"] == "building liars_dice((1, 1), 3)"
+    assert bar.options["total"] == sum(bar.updates) == tree.sizes.num_nodes
+    assert bar.updates == np.diff(tree.sizes.level_offsets).tolist()  # one per level
+    assert bar.postfix[-1] == f"level {len(bar.updates)} of {len(bar.updates)}"
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="goofspiel: progress must be True"):
+        goofspiel(3, progress="yes")

@@ -265,8 +265,25 @@ def _chain_paths(last: np.ndarray, chain_parent: np.ndarray, depth: np.ndarray,
 
 
 # ---------------------------------------------------------------- the assembler
-def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32) -> GameTree:
-    """Builds the GameTree of `spec` from its levels (see the module docstring).
+def _counted(levels: Iterable[Level], sizes: tuple[int, ...], label: str):
+    """`levels`, moving a progress bar by each level's histories once it is assembled
+    (when the next one is asked for)."""
+    from jaxsolve import progress  # noqa: PLC0415  (tqdm only when a bar is asked for)
+
+    # As compile_game's: small builds finish before the bar would show.
+    with progress.bar(total=sum(sizes), desc=f"building {label}", unit=" histories",
+                      unit_scale=True, delay=1.0, leave=False) as bar:
+        for depth, level in enumerate(levels):
+            bar.set_postfix_str(f"level {depth + 1} of {len(sizes)}", refresh=False)
+            yield level
+            bar.update(sizes[depth] if depth < len(sizes) else 0)
+
+
+def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
+             progress: bool = False, label: str | None = None) -> GameTree:
+    """Builds the GameTree of `spec` from its levels (see the module docstring);
+    `progress` shows a bar on stderr of the histories assembled, level by level
+    ("building <label or spec.name>").
 
     Raises GameError if the levels contradict the spec or each other (a builder
     bug: two histories of one infoset with different legal actions, sizes that do
@@ -307,6 +324,7 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32) -> GameTree:
         raise GameError(f"{spec.name}: depth {depth}: {problem} (builder bug)")
 
     depth = -1
+    levels = _counted(levels, sizes, label or spec.name) if progress else levels
     for depth, lv in enumerate(levels):
         if depth >= len(sizes):
             fail(depth, f"more levels than the {len(sizes)} declared")

@@ -326,7 +326,7 @@ def battleship_spec(board_width: int = 2, board_height: int = 2, ship_sizes=(1,)
 def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
                ship_values=None, num_shots: int = 2, allow_repeated_shots: bool = True,
                loss_multiplier: float = 1.0, *, dtype=np.float32,
-               max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
+               max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False) -> GameTree:
     """The GameTree of OpenSpiel's battleship on a small board.
 
     Equal, array for array (and in infoset names), to `compile_game(
@@ -334,8 +334,18 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
     and values as lists instead of OpenSpiel's "[1;2]" strings; values default to
     1.0 each), except for the float dtype of utilities.
 
-    Raises GameError before allocating when even an upper bound on the tree would
-    exceed `max_bytes`, or when the exact tree does.
+    Args:
+      board_width, board_height: the board, in cells.
+      ship_sizes: each ship's length, placed in this order.
+      ship_values: each ship's value (default 1.0 each).
+      num_shots: shots per player.
+      allow_repeated_shots: may a player shoot a cell twice.
+      loss_multiplier: a player's return is the value of the ships it sank minus
+        this times the value of its own sunk ships (1.0: zero-sum).
+      dtype: float dtype of utilities.
+      max_bytes: refuse (GameError) before allocating when even an upper bound on the
+        tree would exceed this, or when the exact tree does.
+      progress: show a progress bar on stderr (histories assembled, depth).
     """
     spec = battleship_spec(board_width, board_height, ship_sizes, ship_values, num_shots,
                            allow_repeated_shots, loss_multiplier, max_bytes=max_bytes,
@@ -343,4 +353,6 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
     check_budget(spec, max_bytes, dtype, "battleship")
     board = _Board(board_width, board_height, ship_sizes, ship_values, num_shots,
                    allow_repeated_shots, loss_multiplier)
-    return assemble(spec, _levels(board, board.placement_tree(), dtype), dtype)
+    return assemble(spec, _levels(board, board.placement_tree(), dtype), dtype,
+                    progress=validate.flag("progress", progress, "battleship"),
+                    label=f"battleship {board_width}x{board_height}")

@@ -166,7 +166,7 @@ def _levels(num_cards: int, values: list[int], returns_type: str, dtype):
 
 def goofspiel(num_cards: int, *, points_order: str = "descending",
               returns_type: str = "win_loss", dtype=np.float32,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
+              max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False) -> GameTree:
     """The GameTree of OpenSpiel's turn-based imperfect-information goofspiel.
 
     Equal, array for array (and in infoset names), to
@@ -183,8 +183,11 @@ def goofspiel(num_cards: int, *, points_order: str = "descending",
       dtype: float dtype of utilities.
       max_bytes: refuse (GameError naming the estimate) before allocating if the
         build would need more memory than this.
+      progress: show a progress bar on stderr (histories assembled, depth).
     """
     spec = goofspiel_spec(num_cards, points_order=points_order, returns_type=returns_type)
     check_budget(spec, max_bytes, dtype, "goofspiel")
     values = _round_values(num_cards, points_order)
-    return assemble(spec, _levels(num_cards, values, returns_type, dtype), dtype)
+    return assemble(spec, _levels(num_cards, values, returns_type, dtype), dtype,
+                    progress=validate.flag("progress", progress, "goofspiel"),
+                    label=f"goofspiel({num_cards})")
