@@ -202,9 +202,17 @@ def plot_convergence(traces, path):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, trace in traces.items():
+    # dcfr and pcfr+ coincide here: both play the same pure strategy from iteration 2
+    # on and weight the average by t^2. Widths shrink line by line so that a curve
+    # drawn over an equal one leaves it visible, and the legend says which are equal.
+    drawn = {}
+    for i, (name, trace) in enumerate(traces.items()):
         t = np.arange(1, len(trace) + 1)
-        ax.loglog(t, np.maximum(trace, 1e-16), label=name)
+        same = [other for other, earlier in drawn.items() if np.array_equal(earlier, trace)]
+        label = f"{name} (= {same[0]})" if same else name
+        ax.loglog(t, np.maximum(trace, 1e-16), lw=max(4.0 - 1.0 * i, 1.0),
+                  alpha=0.85, label=label)
+        drawn[name] = np.asarray(trace)
     ax.axhline(THRESHOLD, color="k", ls="--", lw=0.8, label="0.001")
     ax.set_xlabel("iteration")
     ax.set_ylabel("exploitability (NashConv / 2)")

@@ -138,7 +138,10 @@ def plot(rows, trees, policies, path):
         ax.set_xlabel("probability")
         ax.set_title(f"{row['title']}\nvalue {row['value']:+.4f} (LP {row['lp_value']:+.4f}), "
                      f"expl {row['exploitability']:.1e}", fontsize=9)
-        ax.legend(fontsize=6, loc="lower right")
+        # Below the bars, not over them; an action's label lists each player's name
+        # for that action id ("N/Sensor NW": the evader's N, the defender's NW).
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08),
+                  ncol=min(3, tree.sizes.num_actions), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
