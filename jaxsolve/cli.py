@@ -3,7 +3,7 @@
     jaxsolve solve kuhn_poker --algo cfr+ --iters 2000
     jaxsolve solve kuhn_poker --param players=3 --algo dcfr
     jaxsolve solve openspiel:liars_dice --param dice_sides=4 --iters 500
-    jaxsolve solve saved_tree.npz --out runs/mine --resume
+    jaxsolve solve saved_tree.npz --out runs/mine    # again with --resume: continue it
     jaxsolve solve leduc_poker --algo es-mccfr --batch 256 --seed 1 --iter 5000
     jaxsolve solve kuhn_poker --final threshold --tau 0.05
     jaxsolve solve leduc_poker --target 1e-3 --iters 100000 --eval-every 50
@@ -43,6 +43,8 @@ import numpy as np
 
 import games
 from jaxsolve import cli_sweep, progress
+from jaxsolve import __version__ as jaxsolve_version
+from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -285,8 +287,11 @@ def _report_target(target: float | None, history: list, iterations: int,
     reached = _target_reached(target, history)
     last = history[-1]["exploitability"] if history else float("nan")
     if reached:
+        # A resumed run can be past the target already: name where the record first met it.
+        first = next(r["iteration"] for r in history if r["exploitability"] <= target)
+        since = "" if first == iterations else f", first met at iteration {first}"
         print(f"Target reached: the average policy's exploitability {last:.6g} <= {target:g} "
-              f"at iteration {iterations} (checked every {every} iterations)")
+              f"at iteration {iterations} (checked every {every} iterations{since})")
     else:
         print(f"Target NOT reached: the average policy's exploitability is {last:.6g} > "
               f"{target:g} after {iterations} iterations (the --iters cap); raise --iters "
@@ -430,8 +435,9 @@ def cmd_solve(args) -> int:
 
 
 # ---------------------------------------------------------------------- games
-class _TimeLimit(Exception):
-    pass
+class _TimeLimit(BaseException):
+    """Not an Exception: the walk turns a game's exceptions into GameErrors naming the
+    history, and this one is the listing's clock, not the game's fault."""
 
 
 @contextlib.contextmanager
@@ -547,6 +553,8 @@ def _game_given_after_param(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
                      "with the jitted CFR family.")
+    parser.add_argument("--version", action="version",
+                        version=f"jaxsolve {jaxsolve_version}, jax {jax.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     solve = sub.add_parser("solve", help="solve a game and report strategy, value and "
@@ -600,12 +608,16 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
     solve.set_defaults(func=cmd_solve)
 
-    listing = sub.add_parser("games", help="list the built-in games")
+    listing = sub.add_parser("games", help="list the built-in games",
+                             description="The built-in games with their parameters' "
+                             "defaults (long values shortened) and, compiled with the "
+                             "defaults, their players, histories, infosets and terminals.")
     listing.add_argument("--no-count", action="store_true",
                          help="only names and parameters, without compiling")
-    listing.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                         help="skip counting a game whose compile takes longer (default 30)")
-    listing.add_argument("--max-nodes", type=_positive_int, default=5_000_000,
+    listing.add_argument("--timeout", type=_nonnegative_real, default=30.0, metavar="SECONDS",
+                         help="skip counting a game whose compile takes longer (default 30; "
+                         "0: no limit)")
+    listing.add_argument("--max-nodes", type=_positive_int, default=5_000_000, metavar="N",
                          help="skip counting a game with more histories (default 5,000,000)")
     listing.set_defaults(func=cmd_games)
 
@@ -656,6 +668,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     x64_before = bool(jax.config.read("jax_enable_x64"))
     if getattr(args, "x64", False) and not x64_before:
         jax.config.update("jax_enable_x64", True)  # before any array of this command
+    stdout = sys.stdout
+    sys.stdout = PipeSafeStdout(stdout)  # `| head`: the files are still written
     try:
         code = args.func(args)
         return EXIT_OK if code is None else int(code)
@@ -666,6 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\njaxsolve: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        sys.stdout = stdout
         if bool(jax.config.read("jax_enable_x64")) != x64_before:
             jax.config.update("jax_enable_x64", x64_before)
 

@@ -6,49 +6,77 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 
+def _on_log_axis(ax, xs, ys, **style) -> None:
+    """`ys` against `xs` on a log y axis. Values that are not positive (an exact
+    zero: a solver at an exact equilibrium) have no place there; they are drawn as
+    downward triangles at a floor a decade below the smallest positive value (1e-16
+    if none is), labelled, instead of vanishing from the plot."""
+    positive = [(x, y) for x, y in zip(xs, ys) if y > 0]
+    zero = [x for x, y in zip(xs, ys) if y <= 0]  # (NaN is neither: not drawn)
+    floor = min((y for _, y in positive), default=1e-15) / 10
+    if positive:
+        ax.plot(*zip(*positive), **style)
+    if zero:
+        ax.plot(zero, [floor] * len(zero), linestyle="none", marker="v",
+                color=style.get("color", "C3"), label=f"<= 0 (drawn at {floor:.0e})")
+        ax.legend()
+    ax.set_yscale("log")
+
+
 def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *,
                      title: str, metric: str = "exploitability") -> Path:
-    """Writes a log-log plot of `metric` against iterations to `path` (a PNG).
+    """Writes `convergence_figure(history, title=title, metric=metric)` to `path`
+    (a PNG) and returns the path."""
+    path = Path(path)
+    convergence_figure(history, title=title, metric=metric).savefig(path, format="png")
+    return path
+
+
+def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
+                       metric: str = "exploitability"):
+    """A matplotlib Figure: a log-log plot of `metric` against iterations.
 
     Args:
       history: records with "iteration" and `metric` keys, as in convergence.json.
-      path: where to write the image.
       title: the plot title (e.g. "kuhn_poker - cfr+").
       metric: which value to plot. Points that are not positive (exact zeros, or
-        float round-off below zero) cannot be shown on a log axis and are left out.
+        float round-off below zero) have no place on a log axis: they are marked
+        at a floor below the others, labelled.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.figure import Figure  # noqa: PLC0415
 
-    points = [(r["iteration"], r[metric]) for r in history
-              if r["iteration"] > 0 and r[metric] > 0]
+    points = [(r["iteration"], r[metric]) for r in history if r["iteration"] > 0]
     fig = Figure(figsize=(6.4, 4.4), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     if points:
         xs, ys = zip(*points)
-        ax.plot(xs, ys, marker="." if len(xs) < 60 else None, linewidth=1.5)
+        _on_log_axis(ax, xs, ys, marker="." if len(xs) < 60 else None, linewidth=1.5,
+                     color="C0")
         ax.set_xscale("log")
-        ax.set_yscale("log")
     else:
-        ax.text(0.5, 0.5, f"no positive {metric} to plot", ha="center", va="center",
+        ax.text(0.5, 0.5, f"no {metric} recorded", ha="center", va="center",
                 transform=ax.transAxes)
     ax.set_xlabel("iterations")
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, format="png")
-    return path
-
-
-__all__ = ["plot_convergence"]
+    return fig
 
 
 def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
                labels: list[str], title: str, target: float | None = None) -> Path:
-    """Writes `jaxsolve sweep`'s plot to `path` (a PNG): each player's value against the
+    """Writes `sweep_figure(points, key, labels, title, target)` to `path` (a PNG)
+    and returns the path."""
+    sweep_figure(points, key, labels, title, target).savefig(path)
+    return Path(path)
+
+
+def sweep_figure(points: list[Mapping[str, Any]], key: str, labels: list[str], title: str,
+                 target: float | None = None):
+    """`jaxsolve sweep`'s plot as a matplotlib Figure: each player's value against the
     varied parameter `key`, and the exploitability on a log axis beside it; with a
     `target`, also the iterations each point needed to reach it (hollow markers where
     the cap stopped it first) and the target as a line on the exploitability axis.
@@ -61,6 +89,7 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     numeric = all(isinstance(p["value"], (int, float)) and not isinstance(p["value"], bool)
                   for p in points)
@@ -70,14 +99,14 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
     FigureCanvasAgg(fig)
     axes = [fig.add_subplot(1, panels, k + 1) for k in range(panels)]
     left, right = axes[:2]
-    for player in range(len(points[0]["values"])):
-        left.plot(xs, [p["values"][player] for p in points], marker="o", label=f"player {player}")
+    # The player count may vary with the parameter (players=2:4:3): every player
+    # that any point has gets a line, over the points that have it.
+    for player in range(max(len(p["values"]) for p in points)):
+        has = [(x, p["values"][player]) for x, p in zip(xs, points) if len(p["values"]) > player]
+        left.plot(*zip(*has), marker="o", label=f"player {player}")
     left.set_ylabel("value of the solved strategy")
     left.legend()
-    shown = [(x, p["exploitability"]) for x, p in zip(xs, points) if p["exploitability"] > 0]
-    if shown:
-        right.plot(*zip(*shown), marker="o", color="C3")
-        right.set_yscale("log")
+    _on_log_axis(right, xs, [p["exploitability"] for p in points], marker="o", color="C3")
     right.set_ylabel("exploitability")
     if target is not None:
         if target > 0:
@@ -90,12 +119,17 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
             count.plot([x], [p["iterations"]], marker="o", color="C2",
                        markerfacecolor="C2" if ok else "none")
         count.set_ylabel(f"iterations to exploitability <= {target:g}")
+    integer = numeric and all(isinstance(x, int) for x in xs)
     for ax in axes:
         ax.set_xlabel(key)
         ax.grid(True, alpha=0.3)
+        if integer:  # players=2:4:3 has no player count 2.5 between its ticks
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if not numeric:
             ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path)
-    return Path(path)
+    return fig
+
+
+__all__ = ["convergence_figure", "plot_convergence", "plot_sweep", "sweep_figure"]

@@ -14,6 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import games
+import jaxsolve
 from games import pursuit_evasion as pe
 from jaxsolve import cli
 from jaxsolve.alphazero import evaluate, exact, train
@@ -207,6 +209,18 @@ def test_a_cfr_checkpoint_is_refused_as_not_a_pursuit_one(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and (f"{path}: not a pursuit AlphaZero checkpoint (a "
                                          "`jaxsolve solve` (CFR) checkpoint") in err
+    tree = tmp_path / "tree.npz"
+    jaxsolve.compile_game(games.load("kuhn_poker")).save(tree)
+    for argv, says in [
+            (["eval", "--checkpoint", str(tree)], "(a saved game tree (GameTree.save);"),
+            (["eval", "--checkpoint", str(tmp_path)], f"{tmp_path} is a folder, not a checkpoint"),
+            # As `jaxsolve solve --resume`: a mistyped path does not start a new run.
+            (["train", "--resume", "--checkpoint", str(tmp_path / "typo.npz")],
+             "no checkpoint there (drop --resume to start a new run)")]:
+        assert pursuit(*argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "typo.npz").exists()
 
 
 def test_the_size_guard_names_the_python_api_for_a_larger_limit(capsys):

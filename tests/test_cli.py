@@ -2,6 +2,7 @@
 
 import json
 import re
+import sys
 
 import jax
 import numpy as np
@@ -869,3 +870,44 @@ def test_sweep_bad_input_is_one_line(argv, says, tmp_path, capsys):
     assert cli.main(argv) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert re.search(says, err) and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_closed_pipe_drops_the_printout_but_not_the_files(tmp_path, monkeypatch):
+    """`jaxsolve solve ... | head -1`: the reader leaves after a line. The command
+    used to fail with 'cannot write the results' and lose strategy.json and the plot."""
+    class HeadOne:  # a pipe whose reader exits after the first line
+        def __init__(self):
+            self.lines = 0
+
+        def write(self, text):
+            if self.lines >= 1:
+                raise BrokenPipeError(32, "Broken pipe")
+            self.lines += text.count("\n")
+            return len(text)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", HeadOne())
+    assert solve(tmp_path / "bp", "--iters", "5") == 0
+    assert sorted(p.name for p in (tmp_path / "bp").iterdir()) == sorted(
+        [cli.CHECKPOINT, cli.STRATEGY, cli.CONVERGENCE, cli.PLOT])
+    assert isinstance(sys.stdout, HeadOne)  # given back after the command
+
+
+def test_the_games_listing_blames_its_clock_not_the_game(capsys):
+    """The listing's time limit once surfaced inside the walk as 'child(0) raised
+    _TimeLimit' on a history, as if the game had failed."""
+    assert cli.main(["games", "--timeout", "0.001"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes and all(re.fullmatch(r"note: \S+: not counted, compiling took over 0.001 s",
+                                      line) for line in notes), notes
+
+
+def test_version_and_python_dash_m(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith(f"jaxsolve {jaxsolve.__version__}, jax ")
+    import subprocess  # noqa: PLC0415
+    done = subprocess.run([sys.executable, "-m", "jaxsolve", "--version"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("jaxsolve "), done.stderr

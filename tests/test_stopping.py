@@ -140,6 +140,14 @@ def test_solve_target_not_reached_says_so(tmp_path, capsys):
     assert "Target NOT reached" in capsys.readouterr().out
     record = json.loads((tmp_path / cli.STRATEGY).read_text())
     assert record["iterations"] == 30 and record["target_reached"] is False
+    # Resumed with a looser target the run is past already: the record says where
+    # the target was first met, not only where the run stands.
+    history = json.loads((tmp_path / cli.CONVERGENCE).read_text())
+    first = next(r["iteration"] for r in history if r["exploitability"] <= 0.3)
+    assert first < 30
+    assert _solve(tmp_path, "--target", "0.3", "--iters", "30", "--resume") == 0
+    assert (f"<= 0.3 at iteration 30 (checked every {EVERY} iterations, first met at "
+            f"iteration {first})") in capsys.readouterr().out
 
 
 def test_sweep_target_gives_each_point_its_own_stop(tmp_path, capsys):

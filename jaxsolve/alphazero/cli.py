@@ -351,7 +351,12 @@ def _note_assumed_settings(path, cfg) -> None:
           "--start or --hidden if it was trained otherwise)", file=sys.stderr)
 
 
-def _game_options(p):
+def _game_options(parser, left_out: str | None = None):
+    """The game's options; `left_out` says what an option left out is where that is
+    the checkpoint's setting rather than the default its help names."""
+    p = parser.add_argument_group(
+        "the game" + (f" (an option left out is {left_out}, not the default named)"
+                      if left_out else ""))
     p.add_argument("--variant", choices=["seed", "goal"], default=None,
                    help="seed: the seed's rules (a forced evader win); goal (default): cross "
                         "the grid")
@@ -419,7 +424,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                     "exploring starts; train_seconds counts this run only. With --resume, "
                     "settings left out are the checkpoint's" + _FROM_CHECKPOINT + "; "
                     "without it an existing --checkpoint is replaced.")
-    _game_options(train_p)
+    _game_options(train_p, "the checkpoint's with --resume")
     _agent_options(train_p, from_checkpoint=", or the checkpoint's with --resume")
     train_p.add_argument("--iterations", type=_at_least_one, default=None,
                          help="iterations (default 60, or unbounded with --minutes; whichever "
@@ -452,7 +457,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                     "read it beside the win rates. Settings left out are the checkpoint's"
                     + _FROM_CHECKPOINT + ", while --simulations and --search may differ "
                     "from training.")
-    _game_options(evaluate_p)
+    _game_options(evaluate_p, "the checkpoint's")
     _agent_options(evaluate_p, from_checkpoint=", or the checkpoint's")
     evaluate_p.add_argument("--mcts", action="store_true", help="also against pure MCTS")
     for cmd in (solve, train_p, evaluate_p):
@@ -501,9 +506,10 @@ def _run(args) -> int:
                          f"`jaxsolve pursuit train --checkpoint {args.checkpoint}`)")
     if training and exists and not args.resume:
         _refuse_overwriting_other_files(args.checkpoint)
-    if training and args.resume and not exists:
-        print(f"pursuit: no checkpoint at {args.checkpoint} yet; training from scratch",
-              file=sys.stderr)
+    if training and args.resume and not exists:  # as `jaxsolve solve --resume`: a typo in
+        # the path must not start a new run silently
+        raise CLIError(f"cannot --resume: --checkpoint {args.checkpoint}: no checkpoint "
+                       "there (drop --resume to start a new run)")
     loading = exists and (args.resume if training else True)
     recorded = _recorded(args.checkpoint) if loading else None
     cfg = config_from_args(args, recorded)

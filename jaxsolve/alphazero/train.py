@@ -250,6 +250,8 @@ def _leaf_mismatch(expected, given) -> str | None:
 def _open_archive(path: str):
     """The .npz archive at `path`, opened; FileNotFoundError if there is none,
     ValueError naming the problem if it is not a readable archive."""
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a folder, not a checkpoint file")
     with open(path, "rb") as f:  # FileNotFoundError names the path
         if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
             raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
@@ -267,7 +269,8 @@ def _check_pursuit_archive(path: str, data) -> None:
     `jaxsolve solve` checkpoint), naming what it holds instead."""
     others = sorted(name for name in data.files if name != _CONFIG and not _LEAF.fullmatch(name))
     if others or not data.files:
-        what = ("a `jaxsolve solve` (CFR) checkpoint" if "__meta__" in others
+        what = ("a saved game tree (GameTree.save)" if "node_player" in others
+                else "a `jaxsolve solve` (CFR) checkpoint" if "__meta__" in others
                 else f"its arrays are named {', '.join(others[:4]) or '(none)'}"
                      f"{', ...' if len(others) > 4 else ''}")
         raise ValueError(f"{path}: not a pursuit AlphaZero checkpoint ({what}; "

@@ -1,0 +1,8 @@
+"""`python -m jaxsolve ...`: the `jaxsolve` command, for an environment whose
+scripts folder is not on PATH."""
+
+import sys
+
+from jaxsolve.cli import main
+
+sys.exit(main())
