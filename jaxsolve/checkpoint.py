@@ -79,6 +79,7 @@ def save_checkpoint(path: str | Path, state: NamedTuple, meta: dict[str, Any]) -
             np.savez(f, **{_META_KEY: np.array(record), _STATE_KEY: np.array(kind)}, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode())  # mkstemp's 0600: give it a plain file's mode
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -105,6 +106,13 @@ def _resolve(name: str) -> type | None:
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
     return obj if isinstance(obj, type) else None
+
+
+def _file_mode() -> int:
+    """The mode `open` gives a new file here: 0666 less the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def load_checkpoint(path: str | Path, state_type: type | None = None

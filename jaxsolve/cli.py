@@ -314,9 +314,16 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
     if not ckpt.exists():
         return
     try:
-        done = int(load_checkpoint(ckpt)[1]["iteration"])
+        meta = load_checkpoint(ckpt)[1]
+        done = int(meta["iteration"])
     except (CheckpointError, KeyError, TypeError, ValueError) as e:
         print(f"jaxsolve: note: replacing the unreadable checkpoint in {out} ({one_line(e)})",
+              file=sys.stderr)
+        return
+    theirs = (meta.get("game"), meta.get("algo"), meta.get("params", {}))
+    if theirs != (args.game, args.algo, parse_params(args.param)):  # --resume could not
+        print(f"jaxsolve: note: replacing the run in {out} ({theirs[0]}, {theirs[1]}"
+              f"{', ' + str(theirs[2]) if theirs[2] else ''}, at iteration {done})",
               file=sys.stderr)
         return
     more = f" with --iters above {done}" if done >= args.iters else ""
@@ -592,7 +599,8 @@ def build_parser() -> argparse.ArgumentParser:
                        f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
     solve.add_argument("--target", type=_nonnegative_real, default=None, metavar="EPS",
                        help="stop at the first evaluation at which the average policy's "
-                       "exploitability is at most EPS; --iters is then the cap. The stop "
+                       "exploitability (NashConv / number of players, OpenSpiel's) is at "
+                       "most EPS; --iters is then the cap. The stop "
                        "is as fine as --eval-every (default: --iters / "
                        f"{EVALUATIONS_PER_RUN}), so set it for a precise count")
     solve.add_argument("--param", action="extend", nargs="+", default=[],

@@ -68,9 +68,23 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
         return key, [int(round(v)) if whole else float(v) for v in values]
     values = parse_value(raw)
     if not isinstance(values, (list, tuple)) or len(values) < 2:
-        raise CLIError(f"--vary {text!r}: expected a list of at least two values, e.g. "
-                       f"{key}=[0.1, 0.5, 0.9] or {key}=0:1:11")
+        raise CLIError(f"--vary {text!r}: expected a list of at least two values, "
+                       f"{key}=[a, b, ...], or {key}=START:STOP:COUNT")
     return key, list(values)
+
+
+def _steps_hint(text: str, values: list) -> str:
+    """For START:STOP:COUNT with whole ends but fractional steps (players=2:3:3 gives
+    2.0, 2.5, 3.0): the refusal names the whole-looking 2.0, so say why it is a float."""
+    raw = text.partition("=")[2].strip()
+    if raw.count(":") != 2 or not all(isinstance(v, float) for v in values):
+        return ""
+    start, stop = values[0], values[-1]
+    if not (start.is_integer() and stop.is_integer()):
+        return ""
+    return (f" ({raw} steps by {abs(values[1] - values[0]):g}, so every value is a float; "
+            f"for whole numbers (STOP - START) / (COUNT - 1) must be whole, e.g. "
+            f"{int(start)}:{int(stop)}:{int(abs(stop - start)) + 1})")
 
 
 def _structure(tree) -> tuple:
@@ -136,7 +150,9 @@ def _solve_group(solver, batch, args, every: int, bar) -> tuple:
         done += n
         bar.update(n)
         if args.target is not None and reached == len(ran):
-            bar.update(args.iters - done)
+            # Every game stopped: the bar ends where they did (500/500), not at the cap.
+            bar.total = done
+            bar.refresh()
             break
     if args.target is None:
         ran[:] = args.iters
@@ -162,7 +178,8 @@ def cmd_sweep(args) -> int:
         try:
             games_.append(load_game(args.game, {**params, key: value}))
         except CLIError as e:
-            raise CLIError(f"{key}={_label(value)}: {one_line(e)}") from None
+            raise CLIError(f"{key}={_label(value)}: {one_line(e)}{_steps_hint(args.vary, values)}"
+                           ) from None
     trees = []
     for value, game in zip(progress.bar(values, desc=f"compiling {args.game}", unit="game",
                                         disable=args.quiet), games_):
@@ -251,8 +268,8 @@ def add_subparser(subparsers, positive_int, nonnegative_real,
                    metavar="N", help="iterations per point (default: 1000); with "
                    "--target, the most a point may take")
     p.add_argument("--target", type=nonnegative_real, default=None, metavar="EPS",
-                   help="stop each point at its first check with exploitability at most EPS "
-                   "and report the iterations it needed")
+                   help="stop each point at its first check with exploitability (NashConv "
+                   "/ number of players) at most EPS and report the iterations it needed")
     p.add_argument("--eval-every", type=positive_int, default=None, metavar="K",
                    help=f"with --target: check every K iterations (default: "
                    f"{DEFAULT_CHECK_EVERY})")

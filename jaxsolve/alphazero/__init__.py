@@ -50,12 +50,29 @@ and "A general reinforcement learning algorithm..." (2018); Danihelka et al., "P
 improvement by planning with Gumbel" (ICLR 2022); mctx (DeepMind) for the interface.
 """
 
-from jaxsolve.alphazero import (checks, evaluate, exact, network, packing, policies, search,
-                               selection, selfplay, train)
-from jaxsolve.alphazero.exact import ExactSolution, best_vs_random, solve
-from jaxsolve.alphazero.policies import alphazero_policy, gumbel_policy
-from jaxsolve.alphazero.train import TrainConfig, TrainState
+import importlib
+
+# Loaded on first use (PEP 562): `jaxsolve --help` and every CFR command build the
+# `pursuit` parser from `cli`, which needs none of these; importing them eagerly
+# (Flax, optax) cost each command ~1 s before it started.
+_SUBMODULES = ("checks", "cli", "evaluate", "exact", "network", "packing", "policies", "search",
+               "selection", "selfplay", "train")
+_NAMES = {"ExactSolution": "exact", "best_vs_random": "exact", "solve": "exact",
+          "alphazero_policy": "policies", "gumbel_policy": "policies",
+          "TrainConfig": "train", "TrainState": "train"}
 
 __all__ = ["ExactSolution", "TrainConfig", "TrainState", "alphazero_policy", "best_vs_random",
            "checks", "evaluate", "exact", "gumbel_policy", "network", "packing", "policies", "search",
            "selection", "selfplay", "solve", "train"]
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
