@@ -124,6 +124,15 @@ def _first_diff(fp1, fp2):
     return next(((n, x, y) for (n, x), (_, y) in zip(fp1, fp2) if x != y), None)
 
 
+def _declares_tensor(game) -> bool | None:
+    """`game.get_type().provides_information_state_tensor` where the game has a
+    get_type() (pyspiel's games, and protocol games that copy it); None otherwise."""
+    try:
+        return bool(game.get_type().provides_information_state_tensor)
+    except Exception:  # noqa: BLE001 - no get_type(), or one that does not say
+        return None
+
+
 class _Checker:
     def __init__(self, game, playouts, seed, max_nodes, max_steps):
         self.game, self.playouts, self.seed = game, playouts, seed
@@ -184,8 +193,14 @@ class _Checker:
         g, decl, fail = self.game, {}, lambda m: self.fail("game_info", [], m)
         if isinstance(g, type):
             return fail(class_given(g)) or False
+        # A pyspiel game that declares no tensor prints "OpenSpiel exception: ...
+        # unimplemented" on stderr (from C++, past Python) when asked its shape: not asked.
+        declared = _declares_tensor(g)
         for name in ("num_distinct_actions", "min_utility", "max_utility",
                      "information_state_tensor_shape", "utility_sum"):
+            if name == "information_state_tensor_shape" and declared is False:
+                decl[name] = None
+                continue
             try:
                 decl[name] = (_utility_sum(g) if name == "utility_sum" else
                               _norm(getattr(g, name)()) if hasattr(g, name) else None)
@@ -205,8 +220,8 @@ class _Checker:
         if None not in (self.lo, self.hi) and not (_is_finite(self.lo) and _is_finite(self.hi)
                                                    and self.lo <= self.hi):
             self.lo = self.hi = fail(f"min_utility() {self.lo!r}, max_utility() {self.hi!r}")
-        self.has_tensor = (g.get_type().provides_information_state_tensor if hasattr(
-            g, "get_type") else hasattr(self.root, "information_state_tensor"))
+        self.has_tensor = (declared if declared is not None
+                           else hasattr(self.root, "information_state_tensor"))
         self.recall: list[str | None] = [None] * self.P
         self.results["game_info"].message = (
             f"{self.P} players, num_distinct_actions={self.num_actions}, utilities in "

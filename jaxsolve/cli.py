@@ -1,7 +1,7 @@
 """The `jaxsolve` command line.
 
     jaxsolve solve kuhn_poker --algo cfr+ --iters 2000
-    jaxsolve solve kuhn_poker --param players=3 --algo dcfr
+    jaxsolve solve kuhn_poker --param players=3 --algo dcfr --solver-param gamma=3
     jaxsolve solve openspiel:liars_dice --param dice_sides=4 --iters 500
     jaxsolve solve saved_tree.npz --out runs/mine    # again with --resume: continue it
     jaxsolve solve leduc_poker --algo es-mccfr --batch 256 --seed 1 --iter 5000
@@ -42,14 +42,14 @@ import jax
 import numpy as np
 
 import games
-from jaxsolve import cli_sweep, progress
+from jaxsolve import cli_solver, cli_sweep, progress
 from jaxsolve import __version__ as jaxsolve_version
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from jaxsolve.compile import compile_game
-from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
+from jaxsolve.errors import EXIT_INTERRUPTED, EXIT_USAGE, CLIError, GameError, one_line
 from jaxsolve.game_spec import (
     OPENSPIEL_PREFIX, default_out, is_file_game, is_tree_file, load_game, load_tree,
     parse_params)
@@ -58,7 +58,7 @@ from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK = 0
 CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
     "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
 EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
@@ -119,13 +119,15 @@ def _float_dtype() -> str:
 
 def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
     problems = []
-    for key in ("game", "params", "algo", "batch", "seed"):
+    for key in ("game", "params", "algo", "solver_params", "batch", "seed"):
         if key not in expect:  # batch and seed: sampling solvers only
             continue
         if key == "game" and is_file_game(expect["game"]):
             continue  # a saved tree may have moved; its content digest is checked below
-        if json.dumps(meta.get(key), sort_keys=True) != json.dumps(expect[key], sort_keys=True):
-            problems.append(f"{key} {meta.get(key)!r}, not {expect[key]!r}")
+        # (checkpoints written before --solver-param existed ran the defaults: {})
+        theirs = meta.get(key, {} if key == "solver_params" else None)
+        if json.dumps(theirs, sort_keys=True) != json.dumps(expect[key], sort_keys=True):
+            problems.append(f"{key} {theirs!r}, not {expect[key]!r}")
     if not problems and meta.get("tree") != expect["tree"]:
         problems.append("its game tree differs from this one")
     if not problems and meta.get("payoffs", expect["payoffs"]) != expect["payoffs"]:
@@ -177,6 +179,7 @@ def _resume_command(args, out: Path) -> str:
         words += ["--batch", str(args.batch or DEFAULT_BATCH), "--seed", str(args.seed or 0)]
     if args.param:
         words += ["--param", *args.param]
+    words += cli_solver.words(args.solver_param)
     if args.final != "average":
         words += ["--final", args.final]
     if args.tau is not None:
@@ -191,9 +194,19 @@ def _resume_command(args, out: Path) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def _on_one_line(text: str) -> str:
+    """A name with line breaks (OpenSpiel's goofspiel writes an infoset as five lines)
+    as one line, its lines joined by " | ", so that each infoset stays one row."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> str:
-    """Aligned text: one infoset per line, then `action: probability` columns."""
-    rows = list(strategy.items())
+    """Aligned text: one infoset per line, then `action: probability` columns (names
+    with line breaks joined into one line; strategy.json keeps them as they are)."""
+    rows = [(_on_one_line(name), {_on_one_line(label): p for label, p in row.items()})
+            for name, row in strategy.items()]
     shown = rows if max_rows <= 0 else rows[:max_rows]
     if not shown:
         return "(no infosets)"
@@ -224,13 +237,16 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     expl = float(_exploitability(tree, policy))
     strategy = table(tree, policy)
     players = tree.sizes.num_players
-    result = {"game": args.game, "params": params, "algo": args.algo, **run_info,
+    settings = cli_solver.parse(args.algo, args.solver_param)
+    algo = cli_solver.label(args.algo, settings)
+    result = {"game": args.game, "params": params, "algo": args.algo,
+              **({"solver_params": settings} if settings else {}), **run_info,
               "iterations": iterations, "players": players, "final": kind,
               **({"tau": tau} if tau is not None else {}), "exploitability": expl,
               "value": values.tolist()}
 
     described = FINAL_NAMES[kind].format(tau=tau)
-    print(f"Strategy ({described} of {args.algo} after {iterations} iterations):")
+    print(f"Strategy ({described} of {algo} after {iterations} iterations):")
     print(format_table(strategy, args.max_rows))
     # The expected payoffs when every player follows the strategy above: the game's
     # value only where that strategy is an equilibrium (exploitability 0).
@@ -263,7 +279,7 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
 
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
     (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
-    plot_convergence(history, out / PLOT, title=f"{args.game} - {args.algo}")
+    plot_convergence(history, out / PLOT, title=f"{args.game} - {algo}")
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
 
 
@@ -320,9 +336,13 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
         print(f"jaxsolve: note: replacing the unreadable checkpoint in {out} ({one_line(e)})",
               file=sys.stderr)
         return
-    theirs = (meta.get("game"), meta.get("algo"), meta.get("params", {}))
-    if theirs != (args.game, args.algo, parse_params(args.param)):  # --resume could not
-        print(f"jaxsolve: note: replacing the run in {out} ({theirs[0]}, {theirs[1]}"
+    theirs = (meta.get("game"), meta.get("algo"), meta.get("params", {}),
+              meta.get("solver_params", {}))
+    ours = (args.game, args.algo, parse_params(args.param),
+            cli_solver.parse(args.algo, args.solver_param))
+    if theirs != ours:  # --resume could not continue it
+        print(f"jaxsolve: note: replacing the run in {out} ({theirs[0]}, "
+              f"{cli_solver.label(theirs[1], theirs[3])}"
               f"{', ' + str(theirs[2]) if theirs[2] else ''}, at iteration {done})",
               file=sys.stderr)
         return
@@ -357,6 +377,7 @@ def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
 
 def cmd_solve(args) -> int:
     params = parse_params(args.param)
+    settings = cli_solver.parse(args.algo, args.solver_param)
     _final_tau(args)  # bad --final/--tau combinations fail before any work
     sampling = args.algo in SAMPLING_SOLVERS
     if not sampling and (args.batch is not None or args.seed is not None):
@@ -367,12 +388,13 @@ def cmd_solve(args) -> int:
     batch = args.batch if args.batch is not None else DEFAULT_BATCH
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
-    tree = load_tree(args.game, params, progress=not args.quiet)
-    solver = SOLVERS[args.algo](batch_size=batch) if sampling else SOLVERS[args.algo]()
+    solver = cli_solver.make(args.algo, settings, batch)  # bad values fail before the walk
+    tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes)
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT
     every = _eval_every(args)
-    identity = {"game": args.game, "params": params, "algo": args.algo, **run_info,
+    identity = {"game": args.game, "params": params, "algo": args.algo,
+                "solver_params": settings, **run_info,
                 "tree": tree.names.digest, "payoffs": _payoff_digest(tree),
                 "dtype": _float_dtype()}
 
@@ -404,7 +426,8 @@ def cmd_solve(args) -> int:
     reached = _target_reached(args.target, history)  # a resumed run may be there already
     start, seconds0, t0 = it, (history[-1]["seconds"] if history else 0.0), time.perf_counter()
     bar = progress.bar(total=args.iters, initial=it, unit="it",
-                       desc=f"{args.game} {args.algo}", disable=args.quiet)
+                       desc=f"{args.game} {cli_solver.label(args.algo, settings)}",
+                       disable=args.quiet)
     try:
         while it < args.iters and not reached:
             n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
@@ -481,7 +504,54 @@ def _format_columns(header: Sequence[str], rows: list[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def _sizes(name: str, args) -> tuple[dict | None, str]:
+    """The game `name` compiled with its defaults within --timeout and --max-nodes:
+    (tree.summary(), "") or (None, why it was not counted)."""
+    try:
+        with _time_limit(args.timeout):
+            tree = compile_game(games.load(name), max_nodes=args.max_nodes,
+                                warn_imperfect_recall=False)
+    except _TimeLimit:
+        return None, f"compiling took over {args.timeout:g} s"
+    except Exception as e:  # noqa: BLE001 - a listing reports a broken game, not stops
+        return None, one_line(e)
+    return tree.summary(), ""
+
+
+def _describe_game(name: str, args) -> int:
+    """`jaxsolve games NAME`: the game's rules (its module's docstring), every
+    parameter with its whole default (the listing shortens long ones) and, unless
+    --no-count, its sizes with those defaults."""
+    import inspect  # noqa: PLC0415
+    try:
+        cls = games.game_class(name)
+    except KeyError as e:
+        raise CLIError(one_line(e)) from None
+    print(name)
+    # The rules live in the module's docstring; the class's is a line pointing there.
+    texts = [sys.modules[cls.__module__].__doc__, cls.__doc__]
+    shown = [inspect.cleandoc(t) for t in texts if t and "module docstring" not in t]
+    print("\n\n".join(shown) or "(no description)")
+    params = games.parameters(name)
+    print("\nparameters (--param KEY=VALUE)" + (":" if params else ": none"))
+    for key, value in params.items():
+        print(f"  {key} = {value!r}")
+    if args.no_count:
+        return EXIT_OK
+    s, why = _sizes(name, args)
+    if s is None:
+        print(f"\nsize: not counted ({why})")
+    else:
+        print(f"\nwith these defaults: {s['players']} players, {s['histories']:,} histories, "
+              f"{s['infosets']:,} infosets ({'/'.join(map(str, s['infosets_per_player']))} "
+              f"per player), {s['terminals']:,} terminals")
+    return EXIT_OK
+
+
 def cmd_games(args) -> int:
+    if args.name is not None:
+        return _describe_game(args.name, args)
+    shortened = False
     header = (["game", "parameters"] if args.no_count else
               ["game", "players", "histories", "infosets (per player)", "terminals",
                "parameters"])
@@ -490,40 +560,47 @@ def cmd_games(args) -> int:
         try:
             params = games.parameters(name)
             described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
+            shortened |= any(_short(repr(v)) != repr(v) for v in params.values())
         except Exception as e:  # a listing reports a broken game rather than stopping
             described = f"(cannot read parameters: {one_line(e)})"
         if args.no_count:
             rows.append([name, described])
             continue
-        try:
-            with _time_limit(args.timeout):
-                tree = compile_game(games.load(name), max_nodes=args.max_nodes,
-                                    warn_imperfect_recall=False)
-        except _TimeLimit:
-            notes.append(f"{name}: not counted, compiling took over {args.timeout:g} s")
+        s, why = _sizes(name, args)
+        if s is None:
+            notes.append(f"{name}: not counted ({why})")
             rows.append([name, "?", "?", "?", "?", described])
             continue
-        except Exception as e:  # noqa: BLE001 - listed with the reason instead
-            notes.append(f"{name}: not counted ({one_line(e)})")
-            rows.append([name, "?", "?", "?", "?", described])
-            continue
-        s = tree.summary()
         per = "/".join(str(n) for n in s["infosets_per_player"])
         rows.append([name, str(s["players"]), f"{s['histories']:,}",
                      f"{s['infosets']:,} ({per})", f"{s['terminals']:,}", described])
     print(_format_columns(header, rows))
     for note in notes:
         print(f"note: {note}")
+    if shortened:
+        print("(values ending in ... are shortened: `jaxsolve games NAME` shows them whole)")
     return EXIT_OK
 
 
 # ---------------------------------------------------------------------- parser
+def _whole(text: str) -> int:
+    """An integer written as one (100000, 100_000) or in a float's notation that is
+    exactly whole (1e5, 2.0e3), as a count is often typed; ValueError otherwise."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # ValueError for words
+        if not value.is_integer():  # 1.5, inf, nan
+            raise
+        return int(value)
+
+
 def number_arg(kind, describe: str, ok):
     """An argparse type: `kind(text)` (int or float) for which `ok(value)` holds, else
     a one-line error `{describe}, got {text}`. Shared with the `pursuit` subcommands."""
     def parse(text: str):
         try:
-            value = kind(text)
+            value = _whole(text) if kind is int else kind(text)
         except ValueError:
             what = "an integer" if kind is int else "a number"
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
@@ -542,19 +619,29 @@ _nonnegative_real = number_arg(float, "must be a finite number >= 0",
 _probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
+def add_max_nodes(parser) -> None:
+    """`--max-nodes` of the commands that compile a game to solve it (solve, sweep)."""
+    parser.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES,
+                        metavar="N", help=f"refuse a game with more than N histories "
+                        f"(default {DEFAULT_MAX_NODES:,}); the walk runs at ~20,000 "
+                        "histories a second, so a lower N stops a too-large game sooner")
+
+
 _PYTHON_GAME_HELP = ("FILE.py:NAME or module:NAME, a game in your own code (a class or "
                      "function called with the --param values, or a game object)")
 
 
 def _game_given_after_param(args) -> None:
     """GAME is required, but a `--param k=v GAME` hands it to --param (which takes one or
-    more values): the last --param value without '=' is taken back as GAME."""
+    more values): the last --param (or --solver-param) value without '=' is taken back
+    as GAME."""
     if getattr(args, "game", "") is not None:
         return
-    if args.param and "=" not in args.param[-1]:
-        args.game = args.param.pop()
-    else:
-        raise CLIError("the following arguments are required: GAME")
+    for words in (getattr(args, "param", []), getattr(args, "solver_param", [])):
+        if words and "=" not in words[-1]:
+            args.game = words.pop()
+            return
+    raise CLIError("the following arguments are required: GAME")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -605,11 +692,13 @@ def build_parser() -> argparse.ArgumentParser:
                        f"{EVALUATIONS_PER_RUN}), so set it for a precise count")
     solve.add_argument("--param", action="extend", nargs="+", default=[],
                        metavar="KEY=VALUE", help="game parameter (repeatable)")
+    cli_solver.add_argument(solve, list(SOLVERS))
     solve.add_argument("--out", default=None, metavar="DIR",
                        help="output directory (default: runs/<game>-<algo>)")
     solve.add_argument("--resume", action="store_true",
                        help=f"continue from DIR/{CHECKPOINT} up to --iters")
     solve.add_argument("--x64", action="store_true", help="solve in float64")
+    add_max_nodes(solve)
     solve.add_argument("--max-rows", type=number_arg(int, "must be at least 0", lambda v: v >= 0),
                        default=100, metavar="N",
                        help="strategy rows printed (default 100, 0 = all; the JSON has all)")
@@ -619,7 +708,10 @@ def build_parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("games", help="list the built-in games",
                              description="The built-in games with their parameters' "
                              "defaults (long values shortened) and, compiled with the "
-                             "defaults, their players, histories, infosets and terminals.")
+                             "defaults, their players, histories, infosets and terminals; "
+                             "with NAME, that game's description and whole defaults.")
+    listing.add_argument("name", metavar="NAME", nargs="?", default=None,
+                         help="one game to describe in full")
     listing.add_argument("--no-count", action="store_true",
                          help="only names and parameters, without compiling")
     listing.add_argument("--timeout", type=_nonnegative_real, default=30.0, metavar="SECONDS",
@@ -643,7 +735,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="walk the full tree up to N histories (default 200,000)")
     check.set_defaults(func=cmd_check)
 
-    cli_sweep.add_subparser(sub, _positive_int, _nonnegative_real, _PYTHON_GAME_HELP)
+    add_max_nodes(cli_sweep.add_subparser(sub, _positive_int, _nonnegative_real,
+                                          _PYTHON_GAME_HELP))
 
     try:  # later subcommands (pursuit) live with their code and are optional
         from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415

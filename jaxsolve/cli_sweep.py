@@ -14,8 +14,11 @@ with its strategy) and `sweep.png` (each player's value against the parameter) t
 --out. With `--target EPS` each point stops at the first check (every --eval-every
 iterations) at which its exploitability is at most EPS (`jaxsolve.run_until`; the
 batched loop freezes the points that are done), and the table, record and plot give
-the iterations each needed. Full-width solvers only: a sampled run per point is
-`jaxsolve solve`'s job.
+the iterations each needed. Full-width solvers only (their settings with
+`--solver-param`, as for `solve`): a sampled run per point is `jaxsolve solve`'s job.
+Ctrl-C keeps what is solved: the finished points and those of the batch under way,
+as of its last completed call, go to the table, sweep.json (marked "interrupted", with
+each point's iterations) and the plot, and the exit code is 130.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,9 +34,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve import progress
+from jaxsolve import cli_solver, progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
-from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.errors import EXIT_INTERRUPTED, CLIError, GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
 from jaxsolve.compile import compile_game
 from jaxsolve.game_spec import default_out, is_tree_file, load_game, parse_params, parse_value
@@ -130,33 +134,38 @@ def _results(batch, states):
 def _solve_group(solver, batch, args, every: int, bar) -> tuple:
     """One group's games solved in about CHUNKS calls (with a target, each a multiple
     of `every` iterations, so the checks fall where one call's would). Returns the
-    results of `_results` and the iterations each game ran [B]."""
+    results of `_results`, the iterations each game ran [B], and whether Ctrl-C
+    stopped the group (its results are then those of the last completed call)."""
     states = _init(solver, batch)
     ran = np.zeros(len(batch.utilities), np.int64)
     chunk = -(-args.iters // CHUNKS)
     if args.target is not None:
         chunk = -(-chunk // every) * every
-    done = 0
-    while done < args.iters:
-        n = min(chunk, args.iters - done)
-        if args.target is None:
-            states = _run(solver, batch, states, n)
-        else:
-            states, more, gaps = _run_until(solver, batch, states, args.target, n, every)
-            ran += np.asarray(more)
-            reached = int(np.sum(np.asarray(gaps) <= args.target))
-            bar.set_postfix_str(f"{reached}/{len(ran)} at the target", refresh=False)
-        jax.block_until_ready(states)
-        done += n
-        bar.update(n)
-        if args.target is not None and reached == len(ran):
-            # Every game stopped: the bar ends where they did (500/500), not at the cap.
-            bar.total = done
-            bar.refresh()
-            break
+    done, interrupted = 0, False
+    try:
+        while done < args.iters:
+            n = min(chunk, args.iters - done)
+            if args.target is None:
+                new_states = jax.block_until_ready(_run(solver, batch, states, n))
+            else:
+                new_states, more, gaps = jax.block_until_ready(
+                    _run_until(solver, batch, states, args.target, n, every))
+                new_ran = ran + np.asarray(more)
+                reached = int(np.sum(np.asarray(gaps) <= args.target))
+                bar.set_postfix_str(f"{reached}/{len(ran)} at the target", refresh=False)
+                ran = new_ran
+            states, done = new_states, done + n  # the call is complete
+            bar.update(n)
+            if args.target is not None and reached == len(ran):
+                # Every game stopped: the bar ends where they did (500/500), not the cap.
+                bar.total = done
+                bar.refresh()
+                break
+    except KeyboardInterrupt:
+        interrupted = True
     if args.target is None:
-        ran[:] = args.iters
-    return (*jax.device_get(_results(batch, states)), ran)
+        ran[:] = done
+    return (*jax.device_get(_results(batch, states)), ran, interrupted)
 
 
 def _label(value) -> str:
@@ -167,6 +176,9 @@ def _label(value) -> str:
 def cmd_sweep(args) -> int:
     params = parse_params(args.param)
     key, values = parse_vary(args.vary)
+    settings = cli_solver.parse(args.algo, args.solver_param)
+    solver = cli_solver.make(args.algo, settings)
+    algo = cli_solver.label(args.algo, settings)
     if key in params:
         raise CLIError(f"--vary {key} and --param {key} name the same parameter")
     if is_tree_file(args.game):
@@ -184,19 +196,19 @@ def cmd_sweep(args) -> int:
     for value, game in zip(progress.bar(values, desc=f"compiling {args.game}", unit="game",
                                         disable=args.quiet), games_):
         try:
-            trees.append(compile_game(game))
+            trees.append(compile_game(game, max_nodes=args.max_nodes))
         except GameError as e:
             raise CLIError(f"{args.game} at {key}={_label(value)}: {one_line(e)}") from None
     groups: dict[tuple, list[int]] = {}
     for k, tree in enumerate(trees):
         groups.setdefault(_structure(tree), []).append(k)
 
-    solver = SOLVERS[args.algo]()
     every = args.eval_every or DEFAULT_CHECK_EVERY
     if args.eval_every and args.target is None:
         raise CLIError("--eval-every applies with --target only (a sweep without a target "
                        "evaluates once, at the end)")
     points: list[dict | None] = [None] * len(values)
+    interrupted = False
     t0 = time.perf_counter()
     for g, members in enumerate(groups.values()):
         try:
@@ -205,48 +217,72 @@ def cmd_sweep(args) -> int:
             raise CLIError(f"cannot batch the points: {one_line(e)}") from None
         described = f"{len(members)} game{'s' * (len(members) > 1)}" + (
             f", batch {g + 1}/{len(groups)}" if len(groups) > 1 else "")
-        with progress.bar(total=args.iters, desc=f"solving {described} ({args.algo})",
-                          unit="it", disable=args.quiet) as bar:
-            policies, game_values, expl, ran = _solve_group(
-                solver, jax.device_put(batch), args, every, bar)
+        try:
+            with progress.bar(total=args.iters, desc=f"solving {described} ({algo})",
+                              unit="it", disable=args.quiet) as bar:
+                policies, game_values, expl, ran, interrupted = _solve_group(
+                    solver, jax.device_put(batch), args, every, bar)
+        except KeyboardInterrupt:  # while compiling: the finished batches are kept
+            interrupted = True
+            break
         for j, k in enumerate(members):
-            points[k] = {"value": values[k], "values": [float(v) for v in game_values[j]],
-                         "exploitability": float(expl[j]), "iterations": int(ran[j]),
-                         "strategy": table(trees[k], policies[j])}
+            if ran[j] > 0 or not interrupted:
+                points[k] = {"value": values[k], "values": [float(v) for v in game_values[j]],
+                             "exploitability": float(expl[j]), "iterations": int(ran[j]),
+                             "strategy": table(trees[k], policies[j])}
+        if interrupted:
+            break
     seconds = time.perf_counter() - t0
-
-    players = max(len(p["values"]) for p in points)  # a sweep may vary the player count
-    width = max(len(key), *(len(_label(p["value"])) for p in points))
+    solved = [p for p in points if p is not None]
+    if not solved:
+        print("\nInterrupted before any point completed an iteration; nothing written.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     targeted = args.target is not None
-    print(f"{key:>{width}}  " + "".join(f"{'player ' + str(q):>12}" for q in range(players))
-          + f"{'exploitability':>16}" + (f"{'iterations':>12}" if targeted else ""))
-    for p in points:
-        short = targeted and p["exploitability"] > args.target
-        cells = [f"{v:>12.6f}" for v in p["values"]] + [" " * 12] * (players - len(p["values"]))
-        print(f"{_label(p['value']):>{width}}  " + "".join(cells)
-              + f"{p['exploitability']:>16.3e}"
-              + (f"{p['iterations']:>12}" + (" (cap, target not reached)" if short else "")
-                 if targeted else ""))
+    _print_table(solved, key, args.target, show_iterations=targeted or interrupted)
     each = (f"until exploitability <= {args.target:g} (checked every {every}, at most "
             f"{args.iters})" if targeted else f"{args.iters} iterations each")
-    print(f"{len(points)} games in {len(groups)} vmapped batch{'es' * (len(groups) > 1)} of "
-          f"{args.algo}, {each}: {seconds:.1f} s with compilation")
+    if interrupted:
+        print(f"Interrupted: {len(solved)} of {len(points)} points solved (the iterations "
+              f"column says how far), {seconds:.1f} s; a new run starts over", file=sys.stderr)
+    else:
+        print(f"{len(points)} games in {len(groups)} vmapped batch{'es' * (len(groups) > 1)} "
+              f"of {algo}, {each}: {seconds:.1f} s with compilation")
     try:
         out.mkdir(parents=True, exist_ok=True)
         record = {"game": args.game, "params": params, "vary": key, "algo": args.algo,
+                  **({"solver_params": settings} if settings else {}),
                   "iterations": args.iters, "batches": len(groups), "seconds": seconds,
                   **({"target": args.target, "eval_every": every} if targeted else {}),
-                  "points": points}
+                  **({"interrupted": True} if interrupted else {}), "points": solved}
         (out / "sweep.json").write_text(json.dumps(record, indent=1) + "\n")
-        plot_sweep(points, key, out / "sweep.png", [_label(p["value"]) for p in points],
-                   f"{args.game}: {args.algo}, " + (
+        plot_sweep(solved, key, out / "sweep.png", [_label(p["value"]) for p in solved],
+                   f"{args.game}: {algo}, " + (
                        f"until exploitability <= {args.target:g}" if targeted
-                       else f"{args.iters} iterations per point"),
+                       else f"{args.iters} iterations per point")
+                   + (" (interrupted)" if interrupted else ""),
                    target=args.target)
     except OSError as e:
         raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     print(f"Wrote sweep.json and sweep.png to {out}")
-    return 0
+    return EXIT_INTERRUPTED if interrupted else 0
+
+
+def _print_table(points: list[dict], key: str, target: float | None,
+                 show_iterations: bool) -> None:
+    """One row per point: its value of KEY, each player's value, the exploitability
+    and (with a target, or after Ctrl-C) the iterations it ran."""
+    players = max(len(p["values"]) for p in points)  # a sweep may vary the player count
+    width = max(len(key), *(len(_label(p["value"])) for p in points))
+    print(f"{key:>{width}}  " + "".join(f"{'player ' + str(q):>12}" for q in range(players))
+          + f"{'exploitability':>16}" + (f"{'iterations':>12}" if show_iterations else ""))
+    for p in points:
+        short = target is not None and p["exploitability"] > target
+        cells = [f"{v:>12.6f}" for v in p["values"]] + [" " * 12] * (players - len(p["values"]))
+        print(f"{_label(p['value']):>{width}}  " + "".join(cells)
+              + f"{p['exploitability']:>16.3e}"
+              + (f"{p['iterations']:>12}" + (" (cap, target not reached)" if short else "")
+                 if show_iterations else ""))
 
 
 def add_subparser(subparsers, positive_int, nonnegative_real,
@@ -264,6 +300,7 @@ def add_subparser(subparsers, positive_int, nonnegative_real,
     p.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="a parameter held fixed (repeatable)")
     p.add_argument("--algo", choices=FULL_WIDTH, default="cfr+", help="solver (default: cfr+)")
+    cli_solver.add_argument(p, FULL_WIDTH)
     p.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
                    metavar="N", help="iterations per point (default: 1000); with "
                    "--target, the most a point may take")

@@ -504,8 +504,9 @@ class _Walk:
             f"the game has more than max_nodes={self.max_nodes:,} histories (reached "
             f"{count:,} at depth {depth}); walking them in Python takes about "
             f"{format_bytes(count * _WALK_BYTES_PER_HISTORY)} (~1 KiB per history) and "
-            f"the tree at least {format_bytes(count * per_node)}. Raise max_nodes if that "
-            f"fits, or choose smaller game parameters. (If the game should be far "
+            f"the tree at least {format_bytes(count * per_node)}. Raise max_nodes "
+            f"(--max-nodes on the command line) if that fits, or choose smaller game "
+            f"parameters. (If the game should be far "
             f"smaller, it may never end along some history: jaxsolve.check_game(game) "
             f"finds one.)")
 

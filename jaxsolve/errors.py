@@ -21,6 +21,10 @@ class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
 
 
+# The command line's exit codes besides 0: bad input, Ctrl-C (as a shell reports SIGINT).
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
 class CLIError(Exception):
     """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
     exit code 2."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import games
-from jaxsolve.compile import compile_game
+from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
 from jaxsolve.errors import CLIError, GameError, one_line
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
@@ -58,14 +58,21 @@ def parse_value(text: str) -> Any:
     return text
 
 
-def parse_params(items: Sequence[str]) -> dict[str, Any]:
-    """{key: value} from ["key=value", ...]; a later key overrides an earlier one."""
-    params = {}
+def parse_params(items: Sequence[str], option: str = "--param") -> dict[str, Any]:
+    """{key: value} from ["key=value", ...] given with `option`. A key given twice is
+    refused unless both values are equal: keeping the last one silently would solve
+    another game than the one a long command line seems to ask for."""
+    params, given = {}, {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CLIError(f"--param {item!r}: expected key=value")
-        params[key.strip()] = parse_value(value)
+        key = key.strip()
+        if not sep or not key:
+            raise CLIError(f"{option} {item!r}: expected key=value")
+        parsed = parse_value(value)
+        if key in params and params[key] != parsed:
+            raise CLIError(f"{option} {key} is given twice ({given[key]!r} and "
+                           f"{value.strip()!r}); give it once")
+        params[key], given[key] = parsed, value.strip()
     return params
 
 
@@ -175,9 +182,11 @@ def is_tree_file(spec: str) -> bool:
     return is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
 
 
-def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> GameTree:
+def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
+              max_nodes: int = DEFAULT_MAX_NODES) -> GameTree:
     """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree
-    (`progress`: a bar while a long walk runs)."""
+    (`progress`: a bar while a long walk runs; a walk past `max_nodes` histories is
+    refused)."""
     if is_tree_file(spec):
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
@@ -193,7 +202,7 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False) -> G
         return tree
     game = load_game(spec, params, trees_too=True)
     try:
-        return compile_game(game, progress=progress)
+        return compile_game(game, progress=progress, max_nodes=max_nodes)
     except GameError as e:
         raise CLIError(f"{spec}: {one_line(e)}") from None
 

@@ -55,6 +55,25 @@ def pyspiel_tree(name: str, **params) -> jaxsolve.GameTree:
     return jaxsolve.compile_game(pyspiel_game(name, **params))
 
 
+def openspiel_average(tree, solver):
+    """An OpenSpiel solver's average policy as our [I, A] array (rows matched by
+    infoset string): C++ solvers' policies and Python TabularPolicy alike."""
+    import numpy as np  # noqa: PLC0415
+
+    policy = solver.average_policy()
+    out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
+    for i, name in enumerate(tree.names.infosets):
+        if hasattr(policy, "get_state_policy"):  # C++ policy
+            pairs = policy.get_state_policy(name)
+        else:  # Python TabularPolicy
+            row = policy.state_lookup[name]
+            pairs = [(a, policy.action_probability_array[row, a])
+                     for a in np.nonzero(policy.legal_actions_mask[row])[0]]
+        for a, p in pairs:
+            out[i, a] = p
+    return out
+
+
 def solve(solver, tree, iterations):
     """State after `iterations` of `solver` from its initial state."""
     return RUN(solver, tree, solver.init(tree), iterations)

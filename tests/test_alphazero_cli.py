@@ -296,7 +296,8 @@ def _root_value(params):
 ])
 def test_solve_plays_the_game_of_turns_threshold_and_start(argv, params, ignored, capsys):
     out = _solved(capsys, *argv)
-    assert out["params"] == repr(params)
+    # The parameters as JSON fields (they were once one repr string).
+    assert out["params"] == json.loads(json.dumps(dataclasses.asdict(params)))
     assert out["root_value"] == _root_value(params)
     if ignored is not None:  # the option decides the verdict: it cannot pass unread
         assert _root_value(ignored) != out["root_value"]

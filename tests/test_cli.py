@@ -184,6 +184,64 @@ def test_games_lists_the_builtin_games(capsys):
     assert cli.main(["games", "--no-count"]) == 0
     listed = capsys.readouterr().out
     assert "kuhn_poker" in listed and "leduc_poker" in listed
+    # maneuver_detection's tables are shortened in the listing, and it says where the
+    # whole values are.
+    assert "payoff_detected=((0.0, 0.9, 0.5, 0.3), (-..." in listed
+    assert "`jaxsolve games NAME` shows them whole" in listed
+
+
+def test_games_name_describes_one_game_in_full(capsys):
+    assert cli.main(["games", "maneuver_detection"]) == 0
+    shown = capsys.readouterr().out
+    # The rules from the module's docstring, every default whole, and the sizes.
+    assert shown.startswith("maneuver_detection\n") and "Rules" in shown
+    defaults = games.parameters("maneuver_detection")
+    for key, value in defaults.items():
+        assert f"  {key} = {value!r}\n" in shown, key
+    assert "2 players, 121 histories" in shown
+    assert cli.main(["games", "no_such_game"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "unknown game 'no_such_game'; known games: " in err and "kuhn_poker" in err
+
+
+def test_a_parameter_given_twice_is_refused_unless_equal(tmp_path, capsys):
+    # The last one used to win silently.
+    assert cli.parse_params(["players=3", "players=3"]) == {"players": 3}
+    assert solve(tmp_path, "--param", "players=3", "--param", "players=4") == cli.EXIT_USAGE
+    assert "--param players is given twice ('3' and '4'); give it once" in capsys.readouterr().err
+
+
+def test_counts_in_a_floats_notation_are_taken_when_whole(tmp_path, capsys):
+    assert solve(tmp_path, "--iters", "1e1", "--eval-every", "5.0") == 0
+    assert json.loads((tmp_path / cli.STRATEGY).read_text())["iterations"] == 10
+    for text, says in (("1.5", "expected an integer, got '1.5'"),
+                       ("inf", "expected an integer, got 'inf'"),
+                       ("1e10", "must be an integer from 1 to 2^31 - 1, got 1e10")):
+        assert solve(tmp_path, "--iters", text) == cli.EXIT_USAGE
+        assert says in capsys.readouterr().err
+
+
+def test_max_nodes_stops_a_too_large_game_before_its_walk_ends(tmp_path, capsys):
+    """Kuhn with 10 players has more than 40 million histories: the default walk ran
+    for a quarter of an hour before it was refused; --max-nodes makes that seconds,
+    and the refusal names the option."""
+    assert solve(tmp_path, "--param", "players=10", "--max-nodes", "5000") == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "more than max_nodes=5,000 histories" in err and "--max-nodes" in err
+    assert cli.main(["sweep", "kuhn_poker", "--vary", "players=[2, 10]", "--max-nodes",
+                     "5000", "--quiet", "--out", str(tmp_path / "s")]) == cli.EXIT_USAGE
+    assert "at players=10: the game has more than max_nodes=5,000" in capsys.readouterr().err
+
+
+def test_the_table_keeps_one_row_per_infoset_whose_name_has_line_breaks():
+    """OpenSpiel's goofspiel names an infoset with five lines; printed as they were,
+    they broke the table into unaligned fragments."""
+    strategy = {"Current player: 0\nP0 hand: 1 2 \nPoints: 0 0\n": {"Bid: 1": 0.25, "Bid: 2": 0.75},
+                "short": {"a\nb": 1.0}}
+    lines = cli.format_table(strategy).splitlines()
+    joined = "Current player: 0 | P0 hand: 1 2 | Points: 0 0"
+    assert lines == [f"  {joined}  Bid: 1: 0.2500  Bid: 2: 0.7500",
+                     f"  {'short'.ljust(len(joined))}  a | b:  1.0000"]
 
 
 def test_parse_params():
@@ -336,7 +394,8 @@ def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
     # --sensor used to be dropped with the default --variant goal (the ray sensor ran).
     assert cli.main(["pursuit", "solve", "--grid", "3", "--sensor", "wedge"]) == 0
     out = capsys.readouterr().out
-    assert "sensor='wedge'" in out and "goal_row=2" in out
+    result = json.loads(out)
+    assert result["params"]["sensor"] == "wedge" and result["params"]["goal_row"] == 2
     # The numbers solved are the wedge game's. Both sensors' 3x3 goal games are evader
     # wins (root value 1), but the defender's best rate against a random evader differs
     # (0.987 wedge, 0.928 ray), as does random play's (0.155, 0.219), by `exact`, which
@@ -344,7 +403,6 @@ def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
     # simulated random play.
     from games import pursuit_evasion as pe  # noqa: PLC0415
     from jaxsolve.alphazero import exact  # noqa: PLC0415
-    result = json.loads(out)
     wedge, ray = pe.goal_variant(3, sensor="wedge"), pe.goal_variant(3, sensor="ray")
     best = {env: exact.best_vs_random(env, pe.DEFENDER) for env in (wedge, ray)}
     assert abs(best[wedge] - best[ray]) > 0.05
@@ -857,6 +915,33 @@ def test_sweep_over_a_structural_parameter_solves_one_batch_per_structure(tmp_pa
         assert abs(point["values"][0] - value) <= 2 * max(point["exploitability"], 0) + 1e-5
 
 
+def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch):
+    """Ctrl-C in the second of three batches (Spoof's round counts): the first point
+    is kept whole, the second as far as its last completed call, the third is left
+    out; the record says so and the exit code is 130. (It used to lose them all.)"""
+    from jaxsolve import cli_sweep  # noqa: PLC0415
+    real, calls = cli_sweep._run, []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 25:  # 20 calls per batch: the 5th call of the second
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(cli_sweep, "_run", interrupted)
+    out = tmp_path / "spoof"
+    assert cli.main(["sweep", "spoof", "--vary", "max_rounds=[1, 2, 3]", "--iters", "40",
+                     "--out", str(out), "--quiet"]) == cli.EXIT_INTERRUPTED
+    printed = capsys.readouterr()
+    assert "Interrupted: 2 of 3 points solved" in printed.err
+    assert "iterations" in printed.out.splitlines()[0]
+    record = json.loads((out / "sweep.json").read_text())
+    assert record["interrupted"] is True and (out / "sweep.png").stat().st_size > 10_000
+    assert [(p["value"], p["iterations"]) for p in record["points"]] == [(1, 40), (2, 8)]
+    first = record["points"][0]  # Spoof with one round is worth 1/3 (the LP's value)
+    assert abs(first["values"][0] - 1 / 3) <= 2 * first["exploitability"] + 1e-9
+
+
 @pytest.mark.parametrize("argv, says", [
     (["sweep", "spoof", "--vary", "max_rounds"], r"expected KEY=\[v1, v2, \.\.\.\] or KEY=START:STOP"),
     (["sweep", "spoof", "--vary", "max_rounds=[2]"], "a list of at least two values"),
@@ -910,7 +995,7 @@ def test_the_games_listing_blames_its_clock_not_the_game(capsys):
     _TimeLimit' on a history, as if the game had failed."""
     assert cli.main(["games", "--timeout", "0.001"]) == 0
     notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
-    assert notes and all(re.fullmatch(r"note: \S+: not counted, compiling took over 0.001 s",
+    assert notes and all(re.fullmatch(r"note: \S+: not counted \(compiling took over 0.001 s\)",
                                       line) for line in notes), notes
 
 

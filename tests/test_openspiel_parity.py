@@ -18,28 +18,12 @@ import pytest
 
 import jaxsolve
 from jaxsolve.protocol import CHANCE, TERMINAL
-from conftest import EXPLOITABILITY, RUN, pyspiel_game, pyspiel_tree
+from conftest import EXPLOITABILITY, RUN, openspiel_average, pyspiel_game, pyspiel_tree
 
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import discounted_cfr  # noqa: E402
 
 from jaxsolve.openspiel import from_tabular_policy, to_tabular_policy  # noqa: E402
-
-
-def _os_average(tree, solver):
-    """OpenSpiel's average policy as our [I, A] array (rows matched by infoset string)."""
-    policy = solver.average_policy()
-    out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
-    for i, name in enumerate(tree.names.infosets):
-        if hasattr(policy, "get_state_policy"):  # C++ policy
-            pairs = policy.get_state_policy(name)
-        else:  # Python TabularPolicy
-            row = policy.state_lookup[name]
-            pairs = [(a, policy.action_probability_array[row, a])
-                     for a in np.nonzero(policy.legal_actions_mask[row])[0]]
-        for a, p in pairs:
-            out[i, a] = p
-    return out
 
 
 CPP = {"cfr-alt": lambda g: pyspiel.CFRSolver(g), "cfr+": lambda g: pyspiel.CFRPlusSolver(g)}
@@ -64,7 +48,7 @@ def test_cfr_iterates_equal_openspiel_cpp(algo, name, params):
         for _ in range(target - done):
             theirs.evaluate_and_update_policy()
         done = target
-        diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+        diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - openspiel_average(tree, theirs))
         assert diff.max() < 1e-8, f"{algo} on {name}{params} after {target}: {diff.max():.3g}"
 
 
@@ -75,7 +59,7 @@ def test_discounted_iterates_equal_openspiel_python(algo):
     state = RUN(ours, tree, ours.init(tree), 30)
     for _ in range(30):
         theirs.evaluate_and_update_policy()
-    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - openspiel_average(tree, theirs))
     assert diff.max() < 1e-8, f"{algo}: {diff.max():.3g}"
 
 
@@ -270,5 +254,5 @@ def test_openspiel_python_cfr_runs_on_a_game_without_the_optional_methods():
         theirs.evaluate_and_update_policy()
     ours = jaxsolve.SOLVERS["cfr-alt"]()
     state = RUN(ours, tree, ours.init(tree), 20)
-    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - _os_average(tree, theirs))
+    diff = np.abs(np.asarray(jaxsolve.average_policy(tree, state)) - openspiel_average(tree, theirs))
     assert diff.max() < 1e-12

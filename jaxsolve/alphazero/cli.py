@@ -22,6 +22,7 @@ resumes it (exit code 130); `train` without --resume says which run it replaces.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -487,7 +488,8 @@ def _run(args) -> int:
     if args.pursuit_command == "solve":
         env = env_from_args(args)
         sol = _solve_exactly(env)
-        out = {"params": repr(env),
+        out = {"params": dataclasses.asdict(env),  # as JSON, not a repr string
+               "detections_allowed": env.max_detections,  # what the threshold allows
                "root_value": float(sol.root_value),  # the evader's: +1 a forced win
                "root_value_meaning": "+1: the evader wins with best play by both sides; "
                                      "-1: the defender does",
