@@ -26,14 +26,11 @@ and exit code 2; Ctrl-C saves the last completed chunk and exits with 130.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import math
 import shlex
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Sequence
@@ -41,14 +38,13 @@ from typing import Sequence
 import jax
 import numpy as np
 
-import games
-from jaxsolve import cli_solver, cli_sweep, progress
+from jaxsolve import cli_games, cli_solver, cli_sweep, progress
 from jaxsolve import __version__ as jaxsolve_version
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
+from jaxsolve.compile import DEFAULT_MAX_NODES
 from jaxsolve.errors import EXIT_INTERRUPTED, EXIT_USAGE, CLIError, GameError, one_line
 from jaxsolve.game_spec import (
     OPENSPIEL_PREFIX, default_out, is_file_game, is_tree_file, load_game, load_tree,
@@ -464,124 +460,6 @@ def cmd_solve(args) -> int:
     return EXIT_OK
 
 
-# ---------------------------------------------------------------------- games
-class _TimeLimit(BaseException):
-    """Not an Exception: the walk turns a game's exceptions into GameErrors naming the
-    history, and this one is the listing's clock, not the game's fault."""
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Raises _TimeLimit after `seconds` of wall time (main thread on POSIX only;
-    elsewhere no limit)."""
-    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
-    if not usable:
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _TimeLimit
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _short(text: str, width: int = 28) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
-def _format_columns(header: Sequence[str], rows: list[Sequence[str]]) -> str:
-    widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
-             for r in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _sizes(name: str, args) -> tuple[dict | None, str]:
-    """The game `name` compiled with its defaults within --timeout and --max-nodes:
-    (tree.summary(), "") or (None, why it was not counted)."""
-    try:
-        with _time_limit(args.timeout):
-            tree = compile_game(games.load(name), max_nodes=args.max_nodes,
-                                warn_imperfect_recall=False)
-    except _TimeLimit:
-        return None, f"compiling took over {args.timeout:g} s"
-    except Exception as e:  # noqa: BLE001 - a listing reports a broken game, not stops
-        return None, one_line(e)
-    return tree.summary(), ""
-
-
-def _describe_game(name: str, args) -> int:
-    """`jaxsolve games NAME`: the game's rules (its module's docstring), every
-    parameter with its whole default (the listing shortens long ones) and, unless
-    --no-count, its sizes with those defaults."""
-    import inspect  # noqa: PLC0415
-    try:
-        cls = games.game_class(name)
-    except KeyError as e:
-        raise CLIError(one_line(e)) from None
-    print(name)
-    # The rules live in the module's docstring; the class's is a line pointing there.
-    texts = [sys.modules[cls.__module__].__doc__, cls.__doc__]
-    shown = [inspect.cleandoc(t) for t in texts if t and "module docstring" not in t]
-    print("\n\n".join(shown) or "(no description)")
-    params = games.parameters(name)
-    print("\nparameters (--param KEY=VALUE)" + (":" if params else ": none"))
-    for key, value in params.items():
-        print(f"  {key} = {value!r}")
-    if args.no_count:
-        return EXIT_OK
-    s, why = _sizes(name, args)
-    if s is None:
-        print(f"\nsize: not counted ({why})")
-    else:
-        print(f"\nwith these defaults: {s['players']} players, {s['histories']:,} histories, "
-              f"{s['infosets']:,} infosets ({'/'.join(map(str, s['infosets_per_player']))} "
-              f"per player), {s['terminals']:,} terminals")
-    return EXIT_OK
-
-
-def cmd_games(args) -> int:
-    if args.name is not None:
-        return _describe_game(args.name, args)
-    shortened = False
-    header = (["game", "parameters"] if args.no_count else
-              ["game", "players", "histories", "infosets (per player)", "terminals",
-               "parameters"])
-    rows, notes = [], []
-    for name in games.names():
-        try:
-            params = games.parameters(name)
-            described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
-            shortened |= any(_short(repr(v)) != repr(v) for v in params.values())
-        except Exception as e:  # a listing reports a broken game rather than stopping
-            described = f"(cannot read parameters: {one_line(e)})"
-        if args.no_count:
-            rows.append([name, described])
-            continue
-        s, why = _sizes(name, args)
-        if s is None:
-            notes.append(f"{name}: not counted ({why})")
-            rows.append([name, "?", "?", "?", "?", described])
-            continue
-        per = "/".join(str(n) for n in s["infosets_per_player"])
-        rows.append([name, str(s["players"]), f"{s['histories']:,}",
-                     f"{s['infosets']:,} ({per})", f"{s['terminals']:,}", described])
-    print(_format_columns(header, rows))
-    for note in notes:
-        print(f"note: {note}")
-    if shortened:
-        print("(values ending in ... are shortened: `jaxsolve games NAME` shows them whole)")
-    return EXIT_OK
-
-
 # ---------------------------------------------------------------------- parser
 def _whole(text: str) -> int:
     """An integer written as one (100000, 100_000) or in a float's notation that is
@@ -705,21 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
     solve.set_defaults(func=cmd_solve)
 
-    listing = sub.add_parser("games", help="list the built-in games",
-                             description="The built-in games with their parameters' "
-                             "defaults (long values shortened) and, compiled with the "
-                             "defaults, their players, histories, infosets and terminals; "
-                             "with NAME, that game's description and whole defaults.")
-    listing.add_argument("name", metavar="NAME", nargs="?", default=None,
-                         help="one game to describe in full")
-    listing.add_argument("--no-count", action="store_true",
-                         help="only names and parameters, without compiling")
-    listing.add_argument("--timeout", type=_nonnegative_real, default=30.0, metavar="SECONDS",
-                         help="skip counting a game whose compile takes longer (default 30; "
-                         "0: no limit)")
-    listing.add_argument("--max-nodes", type=_positive_int, default=5_000_000, metavar="N",
-                         help="skip counting a game with more histories (default 5,000,000)")
-    listing.set_defaults(func=cmd_games)
+    cli_games.add_subparser(sub, _positive_int, _nonnegative_real)
 
     check = sub.add_parser("check", help="run the conformance checks on a game",
                            description="Conformance checks (seed 000): one line per check "

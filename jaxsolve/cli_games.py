@@ -1,0 +1,191 @@
+"""`jaxsolve games`: the built-in games and their sizes; `jaxsolve games NAME`: one game.
+
+    jaxsolve games                       # every built-in game, compiled with its defaults
+    jaxsolve games --no-count            # names and parameters only
+    jaxsolve games maneuver_detection    # its rules, whole defaults and sizes
+    jaxsolve games openspiel:liars_dice  # an OpenSpiel game's kind and parameters
+
+Counting compiles each game, so it runs under a clock (`--timeout`) and a size cap
+(`--max-nodes`); a game that breaks either, or fails, is listed with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import signal
+import sys
+import threading
+from typing import Sequence
+
+import games
+from jaxsolve.compile import compile_game
+from jaxsolve.errors import CLIError, one_line
+from jaxsolve.game_spec import OPENSPIEL_PREFIX, load_game
+
+
+class _TimeLimit(BaseException):
+    """Not an Exception: the walk turns a game's exceptions into GameErrors naming the
+    history, and this one is the listing's clock, not the game's fault."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raises _TimeLimit after `seconds` of wall time (main thread on POSIX only;
+    elsewhere no limit)."""
+    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _short(text: str, width: int = 28) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _format_columns(header: Sequence[str], rows: list[Sequence[str]]) -> str:
+    widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
+             for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _sizes(spec: str, args) -> tuple[dict | None, str]:
+    """The game GAME `spec` names, compiled with its defaults within --timeout and
+    --max-nodes: (tree.summary(), "") or (None, why it was not counted)."""
+    try:
+        with _time_limit(args.timeout):
+            tree = compile_game(load_game(spec, {}), max_nodes=args.max_nodes,
+                                warn_imperfect_recall=False)
+    except _TimeLimit:
+        return None, f"compiling took over {args.timeout:g} s"
+    except Exception as e:  # noqa: BLE001 - a listing reports a broken game, not stops
+        return None, one_line(e)
+    return tree.summary(), ""
+
+
+def _builtin_text(name: str) -> tuple[str, dict]:
+    """A built-in game's rules (its module's docstring; the class's is a line pointing
+    there) and parameters with their defaults."""
+    try:
+        cls = games.game_class(name)
+    except KeyError as e:
+        raise CLIError(f"{one_line(e)} (or {OPENSPIEL_PREFIX}NAME)") from None
+    texts = [sys.modules[cls.__module__].__doc__, cls.__doc__]
+    shown = [inspect.cleandoc(t) for t in texts if t and "module docstring" not in t]
+    return "\n\n".join(shown) or "(no description)", games.parameters(name)
+
+
+def _openspiel_text(name: str) -> tuple[str, dict]:
+    """An OpenSpiel game's long name and kind, and its parameters with their defaults
+    (from pyspiel's registry: no game is loaded)."""
+    try:
+        import pyspiel  # noqa: PLC0415
+    except ImportError:
+        raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel is not installed (pip install "
+                       "'jaxsolve[openspiel]')") from None
+    found = [t for t in pyspiel.registered_games() if t.short_name == name]
+    if not found:
+        raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel has no game {name!r}")
+    kind = found[0]
+    players = (f"{kind.min_num_players}" if kind.min_num_players == kind.max_num_players
+               else f"{kind.min_num_players}-{kind.max_num_players}")
+    described = (f"OpenSpiel's {kind.long_name}: {players} players, "
+                 + ", ".join(str(x).split(".")[-1].lower().replace("_", " ")
+                             for x in (kind.dynamics, kind.chance_mode, kind.information,
+                                       kind.utility)))
+    return described, dict(kind.parameter_specification)
+
+
+def _describe_game(spec: str, args) -> int:
+    """`jaxsolve games NAME`: the game's description, every parameter with its whole
+    default (the listing shortens long ones) and, unless --no-count, its sizes with
+    those defaults."""
+    if spec.startswith(OPENSPIEL_PREFIX):
+        text, params = _openspiel_text(spec[len(OPENSPIEL_PREFIX):])
+    else:
+        text, params = _builtin_text(spec)
+    print(spec)
+    print(text)
+    print("\nparameters (--param KEY=VALUE)" + (":" if params else ": none"))
+    for key, value in params.items():
+        print(f"  {key} = {value!r}")
+    if args.no_count:
+        return 0
+    s, why = _sizes(spec, args)
+    if s is None:
+        print(f"\nsize: not counted ({why})")
+    else:
+        print(f"\nwith these defaults: {s['players']} players, {s['histories']:,} histories, "
+              f"{s['infosets']:,} infosets ({'/'.join(map(str, s['infosets_per_player']))} "
+              f"per player), {s['terminals']:,} terminals")
+    return 0
+
+
+def cmd_games(args) -> int:
+    if args.name is not None:
+        return _describe_game(args.name, args)
+    shortened = False
+    header = (["game", "parameters"] if args.no_count else
+              ["game", "players", "histories", "infosets (per player)", "terminals",
+               "parameters"])
+    rows, notes = [], []
+    for name in games.names():
+        try:
+            params = games.parameters(name)
+            described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
+            shortened |= any(_short(repr(v)) != repr(v) for v in params.values())
+        except Exception as e:  # a listing reports a broken game rather than stopping
+            described = f"(cannot read parameters: {one_line(e)})"
+        if args.no_count:
+            rows.append([name, described])
+            continue
+        s, why = _sizes(name, args)
+        if s is None:
+            notes.append(f"{name}: not counted ({why})")
+            rows.append([name, "?", "?", "?", "?", described])
+            continue
+        per = "/".join(str(n) for n in s["infosets_per_player"])
+        rows.append([name, str(s["players"]), f"{s['histories']:,}",
+                     f"{s['infosets']:,} ({per})", f"{s['terminals']:,}", described])
+    print(_format_columns(header, rows))
+    for note in notes:
+        print(f"note: {note}")
+    if shortened:
+        print("(values ending in ... are shortened: `jaxsolve games NAME` shows them whole)")
+    return 0
+
+
+def add_subparser(subparsers, positive_int, nonnegative_real) -> argparse.ArgumentParser:
+    """Adds `games` to the command line's subcommands."""
+    listing = subparsers.add_parser(
+        "games", help="list the built-in games",
+        description="The built-in games with their parameters' defaults (long values "
+        "shortened) and, compiled with the defaults, their players, histories, infosets "
+        "and terminals; with NAME, that game's description and whole defaults.")
+    listing.add_argument("name", metavar="NAME", nargs="?", default=None,
+                         help=f"one game to describe in full: a built-in name or "
+                         f"{OPENSPIEL_PREFIX}NAME")
+    listing.add_argument("--no-count", action="store_true",
+                         help="only names and parameters, without compiling")
+    listing.add_argument("--timeout", type=nonnegative_real, default=30.0, metavar="SECONDS",
+                         help="skip counting a game whose compile takes longer (default 30; "
+                         "0: no limit)")
+    listing.add_argument("--max-nodes", type=positive_int, default=5_000_000, metavar="N",
+                         help="skip counting a game with more histories (default 5,000,000)")
+    listing.set_defaults(func=cmd_games)
+    return listing
