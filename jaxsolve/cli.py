@@ -608,7 +608,16 @@ def build_parser() -> argparse.ArgumentParser:
         alphazero_cli = None
     if alphazero_cli is not None:
         alphazero_cli.add_subparser(sub)
+    for name in ("solve", "sweep", "check"):
+        _usage_requires_game(sub.choices[name])
     return parser
+
+
+def _usage_requires_game(command: argparse.ArgumentParser) -> None:
+    """GAME is optional to argparse only so that `--param k=v GAME` can hand it back
+    (`_game_given_after_param`); the usage line shows it as the required word it is."""
+    usage = command.format_usage().removeprefix("usage: ").rstrip("\n")
+    command.usage = usage.replace("[GAME]", "GAME").replace("%", "%%")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1025,3 +1025,12 @@ def test_version_and_python_dash_m(capsys):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_usage_shows_game_as_required(capsys):
+    # argparse takes GAME as optional (so that `--param k=v GAME` works) and printed
+    # it as [GAME]; every command that needs it shows it plainly.
+    for command in ("solve", "sweep", "check"):
+        assert cli.main([command, "--help"]) == 0
+        usage = capsys.readouterr().out.split("\n\n")[0]
+        assert "[GAME]" not in usage and re.search(r"\sGAME\b", usage), usage
