@@ -221,7 +221,7 @@ def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> st
 
 
 def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, args,
-                   params: dict, run_info: dict) -> None:
+                   params: dict, settings: dict, run_info: dict) -> None:
     """Prints and writes the final policy (`--final`), its value and exploitability,
     the convergence record and its plot. `run_info`: batch and seed of a sampling run."""
     from jaxsolve.plot import plot_convergence  # noqa: PLC0415
@@ -233,7 +233,6 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     expl = float(_exploitability(tree, policy))
     strategy = table(tree, policy)
     players = tree.sizes.num_players
-    settings = cli_solver.parse(args.algo, args.solver_param)
     algo = cli_solver.label(args.algo, settings)
     result = {"game": args.game, "params": params, "algo": args.algo,
               **({"solver_params": settings} if settings else {}), **run_info,
@@ -321,7 +320,7 @@ def _final_tau(args) -> float | None:
     return DEFAULT_TAU if args.tau is None else args.tau
 
 
-def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
+def _note_replaced_run(ckpt: Path, args, out: Path, params: dict, settings: dict) -> None:
     """Says on stderr that a run without --resume replaces the one already in `out`."""
     if not ckpt.exists():
         return
@@ -334,8 +333,7 @@ def _note_replaced_run(ckpt: Path, args, out: Path) -> None:
         return
     theirs = (meta.get("game"), meta.get("algo"), meta.get("params", {}),
               meta.get("solver_params", {}))
-    ours = (args.game, args.algo, parse_params(args.param),
-            cli_solver.parse(args.algo, args.solver_param))
+    ours = (args.game, args.algo, params, settings)
     if theirs != ours:  # --resume could not continue it
         print(f"jaxsolve: note: replacing the run in {out} ({theirs[0]}, "
               f"{cli_solver.label(theirs[1], theirs[3])}"
@@ -412,7 +410,7 @@ def cmd_solve(args) -> int:
         state, history = fresh, []
     _writable_folder(out, ckpt)
     if not args.resume:
-        _note_replaced_run(ckpt, args, out)
+        _note_replaced_run(ckpt, args, out, params, settings)
 
     def meta(iteration: int, convergence: list) -> dict:
         return {**identity, "iteration": iteration, "eval_every": every,
@@ -454,7 +452,7 @@ def cmd_solve(args) -> int:
     finally:
         bar.close()
     try:
-        _write_results(out, tree, state, history, args, params, run_info)
+        _write_results(out, tree, state, history, args, params, settings, run_info)
     except OSError as e:
         raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     return EXIT_OK

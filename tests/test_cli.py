@@ -198,7 +198,10 @@ def test_games_name_describes_one_game_in_full(capsys):
     defaults = games.parameters("maneuver_detection")
     for key, value in defaults.items():
         assert f"  {key} = {value!r}\n" in shown, key
-    assert "2 players, 121 histories" in shown
+    # The sizes line: Kuhn's 58 histories and 12 infosets, counted by hand above.
+    assert cli.main(["games", "kuhn_poker"]) == 0
+    assert "with these defaults: 2 players, 58 histories, 12 infosets (6/6 per player)" in (
+        capsys.readouterr().out)
     assert cli.main(["games", "no_such_game"]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "unknown game 'no_such_game'; known games: " in err and "kuhn_poker" in err
