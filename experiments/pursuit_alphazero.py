@@ -143,7 +143,7 @@ def plot_training(history, best, path_loss, path_win):
         plt.plot([h["iteration"] for h in ev], [h[f"win_vs_random_as_{side}"] for h in ev], c,
                  label=f"vs random, as {side}", marker="o", ms=3)
         plt.axhline(best[f"best_vs_random_as_{side}"], color=c, ls=":", label=f"exact best as {side}")
-    plt.plot(it, [h["selfplay_evader_wins"] for h in history], "C2", alpha=0.5,
+    plt.plot(it, [h.get("selfplay_evader_wins", np.nan) for h in history], "C2", alpha=0.5,
              label="self-play: evader's wins", **marker)
     plt.title("win rates over training (dotted: the best any policy reaches vs random)",
               fontsize=9)
@@ -207,14 +207,22 @@ def strength_vs_sims(env, graphdef, params, sol, sims_list):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--iterations", type=int, default=60)
+    ap = argparse.ArgumentParser(
+        description="AlphaZero on the pursuit-evasion goal variant: trains a 5x5 agent, "
+        "draws the seed's reflection plots and grades the agent against the exact solver; "
+        "then the 5x5 / 7x7 / 11x11 scaling runs. The module docstring lists the files.")
+    ap.add_argument("--iterations", type=int, default=60,
+                    help="self-play-and-train iterations of the 5x5 main run (default 60)")
     ap.add_argument("--scale-seconds", type=float, default=45.0,
-                    help="training budget per size in the scaling section")
-    ap.add_argument("--sizes", type=int, nargs="+", default=[5, 7, 11])
-    ap.add_argument("--sims", type=int, default=16)
-    ap.add_argument("--explore", type=float, default=EXPLORE)
-    ap.add_argument("--skip-scaling", action="store_true")
+                    help="training budget per size in the scaling section (default 45)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5, 7, 11],
+                    help="board sizes of the scaling section (default 5 7 11; the main run "
+                         "is always 5x5)")
+    ap.add_argument("--sims", type=int, default=16,
+                    help="search simulations per move in training (default 16)")
+    ap.add_argument("--explore", type=float, default=EXPLORE,
+                    help=f"share of self-play games from exploring starts (default {EXPLORE})")
+    ap.add_argument("--skip-scaling", action="store_true", help="no scaling section")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="scaling without the no-exploring-starts run")
     ap.add_argument("--out", default=None, metavar="DIR",
@@ -232,7 +240,14 @@ def main(argv=None):
         ap.error(f"--scale-seconds must be a positive number, got {args.scale_seconds}")
     try:
         for n in args.sizes:
-            pe.goal_variant(n)
+            env = pe.goal_variant(n)
+            # The exact solver grades every size: one too large for it used to fail
+            # after the main run, losing summary.json.
+            if exact.estimate_bytes(env) > exact.DEFAULT_MAX_BYTES:
+                raise ValueError(f"--sizes {n}: the exact solver that grades the scaling "
+                                 f"runs needs about {exact.estimate_bytes(env) / 2**30:.1f} "
+                                 f"GiB for a {n}x{n} board, more than its limit of "
+                                 f"{exact.DEFAULT_MAX_BYTES / 2**30:g} GiB")
         train.TrainConfig(explore_fraction=args.explore,
                           search=selfplay.SearchConfig(num_simulations=args.sims))
     except ValueError as e:
@@ -245,6 +260,13 @@ def main(argv=None):
         ap.error(f"--out {out}: {e}")
     print(f"writing to {where_written(out)}", flush=True)
     summary = {"exact": {}}
+
+    def save_summary():
+        """summary.json as far as it goes: rewritten after each section, so that a
+        section that fails keeps the figures of the ones before it."""
+        with open(f"{out}/summary.json", "w") as f:
+            json.dump(summary, f, indent=2, default=float)
+
     for name, env in (("seed_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),
                       ("goal_7x7", pe.goal_variant(7)), ("goal_11x11", pe.goal_variant(11))):
         summary["exact"][name] = {"root_value": float(exact.solve(env).root_value),
@@ -262,6 +284,7 @@ def main(argv=None):
     mcts = evaluate.evaluate(env, cfg.search, graphdef, state.params, sol, jax.random.PRNGKey(9),
                              batch=128, opponents=("mcts",))
     summary["goal_5x5"]["vs_pure_mcts"] = mcts
+    save_summary()
     rows = strength_vs_sims(env, graphdef, state.params, sol, [1, 2, 4, 8, 16, 32, 64])
     summary["simulations"] = rows
     plt.figure(figsize=(6, 4))
@@ -272,11 +295,11 @@ def main(argv=None):
     plt.title("the trained 5x5 agent against the search budget it plays with", fontsize=9)
     plt.tight_layout()
     plt.savefig(f"{out}/simulations.png"), plt.close()
+    save_summary()
     if not args.skip_scaling:
         summary["scaling"] = scaling(args.sizes, args.scale_seconds, args.sims, args.explore,
                                      out, baseline=not args.skip_baseline)
-    with open(f"{out}/summary.json", "w") as f:
-        json.dump(summary, f, indent=2, default=float)
+    save_summary()
     print(json.dumps(summary, indent=2, default=float))
 
 

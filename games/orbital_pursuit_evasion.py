@@ -35,7 +35,8 @@ Parameters:
       index, position, turn). These FORGET the Attacker's own moves: different move
       sequences reaching the same cell on the same turn (e.g. N-then-S vs Stay-Stay,
       or a clamped move vs Stay) share one infoset, so the game has IMPERFECT
-      RECALL for the Attacker; perfect-recall checks fail for player 0 and CFR's
+      RECALL for the Attacker (`jaxsolve check` reports NOTE perfect_recall for
+      player 0, a finding rather than a failure: the game still compiles), and CFR's
       guarantees (and exact exploitability) do not hold in this mode.
 Information-state tensors, length 30 (float32) for both players, the seed's sizes:
   Defender: turn t in 0..2 occupies [10t, 10t+10): [10t + s] sensor s chosen,

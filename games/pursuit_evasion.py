@@ -222,6 +222,9 @@ def goal_variant(grid_size: int = 5, **overrides) -> Params:
               evader_start=(grid_size // 2, 0), goal_row=grid_size - 1, turn_rate=1,
               obs_detections=True)
     kw.update(overrides)
+    if t == 1 and "threshold" not in overrides:  # 1 / 1 lies outside [0, 1)
+        raise ValueError("goal_variant: max_turns=1 makes the default threshold 1 / max_turns "
+                         "= 1, outside [0, 1); give threshold= too (0: no detection allowed)")
     return Params(**kw)
 
 
@@ -314,7 +317,13 @@ def init(params: Params, key: jax.Array) -> State:
 def step(params: Params, state: State, action: jax.Array) -> State:
     """Applies `action` ([] int) for the current player. Illegal actions are not
     checked (search masks them); stepping a terminated state returns it with zero
-    rewards."""
+    rewards. One game at a time: step a batch under `jax.vmap`."""
+    # Checked on shapes, which are static under jit and vmap: a batch passed directly
+    # failed deep inside JAX ("Incompatible shapes for broadcasting").
+    if np.ndim(state.cell) != 0 or np.ndim(action) != 0:
+        raise ValueError(f"step: takes one game's state and a [] action, got state.cell of "
+                         f"shape {np.shape(state.cell)} and action of shape {np.shape(action)};"
+                         " step a batch with jax.vmap(functools.partial(step, params))")
     next_cell, _, seen, _, goal_ok = (jnp.asarray(a) for a in tables(params))
     action = jnp.asarray(action, jnp.int32)
     done = state.terminated

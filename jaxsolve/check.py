@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import (DEFAULT_MAX_DEPTH, _cannot_make_children, _child,
+from jaxsolve.compile import (DEFAULT_MAX_DEPTH, MAX_ACTION_ID, _cannot_make_children, _child,
                               _turn_based_if_simultaneous, _utility_sum, class_given,
                               format_history, state_text)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
@@ -53,7 +53,8 @@ _ERR = object()  # a game call raised (already reported)
 
 @dataclass
 class CheckResult:
-    """status "PASS", "FAIL" or "SKIP"; a failure has the first offending history
+    """status "PASS", "FAIL", "SKIP" or "NOTE" (a finding that is no failure:
+    imperfect recall); a failure has the first offending history
     (actions from the root) and counts the failures."""
 
     name: str
@@ -265,11 +266,15 @@ class _Checker:
         return self.check_decision(state, where, cp, own, first)
 
     def check_actions(self, check, where, state, actions, what, bound):
-        """Reports the first problem with an action list; returns the usable actions."""
-        bad = next((a for a in actions if not is_int(a) or a < 0 or
-                    (bound is not None and a >= bound)), None)
+        """Reports the first problem with an action list; returns the usable actions.
+        Ids at or above MAX_ACTION_ID fail as compile_game refuses them."""
+        limit = MAX_ACTION_ID if bound is None else min(bound, MAX_ACTION_ID)
+        bad = next((a for a in actions if not is_int(a) or a < 0 or a >= limit), None)
+        why = ("" if bad is None or not is_int(bad) or limit < MAX_ACTION_ID else
+               " (action ids are columns of the tree's arrays; number the actions 0, 1, "
+               "2, ... and name them with action_to_string)")
         problem = (f"{what} is empty at a non-terminal state" if not actions else
-                   f"{what} contains {bad!r}: not an integer in [0, {bound or 'inf'})"
+                   f"{what} contains {bad!r}: not an integer in [0, {limit:,}){why}"
                    if bad is not None else
                    f"{what} lists an action twice: {actions}" if len(set(actions)) < len(actions)
                    else f"{what} is not sorted: {actions}"
@@ -289,8 +294,21 @@ class _Checker:
         elif abs(sum(probs) - 1.0) > _TOL:
             self.fail("chance_outcomes", where, f"chance probabilities sum to "
                       f"{sum(probs):.9g}, not 1: {outcomes}", state)
-        return sorted(self.check_actions("chance_outcomes", where, state,
-                                         [a for a, _ in outcomes], "chance_outcomes()", None))
+        actions = sorted(self.check_actions("chance_outcomes", where, state,
+                                            [a for a, _ in outcomes], "chance_outcomes()", None))
+        # OpenSpiel requires a chance node's legal_actions() to be its outcomes' actions
+        # (as_openspiel_game hands the game to code that relies on it). A state that
+        # does not answer legal_actions() at chance nodes is left alone: the protocol
+        # does not ask it to.
+        try:
+            legal = _norm(state.legal_actions())
+        except Exception:  # noqa: BLE001 - not part of the protocol at chance nodes
+            legal = None
+        if isinstance(legal, tuple) and sorted(legal) != actions:
+            self.fail("chance_outcomes", where, f"legal_actions() is {list(legal)} at this "
+                      f"chance node but chance_outcomes() lists the actions {actions} "
+                      "(OpenSpiel requires them equal)", state)
+        return actions
 
     def check_decision(self, state, where, cp, own, legal):
         actions = self.check_actions("legal_actions_valid", where, state, legal,
@@ -464,6 +482,10 @@ class _Checker:
         for check, what in CHECKS.items():
             if r[check].status == "PASS" and check != "game_info":
                 r[check].message = f"{what} ({self.states} states, {self.terminals} terminals)"
+        # Imperfect recall is a finding, not a failure (it compiles, and sampling or
+        # abstraction produce it on purpose), but it is not a PASS either.
+        if any(self.recall) and r["perfect_recall"].status == "PASS":
+            r["perfect_recall"].status = "NOTE"
         r["perfect_recall"].message = "; ".join(
             f"player {p}: {'imperfect' if f else 'perfect'} recall" for p, f in
             enumerate(self.recall)) + ("" if self.full else " (on the histories checked)")

@@ -188,7 +188,8 @@ def _upgraded(state):
 
 
 def _check_numbers(state: NamedTuple, path: Path) -> None:
-    """A solver never writes a NaN or infinite value or a negative iteration count: a
+    """A solver never writes a NaN or infinite value, a negative iteration count or a
+    negative average or total weight: a
     state holding one was altered or saved from a run gone wrong, and resuming it
     would spread NaN policies or weights (t**gamma of t < 0) silently."""
     for name, value in zip(state._fields, state):
@@ -201,6 +202,12 @@ def _check_numbers(state: NamedTuple, path: Path) -> None:
         if name == "iteration" and np.issubdtype(array.dtype, np.integer) and (array < 0).any():
             raise CheckpointError(f"{path}: iteration is {array.min()}; an iteration count "
                                   "cannot be negative")
+        # Sums of reach-weighted probabilities and of weights: a negative one made the
+        # run go on to its end and then fail in the policy table with a traceback.
+        if name in ("average", "total_weight") and (array < 0).any():
+            raise CheckpointError(f"{path}: {name} holds a negative value ({array.min():g}); "
+                                  "a solver's averages and weights are sums of non-negative "
+                                  "terms (a damaged file)")
 
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]

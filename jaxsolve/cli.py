@@ -40,6 +40,7 @@ import numpy as np
 
 from jaxsolve import cli_games, cli_solver, cli_sweep, progress
 from jaxsolve import __version__ as jaxsolve_version
+from jaxsolve.cli_out import writable_folder
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
@@ -345,30 +346,6 @@ def _note_replaced_run(ckpt: Path, args, out: Path, params: dict, settings: dict
           "would continue it instead", file=sys.stderr)
 
 
-def check_writable(folder, what: str) -> None:
-    """CLIError "cannot write to {what} {folder}: ..." unless a file can be created in
-    `folder` (an existing one): proved by writing one, which also catches read-only
-    mounts that permission bits do not show. Shared by the `pursuit` commands."""
-    import tempfile  # noqa: PLC0415
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise CLIError(f"cannot write to {what} {folder}: {one_line(e)}") from None
-
-
-def _writable_folder(out: Path, ckpt: Path, option: str = "--out") -> None:
-    """Creates `out` and proves that files can be written there, before any work (a
-    run that cannot save would otherwise fail after its first chunk)."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CLIError(f"cannot write to {option} {out}: {one_line(e)}") from None
-    check_writable(out, option)
-    if ckpt.is_dir():
-        raise CLIError(f"{ckpt} is a folder; the checkpoint goes there (choose another {option})")
-
-
 def cmd_solve(args) -> int:
     params = parse_params(args.param)
     settings = cli_solver.parse(args.algo, args.solver_param)
@@ -408,7 +385,7 @@ def cmd_solve(args) -> int:
         history = list(meta.get("convergence", []))
     else:
         state, history = fresh, []
-    _writable_folder(out, ckpt)
+    writable_folder(out, ckpt)
     if not args.resume:
         _note_replaced_run(ckpt, args, out, params, settings)
 

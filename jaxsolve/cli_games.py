@@ -98,17 +98,25 @@ def _openspiel_text(name: str) -> tuple[str, dict]:
     except ImportError:
         raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel is not installed (pip install "
                        "'jaxsolve[openspiel]')") from None
-    found = [t for t in pyspiel.registered_games() if t.short_name == name]
+    short = name.split("(", 1)[0]  # OpenSpiel's string form "kuhn_poker(players=3)"
+    found = [t for t in pyspiel.registered_games() if t.short_name == short]
     if not found:
-        raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel has no game {name!r}")
+        raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel has no game {short!r}")
     kind = found[0]
+    values = dict(kind.parameter_specification)
+    if short != name:  # the values the string gives replace the defaults
+        from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
+        try:
+            values.update(load_pyspiel(name).get_parameters())
+        except Exception as e:  # noqa: BLE001 - OpenSpiel's own refusal, in one line
+            raise CLIError(f"{OPENSPIEL_PREFIX}{name}: {one_line(e)}") from None
     players = (f"{kind.min_num_players}" if kind.min_num_players == kind.max_num_players
                else f"{kind.min_num_players}-{kind.max_num_players}")
     described = (f"OpenSpiel's {kind.long_name}: {players} players, "
                  + ", ".join(str(x).split(".")[-1].lower().replace("_", " ")
                              for x in (kind.dynamics, kind.chance_mode, kind.information,
                                        kind.utility)))
-    return described, dict(kind.parameter_specification)
+    return described, values
 
 
 def _describe_game(spec: str, args) -> int:
@@ -130,7 +138,8 @@ def _describe_game(spec: str, args) -> int:
     if s is None:
         print(f"\nsize: not counted ({why})")
     else:
-        print(f"\nwith these defaults: {s['players']} players, {s['histories']:,} histories, "
+        which = "values" if "(" in spec else "defaults"
+        print(f"\nwith these {which}: {s['players']} players, {s['histories']:,} histories, "
               f"{s['infosets']:,} infosets ({'/'.join(map(str, s['infosets_per_player']))} "
               f"per player), {s['terminals']:,} terminals")
     return 0

@@ -36,6 +36,7 @@ import numpy as np
 
 from jaxsolve import cli_solver, progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
+from jaxsolve.cli_out import writable_folder
 from jaxsolve.errors import EXIT_INTERRUPTED, CLIError, GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
 from jaxsolve.compile import compile_game
@@ -70,7 +71,7 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
         whole = all(float(x).is_integer() for x in (start, stop)) and np.all(
             values == np.round(values))
         return key, [int(round(v)) if whole else float(v) for v in values]
-    values = parse_value(raw)
+    values = parse_value(raw, "--vary")
     if not isinstance(values, (list, tuple)) or len(values) < 2:
         raise CLIError(f"--vary {text!r}: expected a list of at least two values, "
                        f"{key}=[a, b, ...], or {key}=START:STOP:COUNT")
@@ -192,6 +193,7 @@ def cmd_sweep(args) -> int:
         except CLIError as e:
             raise CLIError(f"{key}={_label(value)}: {one_line(e)}{_steps_hint(args.vary, values)}"
                            ) from None
+    writable_folder(out, out / "sweep.json")  # before the work, not after the last point
     trees = []
     for value, game in zip(progress.bar(values, desc=f"compiling {args.game}", unit="game",
                                         disable=args.quiet), games_):

@@ -251,12 +251,24 @@ class _Walk:
 
     def child(self, node: int, state, action: int):
         """The state after `action`: child(action), or clone() then apply_action(action)."""
+        # A child that is the parent itself (child() appending to its own history and
+        # returning self, clone() returning self) would turn the walk into nonsense
+        # without an error: every later child grows the same object.
         if hasattr(state, "child"):
-            return self.call(node, state, "child", action)
+            new = self.call(node, state, "child", action)
+            if new is state:
+                self.fail(node, state, f"child({action!r}) returned the state itself; it must "
+                                       "return a new state and leave this one unchanged "
+                                       "(`jaxsolve check` also finds children sharing state)")
+            return new
         problem = _cannot_make_children(state)
         if problem:
             self.fail(node, state, problem)
         new = self.call(node, state, "clone")
+        if new is state:
+            self.fail(node, state, "clone() returned the state itself; it must return an "
+                                   "independent copy (`jaxsolve check` also finds copies "
+                                   "sharing state)")
         self.call(node, new, "apply_action", action)
         return new
 

@@ -27,8 +27,8 @@ from jaxsolve.validate import batch_size
 OPENSPIEL_PREFIX = "openspiel:"
 
 
-def parse_value(text: str) -> Any:
-    """A --param value: bool, int, float, a list ([0.3, 0.7], JSON or Python) or a
+def parse_value(text: str, option: str = "--param") -> Any:
+    """A value given with `option` (--param, --vary): bool, int, float, a list ([0.3, 0.7], JSON or Python) or a
     tuple ((0.3, 0.7), as `jaxsolve games` prints defaults) when it looks like one,
     else str (OpenSpiel's own list strings, "[2;3]", included)."""
     low = text.strip().lower()
@@ -49,11 +49,11 @@ def parse_value(text: str) -> Any:
         except (ValueError, SyntaxError) as e:
             if ";" in text:  # OpenSpiel's list syntax, "[2;3]": passed on as written
                 return text
-            raise CLIError(f"--param value {text!r} is not a list or tuple of numbers, "
+            raise CLIError(f"{option} value {text!r} is not a list or tuple of numbers, "
                            f"strings or booleans ({type(e).__name__}: {one_line(e)})") from None
         if isinstance(value, (list, tuple)):
             return value
-        raise CLIError(f"--param value {text!r} is a {type(value).__name__}; expected a list "
+        raise CLIError(f"{option} value {text!r} is a {type(value).__name__}; expected a list "
                        "or tuple")
     return text
 
@@ -68,7 +68,7 @@ def parse_params(items: Sequence[str], option: str = "--param") -> dict[str, Any
         key = key.strip()
         if not sep or not key:
             raise CLIError(f"{option} {item!r}: expected key=value")
-        parsed = parse_value(value)
+        parsed = parse_value(value, option)
         if key in params and params[key] != parsed:
             raise CLIError(f"{option} {key} is given twice ({given[key]!r} and "
                            f"{value.strip()!r}); give it once")
@@ -235,7 +235,8 @@ def is_file_game(spec: str) -> bool:
 def default_out(spec: str, params: dict[str, Any], algo: str) -> Path:
     """runs/<game>-<algo>, with any parameters in the game part."""
     if spec.startswith(OPENSPIEL_PREFIX):
-        game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):]
+        # OpenSpiel's string form "kuhn_poker(players=3)" -> kuhn_poker_players=3
+        game = "openspiel_" + spec[len(OPENSPIEL_PREFIX):].replace("(", "_").replace(")", "")
     elif is_python_spec(spec):
         source, name = spec.rsplit(":", 1)
         game = f"{Path(source).stem if source.endswith('.py') else source}_{name}"

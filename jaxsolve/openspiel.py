@@ -11,6 +11,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,18 +35,48 @@ def _pyspiel():
     return pyspiel
 
 
+@contextlib.contextmanager
+def _stderr_dropped_on_error():
+    """OpenSpiel's C++ prints its ~150 registered games to the process's stderr (past
+    Python's sys.stderr) before raising on an unknown name; our error names the close
+    ones instead. What C++ writes is held back, and passed on unless the block raises."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real fd 2 (embedded, pytest capture)
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        held.seek(0)
+        text = held.read()
+        if text:
+            sys.stderr.write(text.decode(errors="replace"))
+
+
 def load_pyspiel(game: Any, **params):
     """A pyspiel game from a name (with parameters: lists and tuples become OpenSpiel's
-    "[a;b]" strings) or a game; simultaneous-move games are converted to turn-based
-    ones."""
+    "[a;b]" strings), from OpenSpiel's string form "kuhn_poker(players=3)", or a game;
+    simultaneous-move games are converted to turn-based ones."""
     pyspiel = _pyspiel()
     if isinstance(game, str):
         # OpenSpiel takes lists as strings, "[2;3]" (battleship's ship_sizes): a list
         # or tuple is written so, as the CLI's --param ship_sizes=[2,3] parses to one.
         params = {k: f"[{';'.join(map(str, v))}]" if isinstance(v, (list, tuple)) else v
                   for k, v in params.items()}
+        # OpenSpiel's own string form, "kuhn_poker(players=3)", carries its parameters.
+        if "(" in game and params:
+            raise ArgumentError(f"game {game!r} already carries parameters in OpenSpiel's "
+                                f"string form; give {sorted(params)} there too, or pass the "
+                                "plain name with all the parameters apart")
         try:
-            game = pyspiel.load_game(game, params)
+            with _stderr_dropped_on_error():
+                game = pyspiel.load_game(game, params) if params else pyspiel.load_game(game)
         except pyspiel.SpielError as e:
             # OpenSpiel's message lists all ~150 registered games; name the close ones.
             message = str(e).split(" Available games are:")[0].strip().rstrip(".")
@@ -51,7 +85,8 @@ def load_pyspiel(game: Any, **params):
                 close = difflib.get_close_matches(game, pyspiel.registered_names(), n=3)
                 message += (f"; did you mean {', '.join(map(repr, close))}?" if close else
                             "; pyspiel.registered_names() lists the games")
-            raise GameError(f"OpenSpiel cannot load {game!r} with {params}: {message}") from None
+            with_params = f" with {params}" if params else ""
+            raise GameError(f"OpenSpiel cannot load {game!r}{with_params}: {message}") from None
     elif params:
         raise TypeError("parameters are only accepted with a game name")
     if not hasattr(game, "get_type"):  # a protocol game (Python), not a pyspiel one

@@ -63,7 +63,7 @@ import numpy as np
 
 from jaxsolve import sequences as seq
 from jaxsolve import validate
-from jaxsolve.errors import ArgumentTypeError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, accumulate_regrets, kahan_add, regret_matching,
                               rescale_average)
@@ -122,7 +122,7 @@ def _host(tree: GameTree, field: str) -> np.ndarray:
     try:
         return np.asarray(getattr(tree, field))
     except jax.errors.TracerArrayConversionError:
-        raise GameError(
+        raise ArgumentError(
             "sampling solvers size their frontier from the tree's structure, so "
             "init(tree, key) must run outside jax.jit (under jax.vmap it is fine)") from None
 
@@ -130,11 +130,11 @@ def _host(tree: GameTree, field: str) -> np.ndarray:
 def _per_traverser(mask, rows: int, cols: int, what: str) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.dtype != bool:
-        raise GameError(f"{what} must be a boolean array, got dtype {mask.dtype}")
+        raise ArgumentTypeError(f"{what} must be a boolean array, got dtype {mask.dtype}")
     if mask.shape == (cols,):
         return np.broadcast_to(mask, (rows, cols)).copy()
     if mask.shape != (rows, cols):
-        raise GameError(f"{what} has shape {mask.shape}; expected ({cols},) or ({rows}, {cols})")
+        raise ArgumentError(f"{what} has shape {mask.shape}; expected ({cols},) or ({rows}, {cols})")
     return mask
 
 
@@ -480,7 +480,7 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
     sampled_own = ~expand[owner, np.arange(len(owner))]
     if exploration <= 0 and sampled_own.any():
         i = int(np.nonzero(sampled_own)[0][0])
-        raise GameError(f"the scheme samples the traverser's own actions (e.g. at infoset "
+        raise ArgumentError(f"the scheme samples the traverser's own actions (e.g. at infoset "
                         f"{tree.names.infosets[i]!r}) but exploration=0: actions the policy "
                         "never plays would never be tried; pass exploration > 0")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)

@@ -348,6 +348,9 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
         call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
         fail(where, f"{solver_name or 'this solver'} needs the {expected.__name__} from its "
                     f"own {call}, got {_kind(state)}", ArgumentTypeError)
+    if not needs and not jax.tree.leaves(state):
+        fail(where, f"expected a solver state (a pytree of arrays), got {_kind(state)}",
+             ArgumentTypeError)
     if not all(hasattr(state, field) for field in needs):
         fail(where, "expected a solver state (the CFRState or MCCFRState of solver.init or "
                     f"jaxsolve.run, or a state of your own with "
@@ -378,9 +381,11 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
 
 
 def state_of(solver: Any, tree: GameTree, state: Any, where: str, *,
-             needs: tuple = ("regrets", "average")) -> Any:
+             needs: tuple = ()) -> Any:
     """`state` checked as a state `solver` (checked) can continue on `tree`: of the
-    type its init returns, shaped for the tree (`solver_state`), and passing the
+    type its init returns (any pytree of arrays with the fields `needs` where the
+    solver names no type: a custom solver's own state), shaped for the tree
+    (`solver_state`), and passing the
     solver's own `check_state` (e.g. a sampling scheme's masks)."""
     solver_state(tree, state, where, expected=solver.state_type, solver_name=solver.name,
                  needs=needs)

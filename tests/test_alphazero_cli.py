@@ -197,6 +197,12 @@ def test_a_checkpoint_without_config_says_what_it_assumes(tmp_path, capsys, monk
     assert (f"pursuit: note: {path} records no configuration (saved without config=); "
             "assuming variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=16, "
             "search=gumbel") in capsys.readouterr().err
+    # Read with the wrong width, it is refused, and the note (which came only after a
+    # successful load) says what was assumed.
+    assert pursuit("eval", "--variant", "seed", "--grid", "3", "--checkpoint", str(path)) == 2
+    err = capsys.readouterr().err
+    assert "assuming variant=seed, grid=3, sensor=ray, hidden=(128, 128, 128)" in err
+    assert "written for another configuration" in err
 
 
 def test_a_cfr_checkpoint_is_refused_as_not_a_pursuit_one(tmp_path, capsys):
@@ -344,6 +350,30 @@ def test_bad_turns_threshold_or_start_is_one_line_naming_the_option(command, arg
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("jaxsolve: error: ") and said in err
     assert command != "train" or not path.exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    # round(0.5 x 1) = 0 (and round(0.1 x 5) = 0): no exploring start, said nowhere
+    (["--games", "1"], "--explore 0.5 of --games 1 rounds to no game from an exploring "
+                       "start; give --games 2 or more, or --explore 0"),
+    (["--games", "5", "--explore", "0.1"], "give --games 6 or more"),
+])
+def test_exploring_starts_that_round_to_none_are_one_line(argv, said, tmp_path, capsys):
+    path = tmp_path / "az.npz"
+    assert pursuit("train", "--grid", "3", *argv, "--checkpoint", str(path)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and not path.exists()
+
+
+def test_a_seed_that_resuming_would_ignore_is_refused(tmp_path, capsys):
+    """train --resume --seed 7 was accepted and recorded, but the run went on from the
+    checkpoint's saved key: the seed changed nothing of the training."""
+    path = tmp_path / "az.npz"
+    _untrained(path)  # seed 0
+    assert pursuit("train", "--resume", "--seed", "7", "--checkpoint", str(path)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--seed 7 with --resume: the run goes on from the " in err
+    assert train.saved_iteration(str(path)) == 0  # untouched
 
 
 CUSTOM = ["--variant", "goal", "--grid", "3", "--turns", "2", "--threshold", "0",

@@ -1,6 +1,7 @@
 """Pursuit-evasion rules (games/pursuit_evasion.py) against hand-worked positions and
 an independent plain-Python statement of the rules."""
 
+import functools
 import re
 
 import jax
@@ -297,6 +298,24 @@ def test_exploring_start_turns_are_uniform():
 def test_params_refuse_bad_fields_by_name(fields, message):
     with pytest.raises(ValueError, match=re.escape(f"Params: {message}")):
         pe.Params(**fields)
+
+
+def test_goal_variant_of_one_turn_names_the_threshold_it_would_default_to():
+    # It blamed "threshold ... got 1.0", a parameter the caller never gave.
+    with pytest.raises(ValueError, match=re.escape("goal_variant: max_turns=1 makes the "
+                                                   "default threshold 1 / max_turns = 1")):
+        pe.goal_variant(5, max_turns=1)
+    assert pe.goal_variant(5, max_turns=1, threshold=0.0).max_detections == 0
+
+
+def test_step_on_a_batch_without_vmap_says_to_vmap():
+    env = pe.goal_variant(3)
+    batch = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.key(0), 4))
+    with pytest.raises(ValueError, match=re.escape(
+            "step: takes one game's state and a [] action, got state.cell of shape (4,)")):
+        pe.step(env, batch, jnp.zeros(4, jnp.int32))
+    stepped = jax.vmap(functools.partial(pe.step, env))(batch, jnp.full(4, 4, jnp.int32))
+    assert stepped.cell.shape == (4,)
 
 
 def test_params_store_canonical_values():

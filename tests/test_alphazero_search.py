@@ -592,3 +592,20 @@ def test_a_traced_temperature_samples_or_plays_greedily_as_a_concrete_one(net, r
     out = concrete[0.0]
     visits = np.asarray(out.visit_counts)
     assert (visits[np.arange(len(visits)), np.asarray(out.action)] == visits.max(1)).all()
+
+
+def test_alphazero_policy_without_simulations_plays_the_legal_prior(net, roots):
+    """With no simulation there is no visit to count: the weights were all 0 and the
+    sampled action uniform over every action, illegal ones included (action 8 here:
+    the defender cannot stay). Now both follow the root prior over the legal moves."""
+    graphdef, params = net
+    root = selfplay.root_fn(graphdef, ENV, params, roots)
+    rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
+    play = jax.jit(jax.vmap(lambda k: policies.alphazero_policy(
+        params, k, root, rec, 0, dirichlet_fraction=0.0)))
+    out = play(jax.random.split(jax.random.key(0), 64))
+    logits, legal = np.asarray(root.prior_logits, np.float64), np.asarray(root.legal_action_mask)
+    expected = np.where(legal, np.exp(logits - logits.max(-1, keepdims=True)), 0.0)
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(out.action_weights[0]), expected, atol=1e-6)
+    assert not legal[:, 8].any() and legal[np.arange(8), np.asarray(out.action)].all()

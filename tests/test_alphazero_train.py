@@ -283,6 +283,18 @@ def test_self_play_and_training_compile_once(cfg):
     assert counting._cache_size() == 1
 
 
+def test_save_names_the_path_it_was_given(tmp_path):
+    """A missing folder or a folder at the path named the temporary file
+    ('x.npz.tmp-28669'), which the user never gave."""
+    _, state = train.init(CFG)
+    for path, error, says in [(str(tmp_path / "nodir" / "x.npz"), FileNotFoundError,
+                               "does not exist"),
+                              (str(tmp_path), IsADirectoryError, "a folder is there")]:
+        with pytest.raises(error, match=re.escape(says)) as info:
+            train.save(path, state)
+        assert info.value.filename == path and ".tmp-" not in str(info.value)
+
+
 def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
     _, state = train.init(CFG)
     path = tmp_path / "run1"  # no .npz: np.savez alone would write run1.npz
@@ -293,9 +305,18 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     # Another network size: refused with the leaf, its shapes and what must match.
     other = train.init(dataclasses.replace(CFG, hidden=(16,)))[1]
-    with pytest.raises(ValueError, match=r"run1: written for another configuration: leaf \d+ "
-                                         r"has shape \(\d+(, \d+)*\), this configuration's"):
+    with pytest.raises(ValueError, match=re.escape(
+            "run1: written for another configuration: .params['policy_head']['kernel'].value "
+            "(leaf 1) has shape (8, 9), this configuration's (16, 9): the network's widths "
+            "(hidden) must match")):
         train.load(str(path), other)
+    # Another board: the first layer's input is the observation (3x3's 21 features
+    # against 5x5's). The message blamed "games per iteration", which is in no shape.
+    five = train.init(dataclasses.replace(CFG, env=pe.goal_variant(5)))[1]
+    with pytest.raises(ValueError, match=re.escape(
+            "['trunk'][0]['kernel'].value (leaf 3) has shape (21, 8), this configuration's "
+            f"({pe.goal_variant(5).obs_size}, 8): the observation's width, set by the game")):
+        train.load(str(path), five)
     # An .npz archive that is not a training state, and a CFR checkpoint (`jaxsolve
     # solve` writes its record as __meta__ beside the state's fields): named as such.
     np.savez(tmp_path / "weights.npz", w=np.zeros(3))
@@ -307,6 +328,16 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
         with pytest.raises(ValueError, match=re.escape(
                 "cfr.npz: not a pursuit AlphaZero checkpoint (a `jaxsolve solve` (CFR) checkpoint")):
             read(str(tmp_path / "cfr.npz"))
+    # Only a config, or a config without its game: said in words, not in Python's
+    # ("max() arg is an empty sequence", "('env')").
+    np.savez(tmp_path / "bare.npz", config=np.asarray('{"hidden": [8]}'))
+    with pytest.raises(ValueError, match=re.escape("bare.npz: not a pursuit AlphaZero "
+                                                   "checkpoint (it holds no state arrays;")):
+        train.saved_iteration(str(tmp_path / "bare.npz"))
+    np.savez(tmp_path / "noenv.npz", config=np.asarray('{"hidden": [8]}'), leaf_0000=np.zeros(2))
+    with pytest.raises(ValueError, match=re.escape("noenv.npz: its recorded configuration is "
+                                                   "unreadable (it has no field 'env')")):
+        train.recorded_config(str(tmp_path / "noenv.npz"))
     # A pursuit checkpoint of a deeper network (more leaves), saved without its config.
     deeper = train.init(dataclasses.replace(CFG, hidden=(8, 8)))[1]
     train.save(str(tmp_path / "deeper.npz"), deeper)
@@ -370,7 +401,8 @@ def test_train_refuses_bad_iterations_and_a_state_of_another_configuration():
             train.train(CFG, iterations, progress=False)
     other = train.init(dataclasses.replace(CFG, hidden=(16,)))[1]
     with pytest.raises(ValueError, match=r"train: state was made for another configuration: "
-                                         r"leaf \d+ has shape \(16, 9\), this configuration's \(8, 9\)"):
+                                         r".*\(leaf 1\) has shape \(16, 9\), this configuration's "
+                                         r"\(8, 9\): the network's widths"):
         train.train(CFG, 1, state=other, progress=False)
     with pytest.raises(ValueError, match="train: state must be a TrainState of this configuration"):
         train.train(CFG, 1, state=other.params, progress=False)
@@ -605,3 +637,30 @@ def test_ctrl_c_during_an_iteration_waits_for_it(two_iterations, tmp_path, monke
     assert stop.value.train_seconds > stop.value.history[0]["train_seconds"] > 0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     _assert_same_state(_saved_and_loaded(stop.value, tmp_path / "b.npz"), two_iterations)
+
+
+def test_train_leaves_the_callers_state_usable():
+    """The jitted iteration donates its input: a state passed to train() was deleted
+    ("Array has been deleted"), so the README's load-then-train could not reuse it."""
+    _, s = train.init(CFG)
+    _, a, _ = train.train(CFG, 1, state=s, progress=False)
+    _, b, _ = train.train(CFG, 1, state=s, progress=False)  # s again, still whole
+    assert int(s.step) == 0 and int(a.step) == int(b.step) == 1
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_exploring_starts_that_round_to_none_are_refused_and_rates_cover_played_games():
+    """explore_fraction=0.1 of 4 games rounded to no exploring start without a word;
+    explore_fraction=1 plays no game from the initial position, whose win rate was
+    reported as 0 (0 of max(0, 1))."""
+    with pytest.raises(ValueError, match=r"explore_fraction=0.1 of games_per_iter=4 games "
+                                         r"rounds to no exploring start"):
+        dataclasses.replace(CFG, explore_fraction=0.1)
+    for fraction, keys in [(1.0, {"explore_evader_wins"}),
+                           (0.5, {"explore_evader_wins", "selfplay_evader_wins"}),
+                           (0.0, {"selfplay_evader_wins"})]:
+        cfg = dataclasses.replace(CFG, explore_fraction=fraction)
+        graphdef, state = train.init(cfg)
+        _, metrics = jax.eval_shape(train.make_iteration(cfg, graphdef), state)  # no compile
+        assert set(metrics) - {"loss", "policy_loss", "value_loss"} == keys, fraction

@@ -77,6 +77,9 @@ def test_orbital_seed_infostates_pass_but_report_imperfect_recall():
     assert report.ok, str(report)
     assert report.perfect_recall == (False, True)
     assert report["perfect_recall"].message.startswith("player 0: imperfect recall")
+    # The game's docstring says the perfect-recall check does not pass; it printed PASS.
+    assert report["perfect_recall"].status == "NOTE"
+    assert "NOTE perfect_recall: player 0: imperfect recall" in str(report)
     assert len(report.findings) == 1 and "player 0 has imperfect recall" in report.findings[0]
     assert "finding: player 0 has imperfect recall" in str(report)
 
@@ -114,6 +117,31 @@ def test_unsorted_legal_actions():
     report = check_game(broken("spoof", legal_actions=legal_actions))
     # tail at 0 (THH), toggle 0 wins at once; toggle 1, keep: Player 0's second turn.
     assert_fails(report, "legal_actions_valid", [0, 1, 0], "not sorted", "[2, 1, 0]")
+
+
+def test_action_ids_compile_game_refuses_fail_the_check_too():
+    """An id of 2**30 passed the check while compile_game (and `jaxsolve solve`)
+    refused it: ids are columns of the tree's arrays, below 2**24."""
+    def legal_actions(self, player=None):
+        legal = type(self).__mro__[1].legal_actions(self)
+        return [0, 2**30] if self.current_player() >= 0 else legal
+    game = broken("kuhn_poker", legal_actions=legal_actions)
+    game.num_distinct_actions = lambda: None  # declares no bound: only the 2**24 one
+    assert_fails(check_game(game), "legal_actions_valid", [0, 1],
+                 "contains 1073741824: not an integer in [0, 16,777,216)", "number the actions")
+    with pytest.raises(jaxsolve.GameError, match="must lie below 16,777,216"):
+        jaxsolve.compile_game(game)
+
+
+def test_a_chance_node_whose_legal_actions_are_not_its_outcomes_fails():
+    """OpenSpiel requires the two to agree; the check let [0, 1, 2, 3] pass beside
+    Kuhn's three-card deal."""
+    def legal_actions(self, player=None):
+        legal = type(self).__mro__[1].legal_actions(self)
+        return [0, 1, 2, 3] if not self._cards else legal
+    assert_fails(check_game(broken("kuhn_poker", legal_actions=legal_actions)),
+                 "chance_outcomes", [], "legal_actions() is [0, 1, 2, 3] at this chance node "
+                 "but chance_outcomes() lists the actions [0, 1, 2]")
 
 
 def test_nondeterministic_legal_actions():

@@ -139,7 +139,12 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
              "average holds 24 NaN or infinite values"),
             ("inf", {"regrets": np.where(np.arange(24).reshape(12, 2) == 3, np.inf,
                                          state.regrets)}, "regrets holds 1 NaN or infinite value;"),
-            ("negative", {"iteration": np.array(-5, np.int32)}, "iteration is -5")]:
+            ("negative", {"iteration": np.array(-5, np.int32)}, "iteration is -5"),
+            # it resumed, ran to the end and then failed in the policy table
+            ("negative_average", {"average": -np.abs(np.asarray(state.average)) - 1.0},
+             "average holds a negative value"),
+            ("negative_weight", {"total_weight": np.array(-2.0, state.total_weight.dtype)},
+             "total_weight holds a negative value")]:
         save_checkpoint(tmp_path / f"{name}.npz", state._replace(**change), {})
         with pytest.raises(CheckpointError, match=re.escape(says)):
             load_checkpoint(tmp_path / f"{name}.npz")
@@ -217,6 +222,11 @@ def test_games_name_describes_an_openspiel_game_from_its_registry(capsys):
     assert "2 players, 58 histories, 12 infosets" in shown
     assert cli.main(["games", "openspiel:no_such_game"]) == cli.EXIT_USAGE
     assert "OpenSpiel has no game 'no_such_game'" in capsys.readouterr().err
+    # OpenSpiel's string form: its values replace the defaults. Three-player Kuhn has
+    # 16 infosets per player by hand: 4 cards x the 4 betting sequences one can face.
+    assert cli.main(["games", "openspiel:kuhn_poker(players=3)"]) == 0
+    shown = capsys.readouterr().out
+    assert "  players = 3\n" in shown and "48 infosets (16/16/16 per player)" in shown
 
 
 def test_a_parameter_given_twice_is_refused_unless_equal(tmp_path, capsys):
@@ -856,6 +866,9 @@ def test_pursuit_train_refuses_a_folder_for_its_checkpoint(tmp_path, capsys):
     assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--checkpoint {tmp_path} is a folder" in err
+    # An empty name trained to the end and then failed to rename its temporary file.
+    assert cli.main(["pursuit", "train", "--checkpoint", ""]) == cli.EXIT_USAGE
+    assert "--checkpoint is empty" in capsys.readouterr().err
 
 
 def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsys):
@@ -970,10 +983,16 @@ def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch
     (["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--algo", "os-mccfr"], "--algo"),
     (["sweep", "SAVED", "--vary", "x=[1, 2]"], "not a saved tree"),
     (["sweep", "spoof"], "--vary"),
+    (["sweep", "spoof", "--vary", "max_rounds=[1, 2"], r"^jaxsolve: error: --vary value '\[1, 2'"),
+    # refused before the points are solved (it was refused after, losing them all)
+    (["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--out", "FILE"],
+     "cannot write to --out .*: .*File exists"),
 ])
 def test_sweep_bad_input_is_one_line(argv, says, tmp_path, capsys):
     saved = str(builtin_tree("kuhn_poker").save(tmp_path / "kuhn.npz"))
-    argv = [saved if a == "SAVED" else a for a in argv]
+    (tmp_path / "file").write_text("")
+    argv = [saved if a == "SAVED" else str(tmp_path / "file") if a == "FILE" else a
+            for a in argv]
     assert cli.main(argv) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert re.search(says, err) and len(err.strip().splitlines()) == 1, err

@@ -303,6 +303,36 @@ def test_a_state_that_cannot_make_children_is_named():
         compile_game(game_of(NoClone))
 
 
+def _grow_and_return_self(state, action):
+    state._apply_action(action)
+    return state
+
+
+def _self(state):
+    return state
+
+
+@pytest.mark.parametrize("methods, says", [
+    ({"child": _grow_and_return_self}, r"child\(0\) returned the state itself"),
+    ({"child": None, "clone": _self}, r"clone\(\) returned the state itself"),
+])
+def test_a_child_that_is_its_parent_is_refused(methods, says):
+    """A child() that appends to its own history and returns self compiled to a
+    smaller, wrong tree without a word (the reviewer's case: 5 histories for 15)."""
+    if methods.get("child", 0) is None:  # clone() + apply_action, with no child()
+        class NoChild(Line):
+            def __getattribute__(self, name):
+                if name == "child":
+                    raise AttributeError(name)
+                return object.__getattribute__(self, name)
+        state_class = type("Variant", (NoChild,), {"clone": _self})
+    else:
+        state_class = type("Variant", (Line,), methods)
+    state_class.ends_at = 3
+    with pytest.raises(GameError, match=r"history \[\].*" + says):
+        compile_game(game_of(state_class))
+
+
 @pytest.mark.parametrize("players, says", [
     (0, r"num_players\(\) returned 0, expected an integer >= 1"),
     (2.0, r"num_players\(\) returned 2\.0, expected an integer >= 1"),

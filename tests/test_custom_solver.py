@@ -179,6 +179,28 @@ def test_a_solver_written_from_the_building_blocks_equals_openspiel():
                                   np.asarray(AVERAGE(tree, state)))
 
 
+class CountedAverage(NamedTuple):
+    average: jax.Array
+    steps: jax.Array
+
+
+def test_run_takes_a_state_of_ones_own_without_regrets():
+    """The Solver docstring: any state works with `run`. This one has no `.regrets`
+    (run used to refuse it while run_until took it): it averages the uniform policy,
+    whose NashConv in Kuhn poker is the published 11/12."""
+    tree = pyspiel_tree("kuhn_poker")
+    legal = jnp.asarray(tree.legal, jnp.float64)
+    uniform = jaxsolve.Solver(
+        lambda t: CountedAverage(jnp.zeros_like(legal), jnp.zeros((), jnp.int32)),
+        lambda t, s: CountedAverage(s.average + legal, s.steps + 1), "uniform")
+    state = jaxsolve.run(uniform, tree, uniform.init(tree), 3)
+    assert int(state.steps) == 3
+    assert float(jaxsolve.nash_conv(tree, jaxsolve.average_policy(tree, state))) == \
+        pytest.approx(11 / 12, abs=1e-12)
+    with pytest.raises(TypeError, match=r"^run: expected a solver state \(a pytree of arrays\)"):
+        jaxsolve.run(uniform, tree, None, 3)
+
+
 def test_bad_variants_and_rules_are_refused():
     tree = pyspiel_tree("kuhn_poker")
     with pytest.raises(jaxsolve.ArgumentError, match="alpha and beta go together"):

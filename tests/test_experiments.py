@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
@@ -176,3 +178,18 @@ def test_the_value_heatmap_shows_a_reachable_position_of_both_verdicts(monkeypat
     # The position the old heatmap showed: reached by no play, one verdict everywhere.
     assert not pe.reachable(env)[1, 0, :, 4].any()
     assert (np.asarray(sol.value_evader)[1, 0] > 0).all()
+
+
+def test_pursuit_experiment_refuses_a_size_the_exact_solver_cannot_grade(monkeypatch, capsys,
+                                                                          tmp_path):
+    """`--sizes 45` trained the 5x5 main run for a minute, then failed in exact.solve
+    and lost summary.json: refused before any training now, by the solver's own
+    estimate (45x45 goal variant: 46 turns, ~6.7 GiB against the 4 GiB limit)."""
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
+    sys.modules.pop("pursuit_alphazero", None)
+    import pursuit_alphazero
+    with pytest.raises(SystemExit) as info:
+        pursuit_alphazero.main(["--sizes", "5", "45", "--out", str(tmp_path / "o")])
+    assert info.value.code == 2
+    assert "--sizes 45: the exact solver" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -160,7 +160,7 @@ def test_as_openspiel_game_refuses_a_compiled_tree():
         as_openspiel_game(tree)
 
 
-def test_an_unknown_openspiel_game_names_the_close_ones_not_all():
+def test_an_unknown_openspiel_game_names_the_close_ones_not_all(capfd):
     pytest.importorskip("pyspiel")
     from jaxsolve.openspiel import load_pyspiel
     with pytest.raises(jaxsolve.GameError) as info:
@@ -168,6 +168,25 @@ def test_an_unknown_openspiel_game_names_the_close_ones_not_all():
     message = str(info.value)
     assert "Unknown game 'kuhn_pokr'; did you mean 'kuhn_poker'" in message
     assert "Available games" not in message and len(message) < 200
+    # OpenSpiel's C++ also printed its whole list of games on the process's stderr.
+    assert "leduc_poker" not in capfd.readouterr().err
+
+
+def test_openspiels_own_string_form_carries_the_parameters():
+    """"kuhn_poker(players=3)" is how OpenSpiel names a game with parameters; it was
+    refused as an unknown game. Uniform play's NashConv is OpenSpiel's own figure."""
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import exploitability
+
+    from jaxsolve.openspiel import from_pyspiel, load_pyspiel
+    tree = from_pyspiel("kuhn_poker(players=3)")
+    assert tree.sizes.num_players == 3
+    theirs = pyspiel.load_game("kuhn_poker", {"players": 3})
+    uniform = np.asarray(tree.legal) / np.asarray(tree.legal).sum(1, keepdims=True)
+    assert float(jaxsolve.nash_conv(tree, uniform)) == pytest.approx(
+        exploitability.nash_conv(theirs, os_policy.UniformRandomPolicy(theirs)), abs=1e-6)
+    with pytest.raises(jaxsolve.ArgumentError, match="already carries parameters"):
+        load_pyspiel("kuhn_poker(players=3)", players=3)
 
 
 def test_an_unregistered_pyspiel_game_compiles_quietly(capfd):

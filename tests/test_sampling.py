@@ -229,11 +229,14 @@ def test_bad_input_is_refused_with_a_clear_message():
         jaxsolve.outcome_sampling(batch_size=0)
     with pytest.raises(ValueError, match="exploration"):
         jaxsolve.outcome_sampling(exploration=1.5)
-    with pytest.raises(jaxsolve.GameError, match="exploration=0"):
+    # Bad settings are ArgumentErrors, as the README says (the mask's were GameErrors).
+    with pytest.raises(jaxsolve.ArgumentError, match="exploration=0"):
         jaxsolve.outcome_sampling(exploration=0.0).init(tree)
-    with pytest.raises(jaxsolve.GameError, match="mask has shape"):
+    with pytest.raises(jaxsolve.ArgumentError, match="mask has shape"):
         jaxsolve.sampled_cfr(mask=np.ones(5, bool)).init(tree)
-    with pytest.raises(jaxsolve.GameError, match="outside jax.jit"):
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="mask must be a boolean array"):
+        jaxsolve.sampled_cfr(mask=np.ones(12, int)).init(tree)
+    with pytest.raises(jaxsolve.ArgumentError, match="outside jax.jit"):
         jax.jit(jaxsolve.external_sampling().init)(tree)
     with pytest.raises(jaxsolve.GameError, match="PRNGKey"):
         jaxsolve.external_sampling().init(tree, 7)

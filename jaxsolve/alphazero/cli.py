@@ -30,7 +30,8 @@ import shlex
 import sys
 
 from games import pursuit_evasion as pe
-from jaxsolve.cli import EXIT_INTERRUPTED, CLIError, check_writable, number_arg
+from jaxsolve.cli import EXIT_INTERRUPTED, CLIError, number_arg
+from jaxsolve.cli_out import check_writable
 from jaxsolve.errors import one_line
 
 
@@ -168,7 +169,9 @@ def _load_checkpoint(path, fresh, cfg):
 
 def _can_save(path, folder):
     """Refuses a --checkpoint that `train` could not write: a folder, or a file in a
-    folder that is missing or not writable."""
+    folder that is missing or not writable, or no name at all."""
+    if not str(path).strip():
+        raise CLIError("--checkpoint is empty; give a file name, e.g. pursuit_az.npz")
     if os.path.isdir(path):
         raise CLIError(f"--checkpoint {path} is a folder; give a file name, e.g. "
                        f"{os.path.join(path, 'pursuit_az.npz')}")
@@ -291,6 +294,12 @@ def config_from_args(args, recorded=None):
                "hidden": recorded.hidden, "games": recorded.games_per_iter,
                "explore": recorded.explore_fraction, "seed": recorded.seed}
     setting = lambda name: _setting(args, name, rec.get(name))
+    games, explore = setting("games"), setting("explore")
+    if explore > 0 and round(explore * games) == 0:  # TrainConfig's rule, in option names
+        enough = next(g for g in range(games, 2 * math.ceil(1 / explore) + 2)
+                      if round(explore * g) >= 1)
+        raise CLIError(f"--explore {explore:g} of --games {games} rounds to no game from an "
+                       f"exploring start; give --games {enough} or more, or --explore 0")
     return dataclasses.replace(
         base, env=env_from_args(args, None if recorded is None else recorded.env),
         hidden=tuple(setting("hidden")), games_per_iter=setting("games"),
@@ -387,7 +396,9 @@ def _agent_options(p, *, from_checkpoint: str):
     p.add_argument("--hidden", type=_at_least_one, nargs="+", default=None,
                    help=f"hidden layer widths of the MLP (default 128 128 128{from_checkpoint})")
     p.add_argument("--seed", type=_seed, default=None,
-                   help=f"PRNG seed (default 0{from_checkpoint})")
+                   help=f"PRNG seed (default 0{from_checkpoint}" + (
+                       ", and no other: the run goes on from the checkpoint's random state)"
+                       if "--resume" in from_checkpoint else ")"))
     p.add_argument("--checkpoint", default="pursuit_az.npz",
                    help="file train writes and eval reads (default pursuit_az.npz in the "
                         "working directory)")
@@ -517,11 +528,19 @@ def _run(args) -> int:
     cfg = config_from_args(args, recorded)
     if recorded is not None:
         _refuse_contradicting_options(args.checkpoint, recorded, cfg)
+    if (training and recorded is not None and args.seed is not None
+            and args.seed != recorded.seed):
+        # The resumed run draws from the checkpoint's own key: a new seed would be
+        # recorded but change nothing of the training.
+        raise CLIError(f"--seed {args.seed} with --resume: the run goes on from the random "
+                       f"state saved in {args.checkpoint} (seed {recorded.seed}), so a seed "
+                       "cannot change it; leave --seed out, or start a new run without "
+                       "--resume")
     env = cfg.env
     graphdef, fresh = train.init(cfg)
-    state = _load_checkpoint(args.checkpoint, fresh, cfg) if loading else None
-    if loading and recorded is None:
+    if loading and recorded is None:  # before loading: a refusal then says what was assumed
         _note_assumed_settings(args.checkpoint, cfg)
+    state = _load_checkpoint(args.checkpoint, fresh, cfg) if loading else None
     if recorded is not None and _taken_from_checkpoint(args, cfg):
         print(f"pursuit: from {args.checkpoint}: {_taken_from_checkpoint(args, cfg)}",
               file=sys.stderr)

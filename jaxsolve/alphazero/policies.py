@@ -85,8 +85,10 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
                      max_depth: Optional[int] = None) -> PolicyOutput:
     """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
     The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
-    policy target is the visit distribution. Shapes as in `RootFnOutput`. A setting
-    out of its range (`SETTINGS`) raises ValueError naming it."""
+    policy target is the visit distribution; with `num_simulations=0` (no visit) it is
+    the root prior, noise included, and the action is drawn from that. Shapes as in
+    `RootFnOutput`. A setting out of its range (`SETTINGS`) raises ValueError naming it.
+    A terminal root's output (no legal action) is meaningless."""
     num_simulations = checks.num_simulations(num_simulations, "alphazero_policy")
     b, a = checks.root(root, "alphazero_policy")
     dirichlet_fraction, dirichlet_alpha, pb_c_init, pb_c_base, temperature, max_depth = _settings(
@@ -108,8 +110,12 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
                   root_select=select, interior_select=select, max_depth=max_depth)
     v = node_view(tree, None)
     visits = v.visits.T
-    weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
-    greedy = masked_argmax(visits, root.legal_action_mask, -1)
+    if num_simulations:
+        weights = visits / jnp.maximum(jnp.sum(visits, -1, keepdims=True), 1)
+        greedy = masked_argmax(visits, root.legal_action_mask, -1)
+    else:  # no visit to count: the weights were all 0 and an illegal action could be drawn
+        weights = jax.nn.softmax(root.prior_logits, -1)  # masked: 0 where illegal
+        greedy = masked_argmax(weights, root.legal_action_mask, -1)
     if not isinstance(temperature, jax.core.Tracer) and temperature == 0:
         action = greedy  # statically greedy: no sample drawn
     else:  # a traced temperature may still be 0 at run time: greedy there too

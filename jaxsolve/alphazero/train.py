@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import json
 import os
@@ -103,6 +104,17 @@ class TrainConfig:
             ("temperature_moves", checks.integer(0)),
             ("explore_fraction", checks.interval(0, 1)),
             ("seed", checks.integer(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
+        # round(fraction * games) games explore: a fraction that rounds to none asked
+        # for exploring starts and silently got none.
+        if self.explore_fraction > 0 and self.num_exploring == 0:
+            raise ValueError(f"TrainConfig: explore_fraction={self.explore_fraction} of "
+                             f"games_per_iter={self.games_per_iter} games rounds to no "
+                             "exploring start; raise either, or set explore_fraction=0")
+
+    @property
+    def num_exploring(self) -> int:
+        """Self-play games per iteration that start from `pe.exploring_start`."""
+        return int(round(self.explore_fraction * self.games_per_iter))
 
 
 class TrainState(NamedTuple):
@@ -155,15 +167,17 @@ def make_iteration(cfg: TrainConfig, graphdef):
             sgd, (state.params, state.opt_state), jax.random.split(k_train, cfg.train_steps))
         losses = jnp.mean(losses, 0)
         wins = traj.outcome > 0
+        metrics = dict(loss=losses[0], policy_loss=losses[1], value_loss=losses[2])
+        # Each win rate only where its games were played (explore_fraction=1 plays
+        # none from the initial position: a rate of 0/0 was reported as 0).
         if traj.from_start is None:
-            start_wins = jnp.mean(wins)
-        else:  # games from the initial position only
-            start_wins = jnp.sum(wins & traj.from_start) / jnp.maximum(jnp.sum(traj.from_start), 1)
-        metrics = dict(loss=losses[0], policy_loss=losses[1], value_loss=losses[2],
-                       selfplay_evader_wins=start_wins)
-        if traj.from_start is not None:
+            metrics["selfplay_evader_wins"] = jnp.mean(wins)
+        else:
+            if cfg.num_exploring < cfg.games_per_iter:
+                metrics["selfplay_evader_wins"] = (jnp.sum(wins & traj.from_start)
+                                                   / jnp.sum(traj.from_start))
             metrics["explore_evader_wins"] = (jnp.sum(wins & ~traj.from_start)
-                                              / jnp.maximum(jnp.sum(~traj.from_start), 1))
+                                              / jnp.sum(~traj.from_start))
         return TrainState(params, opt_state, buf, key, state.step + 1), metrics
 
     return iteration
@@ -188,7 +202,13 @@ def save(path: str, state: TrainState, config: TrainConfig | None = None) -> Non
     """Writes the state's leaves to `path` (an .npz archive, at exactly that path),
     through a temporary file, so that an interrupted save leaves the old one intact.
     With `config`, the archive also records it (JSON, member "config"), so that `load`
-    can refuse to resume it with another game or network."""
+    can refuse to resume it with another game or network. A folder at `path`, or a
+    missing folder in it, raises the OSError naming `path` (not the temporary file)."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "a folder is there; give a file name", path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist", path)
     arrays = {f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
     if config is not None:
         arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
@@ -221,7 +241,10 @@ def config_from_record(record: str) -> TrainConfig:
         fields["search"] = selfplay.SearchConfig(**known(selfplay.SearchConfig,
                                                          saved.get("search", {})))
         return TrainConfig(**fields)
-    except (TypeError, ValueError, KeyError, AttributeError) as e:
+    except KeyError as e:  # str(KeyError) is the bare key in quotes: "('env')"
+        raise ValueError(f"its recorded configuration is unreadable (it has no field "
+                         f"{e.args[0]!r})") from None
+    except (TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"its recorded configuration is unreadable ({e})") from None
 
 
@@ -238,12 +261,24 @@ def _check_trained_like(path: str, record: str, config: TrainConfig) -> None:
                          f"{differ[1]}")
 
 
-def _leaf_mismatch(expected, given) -> str | None:
-    """The first leaf whose shape differs, described, or None."""
-    for i, (x, y) in enumerate(zip(expected, given)):
-        if np.shape(x) != np.shape(y):
-            return (f"leaf {i} has shape {np.shape(y)}, this configuration's {np.shape(x)} "
-                    f"(network sizes, games per iteration and buffer size must match)")
+def _leaf_mismatch(like: TrainState, given) -> str | None:
+    """The first leaf of `given` (a list of arrays) whose shape differs from `like`'s,
+    named by its place in the state and by the setting that gives it that shape, or
+    None."""
+    observation = "the observation's width, set by the game (grid size, variant, obs_detections)"
+    for i, ((path, x), y) in enumerate(zip(jax.tree_util.tree_leaves_with_path(like), given)):
+        want, got = np.shape(x), np.shape(y)
+        if want == got:
+            continue
+        where = jax.tree_util.keystr(path)
+        rows_differ = want[:1] != got[:1]
+        if where.startswith(".buffer"):  # [buffer_size, ...]; observations [M, width]
+            why = "the buffer size" if rows_differ else observation
+        elif "['trunk'][0]['kernel']" in where:  # the first layer: [width, hidden[0]]
+            why = observation if rows_differ else "the network's widths (hidden)"
+        else:
+            why = "the network's widths (hidden)"
+        return f"{where} (leaf {i}) has shape {got}, this configuration's {want}: {why} must match"
     return None
 
 
@@ -268,10 +303,11 @@ def _check_pursuit_archive(path: str, data) -> None:
     """Refuses an archive that is not a pursuit AlphaZero checkpoint at all (e.g. a
     `jaxsolve solve` checkpoint), naming what it holds instead."""
     others = sorted(name for name in data.files if name != _CONFIG and not _LEAF.fullmatch(name))
-    if others or not data.files:
+    if others or not any(_LEAF.fullmatch(name) for name in data.files):
         what = ("a saved game tree (GameTree.save)" if "node_player" in others
                 else "a `jaxsolve solve` (CFR) checkpoint" if "__meta__" in others
-                else f"its arrays are named {', '.join(others[:4]) or '(none)'}"
+                else "it holds no state arrays" if not others
+                else f"its arrays are named {', '.join(others[:4])}"
                      f"{', ...' if len(others) > 4 else ''}")
         raise ValueError(f"{path}: not a pursuit AlphaZero checkpoint ({what}; "
                          "`jaxsolve pursuit train` and train.save write leaf_0000, leaf_0001, ...)")
@@ -342,7 +378,7 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
             new = [data[name] for name in want]
         except _UNREADABLE as e:
             raise _unreadable(path, e) from None
-    problem = _leaf_mismatch(leaves, new)
+    problem = _leaf_mismatch(like, new)
     if problem:
         raise ValueError(f"{path}: written for another configuration: {problem}")
     odd = next((i for i, y in enumerate(new) if y.dtype.kind not in "biuf"), None)
@@ -366,7 +402,7 @@ def _check_state(state, fresh: TrainState) -> TrainState:
     if jax.tree.structure(state) != jax.tree.structure(fresh):
         raise ValueError("train: state must be a TrainState of this configuration (train.init(cfg) "
                          f"or train.load), got {type(state).__name__} of another structure")
-    problem = _leaf_mismatch(jax.tree.leaves(fresh), jax.tree.leaves(state))
+    problem = _leaf_mismatch(fresh, jax.tree.leaves(state))
     if problem:
         raise ValueError(f"train: state was made for another configuration: {problem}")
     return state
@@ -447,12 +483,14 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     call, compilation included, `eval_fn` excluded - reaches it; `stop_fn(metrics) ->
     bool` stops after an evaluation it accepts, so it needs `eval_fn` and `eval_every`
     > 0 (refused otherwise: it would never be asked).
+    `state` is left as it was (the training runs on a copy of it).
     Returns (graphdef, state, history): one metric dict per iteration, with
     `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
     (cross-entropy to the search's policy) and `value_loss` (squared error to the
     outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win rate
-    in the self-play games from the initial position), `explore_evader_wins` (in those
-    from exploring starts, when `explore_fraction` > 0) and, after an evaluation,
+    in the self-play games from the initial position, unless all start elsewhere),
+    `explore_evader_wins` (in those from exploring starts, when `explore_fraction` > 0)
+    and, after an evaluation,
     whatever `eval_fn` returned.
 
     Ctrl-C (KeyboardInterrupt) raises `Interrupted`, which carries the state after the
@@ -478,7 +516,9 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                          "eval_fn, or leave eval_every at 0)")
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
-    state = fresh if state is None else _check_state(state, fresh)
+    # The jitted iteration donates its input; a state the caller passed is copied
+    # first, so that theirs stays usable (it was deleted: "Array has been deleted").
+    state = fresh if state is None else jax.tree.map(jnp.copy, _check_state(state, fresh))
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown, seconds = [], {}, 0.0
     if iterations is None and max_seconds is None and stop_fn is None:
