@@ -107,9 +107,13 @@ def _openspiel_text(name: str) -> tuple[str, dict]:
     if short != name:  # the values the string gives replace the defaults
         from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
         try:
-            values.update(load_pyspiel(name).get_parameters())
+            # As OpenSpiel loads it: the turn-based wrapper of a simultaneous game has
+            # parameters (and a type) of its own.
+            game = load_pyspiel(name, turn_based=False)
         except Exception as e:  # noqa: BLE001 - OpenSpiel's own refusal, in one line
             raise CLIError(f"{OPENSPIEL_PREFIX}{name}: {one_line(e)}") from None
+        values.update(game.get_parameters())
+        kind = game.get_type()  # its information depends on them (goofspiel's imp_info)
     players = (f"{kind.min_num_players}" if kind.min_num_players == kind.max_num_players
                else f"{kind.min_num_players}-{kind.max_num_players}")
     described = (f"OpenSpiel's {kind.long_name}: {players} players, "
@@ -129,7 +133,8 @@ def _describe_game(spec: str, args) -> int:
         text, params = _builtin_text(spec)
     print(spec)
     print(text)
-    print("\nparameters (--param KEY=VALUE)" + (":" if params else ": none"))
+    print("\nparameters (set with solve's or sweep's --param KEY=VALUE)"
+          + (":" if params else ": none"))
     for key, value in params.items():
         print(f"  {key} = {value!r}")
     if args.no_count:

@@ -70,16 +70,21 @@ def _spiel_name(game) -> str:
     the name `jaxsolve.builders` give the same game, so that their trees and compiled
     ones have equal `names` and share jit caches. `str(game)` lists only the
     parameters given."""
-    try:
-        import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
+    import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
+    from jaxsolve.openspiel import _stderr_dropped_on_error  # noqa: PLC0415 (imports us)
 
-        short_name, params = game.get_type().short_name, game.get_parameters()
-        # An unregistered game (pyspiel.create_matrix_game, say, also inside the
-        # turn-based wrapper) cannot be reloaded, and load_game would print
-        # OpenSpiel's list of every game it knows.
-        if not _registered({"name": short_name, **params}, set(pyspiel.registered_names())):
-            return str(game)
-        return str(pyspiel.load_game(short_name, params))
+    try:
+        # What OpenSpiel's C++ prints before raising ("OpenSpiel exception: Unknown
+        # parameter 'rollout_length'" for liars_dice_ir) is dropped with the refusal:
+        # the game compiles all the same, under its own name.
+        with _stderr_dropped_on_error():
+            short_name, params = game.get_type().short_name, game.get_parameters()
+            # An unregistered game (pyspiel.create_matrix_game, say, also inside the
+            # turn-based wrapper) cannot be reloaded, and load_game would print
+            # OpenSpiel's list of every game it knows.
+            if not _registered({"name": short_name, **params}, set(pyspiel.registered_names())):
+                return str(game)
+            return str(pyspiel.load_game(short_name, params))
     except Exception:  # noqa: BLE001 - a game OpenSpiel cannot reload keeps its own name
         return str(game)
 

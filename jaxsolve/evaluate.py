@@ -100,9 +100,11 @@ def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
 
 
 def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[] NashConv / number of players: OpenSpiel's definition (for zero-sum games,
-    the mean gain available to a player who switches to a best response). Rounds
-    as `nash_conv` does: in float32 it can read a little below 0 near an equilibrium."""
+    """[] NashConv / number of players: OpenSpiel's definition for zero- and
+    constant-sum games (the mean gain available to a player who switches to a best
+    response). OpenSpiel defines none for general-sum games, where this is still that
+    mean gain: compare `nash_conv` with OpenSpiel's there. Rounds as `nash_conv` does:
+    in float32 it can read a little below 0 near an equilibrium."""
     policy = _checked(tree, policy, "exploitability")
     return nash_conv(tree, policy) / tree.sizes.num_players
 

@@ -16,13 +16,13 @@ import os
 import sys
 import tempfile
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.compile import _child, _declared_actions, _utility_sum, compile_game
-from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
 from jaxsolve.protocol import CHANCE, is_game
 from jaxsolve.tree import GameTree
 
@@ -59,10 +59,11 @@ def _stderr_dropped_on_error():
             sys.stderr.write(text.decode(errors="replace"))
 
 
-def load_pyspiel(game: Any, **params):
+def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
     """A pyspiel game from a name (with parameters: lists and tuples become OpenSpiel's
     "[a;b]" strings), from OpenSpiel's string form "kuhn_poker(players=3)", or a game;
-    simultaneous-move games are converted to turn-based ones."""
+    simultaneous-move games are converted to turn-based ones (unless `turn_based` is
+    False: the game as OpenSpiel loads it, for its own parameters and type)."""
     pyspiel = _pyspiel()
     if isinstance(game, str):
         # OpenSpiel takes lists as strings, "[2;3]" (battleship's ship_sizes): a list
@@ -87,13 +88,19 @@ def load_pyspiel(game: Any, **params):
                             "; pyspiel.registered_names() lists the games")
             with_params = f" with {params}" if params else ""
             raise GameError(f"OpenSpiel cannot load {game!r}{with_params}: {message}") from None
+        except (RuntimeError, IndexError, KeyError, ValueError) as e:
+            # Other C++ exceptions reach Python as these (nfg_game without its file:
+            # IndexError "map::at"): still OpenSpiel's refusal, in one line.
+            with_params = f" with {params}" if params else ""
+            raise GameError(f"OpenSpiel cannot load {game!r}{with_params}: "
+                            f"{type(e).__name__}: {e}") from None
     elif params:
         raise TypeError("parameters are only accepted with a game name")
     if not hasattr(game, "get_type"):  # a protocol game (Python), not a pyspiel one
         raise ArgumentError(
             f"{type(game).__name__} is not a pyspiel game: pass a game name, a pyspiel game, "
             f"or wrap a Python game with jaxsolve.openspiel.as_openspiel_game(game)")
-    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+    if turn_based and game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
         game = pyspiel.convert_to_turn_based(game)
     return game
 
@@ -141,17 +148,50 @@ def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
 
 
 def from_tabular_policy(tree: GameTree, tabular: Any):
-    """[I, A] array from an OpenSpiel TabularPolicy over the same game."""
-    validate.game_tree(tree, "from_tabular_policy")
+    """[I, A] array from an OpenSpiel policy over the same game: a Python
+    `TabularPolicy`, what OpenSpiel's C++ solvers return (`pyspiel.TabularPolicy`,
+    `pyspiel.Policy` from e.g. `pyspiel.CFRSolver(game).average_policy()`), or a dict
+    {information state string: [(action, probability), ...]} (`TabularPolicy.to_dict()`,
+    `pyspiel.TabularPolicy.policy_table()`). Rows are matched by the infoset strings."""
+    where = "from_tabular_policy"
+    validate.game_tree(tree, where)
     import jax.numpy as jnp  # noqa: PLC0415
 
     out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
-    width = min(out.shape[1], tabular.action_probability_array.shape[1])
+    if hasattr(tabular, "action_probability_array") and hasattr(tabular, "state_lookup"):
+        width = min(out.shape[1], tabular.action_probability_array.shape[1])
+        for i, name in enumerate(tree.names.infosets):
+            row = tabular.state_lookup.get(name)
+            if row is None:
+                raise GameError(f"{where}: the TabularPolicy has no row for infoset {name!r}")
+            out[i, :width] = tabular.action_probability_array[row, :width]
+        return jnp.asarray(out)
+    if hasattr(tabular, "policy_table"):  # pyspiel.TabularPolicy
+        tabular = tabular.policy_table()
+    if isinstance(tabular, Mapping):
+        def row_of(name):
+            if name not in tabular:
+                raise GameError(f"{where}: the policy has no row for infoset {name!r}")
+            return tabular[name]
+    elif hasattr(tabular, "get_state_policy"):  # pyspiel.Policy: looked up by the string
+        def row_of(name):
+            try:
+                return tabular.get_state_policy(name)
+            except Exception as e:  # noqa: BLE001 - OpenSpiel's refusal, named
+                raise GameError(f"{where}: the policy has no row for infoset {name!r} "
+                                f"({one_line(e)})") from None
+    else:
+        validate.fail(where, "expected an OpenSpiel policy (open_spiel.python.policy."
+                             "TabularPolicy, pyspiel.TabularPolicy or pyspiel.Policy) or a "
+                             "dict {infoset string: [(action, probability), ...]}, got "
+                             f"{type(tabular).__name__}", ArgumentTypeError)
     for i, name in enumerate(tree.names.infosets):
-        row = tabular.state_lookup.get(name)
-        if row is None:
-            raise GameError(f"TabularPolicy has no row for infoset {name!r}")
-        out[i, :width] = tabular.action_probability_array[row, :width]
+        pairs = row_of(name)
+        for action, p in (pairs.items() if isinstance(pairs, Mapping) else pairs):
+            if not validate.is_int(action) or not 0 <= action < out.shape[1]:
+                raise GameError(f"{where}: infoset {name!r} has action {action!r}, which the "
+                                f"game does not (ids 0..{out.shape[1] - 1})")
+            out[i, action] = p
     return jnp.asarray(out)
 
 

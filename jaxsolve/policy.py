@@ -55,6 +55,9 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
                *, default: str = "uniform") -> jnp.ndarray:
     """[I, A] policy from `{infoset: {action name or id: probability}}`.
 
+    An action is looked up by its name (`table`'s labels) first, then as an id: an
+    int, or its decimal text ("0", as a JSON round trip of an id-keyed table gives).
+
     Infosets missing from the mapping are uniform (default="uniform") or an error
     (default="error"). Raises GameError for unknown infosets or actions and rows
     that are not distributions over the legal actions.
@@ -81,6 +84,8 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
         values = np.zeros(legal.shape[1])
         for action, p in row.items():
             a = labels.get(action, action)
+            if isinstance(a, str) and a.isdecimal():  # an id keyed as text, as JSON keys are
+                a = int(a)
             if not isinstance(a, (int, np.integer)) or not 0 <= a < legal.shape[1] or not legal[i, a]:
                 raise GameError(f"policy at infoset {name!r}: {action!r} is not a legal action "
                                 f"(legal: {sorted(labels)})")

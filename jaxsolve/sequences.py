@@ -26,8 +26,22 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxsolve import validate
 from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
+
+
+def _tree(tree: GameTree, where: str) -> GameTree:
+    """A GameTree without a batch axis (inside vmap every tree is one game's): a
+    sweep's batch passed as it is was read as its first game, and a chance sweep's
+    padding index then pointed into the second game's probabilities."""
+    return validate.game_tree(tree, f"sequences.{where}")
+
+
+def _player(tree: GameTree, player: int, where: str) -> int:
+    """A player in [0, P), known when tracing (it picks arrays in Python): -1 read the
+    last player's arrays and 5 a wrong product, silently."""
+    return validate.player(tree, player, f"sequences.{where}", static=True)
 
 
 def _require(array: jax.Array, shape: tuple, what: str, where: str) -> None:
@@ -65,12 +79,14 @@ def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
 def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[I, A] policy -> [I*A + 1], the probability of each (infoset, action) sequence
     with the empty sequence's probability 1 appended (the layout the others take)."""
+    _tree(tree, "flatten")
     _require(policy, (tree.sizes.num_infosets, tree.sizes.num_actions), "policy", "flatten")
     return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
 def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
     """[Z] probability that chance plays to each leaf."""
+    _tree(tree, "chance_reach")
     probs = jnp.asarray(tree.chance_probs, dtype)
     flat = jnp.concatenate([probs.reshape(-1), jnp.ones((1,), probs.dtype)])
     return jnp.prod(flat[tree.terminal_chance], axis=-1)
@@ -79,12 +95,18 @@ def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
 def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
     """[P, Z] each player's own contribution to the probability of each leaf, from the
     [I*A + 1] `flatten`ed policy."""
+    _tree(tree, "player_reach")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "player_reach")
     return jnp.prod(flat_policy[tree.terminal_sequences], axis=-1)
 
 
 def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
-    """[Z] chance times every player's reach except `player` (no division: exact zeros)."""
+    """[Z] chance times every player's reach except `player` (no division: exact zeros),
+    from `reach` [P, Z]."""
+    count = reach.shape[0]
+    if validate.traced(player) or not validate.is_int(player) or not 0 <= player < count:
+        raise ArgumentError(f"sequences.others_reach: player must be a Python int in "
+                            f"0..{count - 1} (reach has {count} players), got {player!r}")
     out = chance
     for q in range(reach.shape[0]):
         if q != player:
@@ -95,6 +117,8 @@ def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
 def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
     """[Z] chance * reach_{-p} * u_p: what each leaf contributes to p's values, from
     `reach` [P, Z] (`player_reach`) and `chance` [Z] (`chance_reach`)."""
+    _tree(tree, "leaf_weights")
+    player = _player(tree, player, "leaf_weights")
     _require(reach, (tree.sizes.num_players, _leaves(tree)), "reach (from player_reach)",
              "leaf_weights")
     _require(chance, (_leaves(tree),), "chance (from chance_reach)", "leaf_weights")
@@ -111,6 +135,8 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
       weights: [Z] from `leaf_weights` for the same player.
     Returns zeros at other players' infosets and at illegal actions.
     """
+    _tree(tree, "counterfactual_values")
+    player = _player(tree, player, "counterfactual_values")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)",
              "counterfactual_values")
     _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "counterfactual_values")
@@ -129,6 +155,7 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
 def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
     """[I] the acting player's own probability of playing to each infoset, from the
     [I*A + 1] `flatten`ed policy."""
+    _tree(tree, "own_reach")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "own_reach")
     return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
 
@@ -142,6 +169,8 @@ def best_response(tree: GameTree, weights: jax.Array, player: int):
       q: [I, A] value of each (infoset, action) when playing best below it,
         -inf where illegal; rows of other players are meaningless.
     """
+    _tree(tree, "best_response")
+    player = _player(tree, player, "best_response")
     _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "best_response")
     sz = tree.sizes
     size = sz.empty_sequence + 1

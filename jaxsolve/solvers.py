@@ -102,8 +102,17 @@ def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
     """[I, A] policy proportional to positive regrets; uniform over legal where none."""
     positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
     total = positive.sum(axis=-1, keepdims=True)
-    uniform = legal / legal.sum(axis=-1, keepdims=True)
-    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), uniform)
+    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0),
+                     _uniform(legal, positive.dtype))
+
+
+def _uniform(legal: jax.Array, dtype) -> jax.Array:
+    """[I, A] uniform over the legal actions, in `dtype`: the fallback of regret
+    matching and of the average policy. (legal / legal.sum() is float64 under
+    jax_enable_x64, which turned a float32 state's policy into float64, and a custom
+    solver built on regret_matching could not continue a float32 state.)"""
+    legal = jnp.asarray(legal, dtype)
+    return legal / legal.sum(axis=-1, keepdims=True)
 
 
 _RESCALE_ABOVE = 2.0**40
@@ -126,15 +135,19 @@ def init(tree: GameTree, *, solver_name: str = "solver") -> CFRState:
 
 
 def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None) -> jax.Array:
-    """[I, A] the policy the next iteration plays: regret matching on the regrets
-    (plus the prediction, for PCFR+), or `solver.current` where the solver has its
+    """[I, A] the policy the next iteration plays: regret matching on `state.regrets`
+    (plus `state.prediction` where the state has one, PCFR+'s; a state of your own
+    needs only `.regrets` [I, A]), or `solver.current` where the solver has its
     own rule (`cfr_variant`; without `solver`, such a state would get regret
     matching, which is not what it plays)."""
     validate.game_tree(tree, "current_policy")
     if solver is not None and validate.solver(solver, "current_policy").current is not None:
         return solver.current(tree, state)
-    validate.solver_state(tree, state, "current_policy")
-    return regret_matching(state.regrets + state.prediction, jnp.asarray(tree.legal))
+    validate.solver_state(tree, state, "current_policy", needs=("regrets",))
+    # A state of one's own needs only .regrets; CFRState's prediction is zeros except
+    # for PCFR+.
+    regrets = state.regrets + getattr(state, "prediction", 0.0)
+    return regret_matching(regrets, jnp.asarray(tree.legal))
 
 
 def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
@@ -144,8 +157,8 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
     total = avg.sum(axis=-1, keepdims=True)
-    uniform = legal / legal.sum(axis=-1, keepdims=True)
-    return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0), uniform)
+    return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0),
+                     _uniform(legal, avg.dtype))
 
 
 def _policy(policy_rule: Callable, regrets: jax.Array, legal: jax.Array,

@@ -122,7 +122,9 @@ class GameTree:
 
     Shapes use N histories (nodes, breadth-first), I infosets, A actions (the largest
     action id + 1), C chance nodes with at most Ac outcomes, Z terminals, P players,
-    D / L the longest chain of one player's own decisions and Lc of chance outcomes.
+    D / L the longest chain of one player's own decisions before an infoset / on the
+    way to a terminal, and Lc of chance outcomes (each at least 1: a game without
+    such a chain keeps one column of padding).
     A policy is an [I, A] array: row i is the infoset `names.infosets[i]`, column a
     the game's action id a (0 where `legal` is False).
 
@@ -428,8 +430,12 @@ def _refuse_checkpoint(files: list[str], meta: dict, path: Path) -> None:
 
     if not is_checkpoint(files):
         return
-    words = ["jaxsolve", "solve", str(meta.get("game", "GAME")),
-             "--algo", str(meta.get("algo", "ALGO"))]
+    if not isinstance(meta.get("game"), str) or not isinstance(meta.get("algo"), str):
+        # Saved from Python (save_checkpoint with metadata of one's own): no command
+        # line to repeat, so no placeholders to fill in.
+        raise GameError(f"{path}: this is a solver checkpoint, not a saved tree; read it "
+                        f"with jaxsolve.checkpoint.load_checkpoint({str(path)!r})")
+    words = ["jaxsolve", "solve", meta["game"], "--algo", meta["algo"]]
     params = meta.get("params")
     for key, value in (params.items() if isinstance(params, dict) else ()):
         words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]

@@ -339,10 +339,22 @@ _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
 _STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
 
 
+def _library_state(state: Any) -> bool:
+    """Whether `state` is one of the library's own states (CFRState, MCCFRState), whose
+    field names mean what `_STATE_FLOATS` says. A state of one's own may use those
+    names for anything: only the fields a function `needs` are checked there."""
+    from jaxsolve.sampling import MCCFRState  # noqa: PLC0415 (both import this module)
+    from jaxsolve.solvers import CFRState  # noqa: PLC0415
+
+    return isinstance(state, (CFRState, MCCFRState))
+
+
 def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
                  solver_name: str | None = None, needs: tuple = ("regrets", "average")) -> Any:
     """A solver state for `tree`: of type `expected` (what the solver's init returns)
-    if given, else any state with the fields `needs`; its arrays shaped for the tree."""
+    if given, else any state with the fields `needs`; its arrays shaped for the tree
+    (every [I, A] field and float weight of the library's own states, only the fields
+    `needs` of a state of one's own)."""
     if expected is not None and type(state) is not expected:
         # Sampling solvers' init takes a key: name the call the user has to make.
         call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
@@ -359,8 +371,9 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
     # One float dtype for the rows and weights: a loaded state with one field of
     # another precision (float16 regrets) failed deep inside the compiled loop, whose
     # carry must keep its types.
+    own = _library_state(state)
     floats = {field: np.dtype(getattr(state, field).dtype) for field in _STATE_FLOATS
-              if hasattr(getattr(state, field, None), "dtype")}
+              if (own or field in needs) and hasattr(getattr(state, field, None), "dtype")}
     kinds = sorted({str(d) for d in floats.values()})
     if len(kinds) > 1 or (kinds and not np.issubdtype(np.dtype(kinds[0]), np.floating)):
         listed = ", ".join(f"{f} {d}" for f, d in floats.items())
@@ -370,7 +383,7 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
              ArgumentTypeError)
     want = (tree.sizes.num_infosets, tree.sizes.num_actions)
     for field in _STATE_ROWS:
-        if not hasattr(state, field):
+        if not hasattr(state, field) or not (own or field in needs):
             continue
         got = tuple(np.shape(getattr(state, field)))
         if got != want:

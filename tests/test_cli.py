@@ -227,6 +227,14 @@ def test_games_name_describes_an_openspiel_game_from_its_registry(capsys):
     assert cli.main(["games", "openspiel:kuhn_poker(players=3)"]) == 0
     shown = capsys.readouterr().out
     assert "  players = 3\n" in shown and "48 infosets (16/16/16 per player)" in shown
+    # A simultaneous game's values and kind are the game's, not the registry defaults
+    # and the turn-based wrapper's own "game" parameter (goofspiel's imp_info=True
+    # makes it imperfect information: OpenSpiel's own get_type says so).
+    assert cli.main(["games", "openspiel:goofspiel(num_cards=3,imp_info=True)"]) == 0
+    shown = capsys.readouterr().out
+    assert "  num_cards = 3\n" in shown and "  imp_info = True\n" in shown
+    assert "  game = " not in shown and "imperfect information" in shown
+    assert "parameters (set with solve's or sweep's --param KEY=VALUE):" in shown
 
 
 def test_a_parameter_given_twice_is_refused_unless_equal(tmp_path, capsys):
@@ -352,6 +360,11 @@ def test_unknown_openspiel_game_is_one_line(capsys):
     assert cli.main(["solve", "openspiel:no_such_game"]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "no_such_game" in line
+    # A C++ refusal other than SpielError (nfg_game without its file: map::at) ended
+    # in a traceback.
+    assert cli.main(["solve", "openspiel:nfg_game"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "OpenSpiel cannot load 'nfg_game': IndexError" in line
 
 
 BATTLESHIP_2X2 = ["--param", "board_width=2", "--param", "board_height=2",

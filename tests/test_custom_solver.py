@@ -146,7 +146,8 @@ def _plain_step(tree, state):
     legal, owner = jnp.asarray(tree.legal), jnp.asarray(tree.infoset_player)
     policy = jaxsolve.regret_matching(state.regrets, legal)
     flat = seq.flatten(tree, policy)
-    reach, chance = seq.player_reach(tree, flat), seq.chance_reach(tree)
+    # Chance in the state's precision, so that a float32 state stays float32 under x64.
+    reach, chance = seq.player_reach(tree, flat), seq.chance_reach(tree, policy.dtype)
     own = seq.own_reach(tree, flat)
     regrets, average = state.regrets, state.average
     for p in range(tree.sizes.num_players):
@@ -177,6 +178,52 @@ def test_a_solver_written_from_the_building_blocks_equals_openspiel():
     average_only = NamedTuple("AverageOnly", [("average", jax.Array)])(state.average)
     np.testing.assert_array_equal(np.asarray(jaxsolve.average_policy(tree, average_only)),
                                   np.asarray(AVERAGE(tree, state)))
+
+
+def test_a_float32_state_of_ones_own_runs_on_in_float32_under_x64():
+    """regret_matching's uniform fallback was float64 under x64 (legal / legal.sum()),
+    so the building blocks turned a float32 state into float64 and `run` failed inside
+    its loop (carry types differ). The float32 run follows the float64 one, which the
+    test above checks against OpenSpiel, to float32 round-off."""
+    tree = pyspiel_tree("kuhn_poker")
+    legal = jnp.asarray(tree.legal)
+    assert jaxsolve.regret_matching(jnp.zeros(legal.shape, jnp.float32), legal).dtype == jnp.float32
+    wide = PLAIN_CFR.init(tree)
+    narrow = jax.tree.map(lambda x: x.astype(jnp.float32), wide)
+    state = RUN(PLAIN_CFR, tree, narrow, 20)
+    assert state.regrets.dtype == state.average.dtype == jnp.float32
+    policy = jaxsolve.average_policy(tree, state)
+    assert policy.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(policy),
+                               np.asarray(AVERAGE(tree, RUN(PLAIN_CFR, tree, wide, 20))),
+                               atol=1e-5)
+    # current_policy needs only .regrets of a state of one's own (it also read .prediction).
+    np.testing.assert_array_equal(np.asarray(jaxsolve.current_policy(tree, state)),
+                                  np.asarray(jaxsolve.regret_matching(state.regrets, legal)))
+
+
+class OwnNames(NamedTuple):
+    regrets: jax.Array  # [P, I, A]: per player, not CFRState's [I, A]
+    prediction: jax.Array  # [I]: not CFRState's [I, A]
+    total_weight: jax.Array  # int32: not CFRState's float
+
+
+def test_a_state_of_ones_own_may_use_cfrstates_field_names():
+    """run read fields named like CFRState's as CFRState's: a per-player `regrets`
+    [P, I, A] was refused as "a batch axis of 2", an [I] `prediction` as "another
+    game", an int `total_weight` as "must share one float dtype". A state of one's own
+    is checked only for what a function needs (average_policy: `.average` [I, A])."""
+    tree = pyspiel_tree("kuhn_poker")
+    shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
+    counting = jaxsolve.Solver(
+        lambda t: OwnNames(jnp.zeros((2,) + shape), jnp.zeros(shape[:1]), jnp.zeros((), jnp.int32)),
+        lambda t, s: OwnNames(s.regrets + 1.0, s.prediction + 2.0, s.total_weight + 1), "own")
+    state = jaxsolve.run(counting, tree, counting.init(tree), 3)
+    assert int(state.total_weight) == 3 and float(state.prediction[0]) == 6.0
+    # The library's own states are still checked field by field.
+    with pytest.raises(jaxsolve.ArgumentError, match=r"state\.regrets is \[2, 12, 2\].*batch axis"):
+        jaxsolve.average_policy(tree, jaxsolve.cfr_plus().init(tree)._replace(
+            regrets=jnp.zeros((2,) + shape)))
 
 
 class CountedAverage(NamedTuple):
@@ -225,6 +272,7 @@ def test_sequences_refuse_misshapen_inputs():
     flat = seq.flatten(tree, policy)
     reach, chance = seq.player_reach(tree, flat), seq.chance_reach(tree)
     weights = seq.leaf_weights(tree, reach, chance, 0)
+    batch, _ = jaxsolve.sweep(tree, utilities=np.asarray(tree.utilities)[None] * np.ones((3, 1, 1)))
     cases = [
         (lambda: seq.own_reach(tree, policy), r"own_reach: flat_policy .* \[25\], got \[12, 2\]"),
         (lambda: seq.player_reach(tree, policy), r"player_reach: flat_policy"),
@@ -233,6 +281,18 @@ def test_sequences_refuse_misshapen_inputs():
         (lambda: seq.counterfactual_values(tree, policy, weights, 0),
          r"counterfactual_values: flat_policy"),
         (lambda: seq.best_response(tree, reach, 0), r"best_response: weights .* \[30\]"),
+        # A player out of range read the last player's arrays (-1) or gave a product
+        # of every player's reach (2) without a word.
+        (lambda: seq.leaf_weights(tree, reach, chance, 2),
+         r"^sequences\.leaf_weights: player must be one of 0\.\.1 \(2 players\), got 2$"),
+        (lambda: seq.counterfactual_values(tree, flat, weights, -1),
+         r"^sequences\.counterfactual_values: player must be one of 0\.\.1"),
+        (lambda: seq.best_response(tree, weights, 5), r"^sequences\.best_response: player must"),
+        (lambda: seq.others_reach(reach, chance, 2), r"^sequences\.others_reach: player must be"),
+        # A sweep's batch was read as its first game outside vmap.
+        (lambda: seq.chance_reach(batch), r"^sequences\.chance_reach: the tree has a batch axis "
+                                          r"of 3 .*jax\.vmap"),
+        (lambda: seq.player_reach(batch, flat), r"^sequences\.player_reach: the tree has a batch"),
     ]
     for call, message in cases:
         with pytest.raises(jaxsolve.ArgumentError, match=message):

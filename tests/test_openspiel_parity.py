@@ -189,6 +189,40 @@ def test_openspiels_own_string_form_carries_the_parameters():
         load_pyspiel("kuhn_poker(players=3)", players=3)
 
 
+def test_from_tabular_policy_reads_openspiels_cpp_policies_and_dicts():
+    """What OpenSpiel's C++ solvers return (pyspiel.Policy, pyspiel.TabularPolicy) and
+    TabularPolicy.to_dict() used to fail with an AttributeError; each now gives the
+    rows OpenSpiel's Python TabularPolicy of the same policy gives, and OpenSpiel's
+    own NashConv of it."""
+    from open_spiel.python import policy as os_policy
+    game, tree = pyspiel_game("kuhn_poker"), pyspiel_tree("kuhn_poker")
+    solver = pyspiel.CFRSolver(game)
+    for _ in range(5):
+        solver.evaluate_and_update_policy()
+    average = solver.average_policy()
+    tabular = os_policy.tabular_policy_from_callable(game, average.action_probabilities)
+    expected = np.asarray(from_tabular_policy(tree, tabular))
+    for given in (average, solver.tabular_average_policy(), tabular.to_dict()):
+        np.testing.assert_array_equal(np.asarray(from_tabular_policy(tree, given)), expected)
+    assert float(jaxsolve.nash_conv(tree, expected)) == pytest.approx(
+        pyspiel.nash_conv(game, average), abs=1e-12)
+    with pytest.raises(jaxsolve.GameError, match="the policy has no row for infoset '1'"):
+        from_tabular_policy(tree, {"0": [(0, 1.0)]})
+    with pytest.raises(TypeError, match="^from_tabular_policy: expected an OpenSpiel policy"):
+        from_tabular_policy(tree, 3)
+
+
+def test_compiling_a_game_openspiel_cannot_reload_prints_nothing(capfd):
+    """Naming the tree reloads the game with all its parameters. Kuhn poker's matrix
+    form, made turn-based, reloads as a turn-based wrapper of sequential Kuhn, which
+    OpenSpiel refuses, and its C++ printed "OpenSpiel exception: ...
+    turn_based_simultaneous_game.cc" although the game compiles all the same."""
+    game = pyspiel.extensive_to_matrix_game(pyspiel.load_game("kuhn_poker"))
+    tree = jaxsolve.compile_game(game)
+    assert tree.names.game == "turn_based_simultaneous_game(game=kuhn_poker())"
+    assert "OpenSpiel exception" not in capfd.readouterr().err
+
+
 def test_an_unregistered_pyspiel_game_compiles_quietly(capfd):
     # Naming it used to call load_game("m"), which printed OpenSpiel's 127-line list of
     # the games it knows. Matching pennies: the row player's value is 0 (by hand).

@@ -18,6 +18,14 @@ def test_table_round_trip_and_names():
     np.testing.assert_allclose(jaxsolve.from_table(tree, table), policy, atol=1e-15)
     only = jaxsolve.table(tree, policy, player=1)
     assert len(only) == 6
+    # Keyed by action id, through JSON (whose keys are text): the same policy.
+    import json  # noqa: PLC0415
+    by_id = {name: {a: float(policy[i, a]) for a in range(2)}
+             for i, name in enumerate(tree.names.infosets)}
+    np.testing.assert_array_equal(jaxsolve.from_table(tree, by_id), policy)
+    np.testing.assert_array_equal(jaxsolve.from_table(tree, json.loads(json.dumps(by_id))), policy)
+    with pytest.raises(jaxsolve.GameError, match=r"'2' is not a legal action"):
+        jaxsolve.from_table(tree, {tree.names.infosets[0]: {"2": 1.0}})
 
 
 def test_table_keeps_actions_that_share_a_name():

@@ -289,6 +289,12 @@ def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, cap
     assert re.search(says, capsys.readouterr().err)
     with pytest.raises(CheckpointError, match="a saved game tree .*, not a solver checkpoint"):
         load_checkpoint(tree.save(tmp_path / "tree.npz"))
+    # Saved from Python with metadata of one's own: no command to repeat, no placeholders.
+    mine = save_checkpoint(tmp_path / "mine.npz", state, {"note": "my run"})
+    with pytest.raises(GameError, match=r"mine\.npz: this is a solver checkpoint, not a saved "
+                                        r"tree; read it with jaxsolve\.checkpoint\.load_checkpoint"
+                                        r"\('.*mine\.npz'\)$"):
+        GameTree.load(mine)
 
 
 def test_check_refuses_a_saved_tree_with_its_reason(tmp_path, capsys):
