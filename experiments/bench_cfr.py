@@ -220,6 +220,8 @@ def main(argv=None):
 
     games = args.games or (QUICK_GAMES if args.quick else DEFAULT_GAMES)
     keys = [k.strip() for k in games.split(",") if k.strip()]
+    if not keys:
+        parser.error(f"--games names no game ({games!r}); e.g. --games kuhn,leduc")
     unknown = [k for k in keys if k not in GAMES and not (k.startswith(OPENSPIEL)
                                                           and len(k) > len(OPENSPIEL))]
     if unknown:
@@ -279,6 +281,11 @@ def main(argv=None):
     print(f"load average (1 min) at start and after each game: "
           f"{', '.join(fmt(x, '.2f') for x in loads)} on {m['cpu_count']} CPUs")
     print(f"total {report['total_s']:.0f} s; wrote {where_written(out_path)}")
+    failed = [k for k in keys if "error" in report["games"][k]]
+    if failed:  # a game that could not be measured is a failed run, not a quiet row
+        print(f"bench_cfr: no measurement for {', '.join(failed)} (see the rows above)",
+              file=sys.stderr)
+        return 1
     return 0
 
 

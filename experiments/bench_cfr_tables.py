@@ -9,6 +9,15 @@ from bench_cfr_targets import MS_TARGETS, RATIO_TARGETS, sig_decimals
 from machine import figure_beside
 
 
+
+def timed_label(r: dict) -> str:
+    """The timed blocks as "count x iterations", or "count in N it" where the run was
+    shorter than one block (--liars-iters 20 timed one block of 20, not of 100)."""
+    blocks, block, done = r["timed_blocks"], r["block_iters"], r.get("iterations_done")
+    if done is not None and blocks * block > done:
+        return f"{blocks} in {done} it"
+    return f"{blocks}x{block}"
+
 def ratio_or_none(a, b):
     """a / b, or None where either is missing (or b is 0)."""
     return a / b if a is not None and b else None
@@ -88,7 +97,7 @@ def print_table(key, out):
         if r is None:
             print(f"{label:<20} {'skipped':>8}")
             continue
-        timed = f"{r['timed_blocks']}x{r['block_iters']}"
+        timed = timed_label(r)
         expl = r["exploitability"]
         ms = _fmt_ms(key, r["ms_per_iter"]) if ratio_key is None else fmt_sig(r["ms_per_iter"])
         ratio = (out["ratios"].get(ratio_key) if ratio_key
@@ -161,7 +170,7 @@ def print_summary(games: dict):
               f"{fmt_bytes(m['tree_bytes']):>10} "
               f"{fmt_bytes(m['device_bytes_in_use_after_tree']):>10} {fmt_bytes(peak):>10} "
               f"{js['compile_s']:>9.2f} {_fmt_ms(key, js['ms_per_iter']):>10} "
-              f"{str(js['timed_blocks']) + 'x' + str(js['block_iters']):>8} "
+              f"{timed_label(js):>8} "
               f"{fmt(js['exploitability'].get(last), '10.3e')} {_check_status(js):>11} "
               f"{'ran' if out['openspiel_cpp'] else 'skipped':>9}")
     print("(expl@last: jaxsolve.exploitability after the last checkpoint's iterations; "

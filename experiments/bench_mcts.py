@@ -138,7 +138,10 @@ def _write(path, report):
 
 
 def _counts(text):
-    counts = [int(c) for c in text.split(",") if c.strip()]
+    try:
+        counts = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        counts = []
     if not counts or min(counts) < 1:
         raise argparse.ArgumentTypeError(f"--sweep wants positive counts like 1,9,16,32, "
                                          f"got {text!r}")

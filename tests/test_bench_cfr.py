@@ -192,3 +192,20 @@ def test_any_openspiel_game_by_its_spec(cfr, capsys):
         cfr.cli.main(["--games", "kuhn,openspiel:", "--out", "/nonexistent/x.json"])
     assert exit_info.value.code == 2
     assert "unknown game(s) ['openspiel:']" in capsys.readouterr().err
+
+
+def test_a_ratio_from_fewer_than_three_timed_blocks_is_not_judged(cfr):
+    """`--liars-iters 20` timed C++ in one block of 20 iterations, its cold first one
+    included, and printed "1x100" and a verdict; now the table says what was timed and
+    the target is not judged."""
+    liars = {"liars": {"jaxsolve": {"timed_blocks": 5, "ms_per_iter": 1.0},
+                       "openspiel_cpp": {"timed_blocks": 1},
+                       "ratios": {"cpp_ms_per_iter_over_jaxsolve": 8.0}}}
+    check = _check(cfr.targets.targets(liars, CPU), "liar's dice >= 3x")
+    assert check["met"] is None and check["value"] == 8.0
+    assert check["reason"].startswith("fewer than 3 timed blocks (openspiel_cpp 1)")
+    liars["liars"]["openspiel_cpp"]["timed_blocks"] = 3
+    assert _check(cfr.targets.targets(liars, CPU), "liar's dice >= 3x")["met"] is True
+    label = cfr.tables.timed_label
+    assert label({"timed_blocks": 1, "block_iters": 100, "iterations_done": 20}) == "1 in 20 it"
+    assert label({"timed_blocks": 5, "block_iters": 100, "iterations_done": 500}) == "5x100"
