@@ -258,7 +258,8 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["histories_touched"] = touched
         print(f"Histories touched: {touched:,.0f}, {touched / max(iterations, 1):,.0f} per "
               f"iteration of {run_info['batch']} samples per player (seed {run_info['seed']}; "
-              f"the tree has {tree.sizes.num_nodes:,} histories)")
+              f"the tree has {tree.sizes.num_nodes:,} histories, and each player's samples "
+              f"count theirs: up to {tree.sizes.num_players} x that per iteration)")
     forgetful = [p for p, ok in enumerate(tree.sizes.perfect_recall) if not ok]
     if forgetful:  # best response on the recorded infoset tree is then only approximate
         result["imperfect_recall_players"] = forgetful
@@ -275,7 +276,10 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
 
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
     (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
-    plot_convergence(history, out / PLOT, title=f"{args.game} - {algo}")
+    # The game's parameters in the title too: 3-player Kuhn's plot read as 2-player's.
+    given = "".join(f" {k}={v}" for k, v in params.items())
+    plot_convergence(history, out / PLOT, title=f"{args.game}{given} - {algo}",
+                     target=args.target)
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
 
 

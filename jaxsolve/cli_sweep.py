@@ -259,7 +259,7 @@ def cmd_sweep(args) -> int:
                   **({"interrupted": True} if interrupted else {}), "points": solved}
         (out / "sweep.json").write_text(json.dumps(record, indent=1) + "\n")
         plot_sweep(solved, key, out / "sweep.png", [_label(p["value"]) for p in solved],
-                   f"{args.game}: {algo}, " + (
+                   f"{args.game}{''.join(f' {k}={v}' for k, v in params.items())}: {algo}, " + (
                        f"until exploitability <= {args.target:g}" if targeted
                        else f"{args.iters} iterations per point")
                    + (" (interrupted)" if interrupted else ""),

@@ -171,6 +171,8 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
         except (ValueError, KeyError, TypeError) as e:
             message = one_line(e)
             raise CLIError(message if spec in message else f"{spec}: {message}") from None
+    if spec.endswith(".py"):
+        raise CLIError(_bare_python_file(spec))
     also = ", a saved tree FILE.npz" if trees_too else ""
     raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
                    f"(or {OPENSPIEL_PREFIX}NAME{also}, or FILE.py:NAME / module:NAME for a "
@@ -178,8 +180,17 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
 
 
 def is_tree_file(spec: str) -> bool:
-    """GAME names a saved tree: not a game name, and a `.npz` path or an existing file."""
+    """GAME names a saved tree: not a game name, and a `.npz` path or an existing file.
+    A `.py` file without `:NAME` is refused here (it was read as a tree: "not an .npz
+    file")."""
+    if is_file_game(spec) and spec.endswith(".py"):
+        raise CLIError(_bare_python_file(spec))
     return is_file_game(spec) and (spec.endswith(".npz") or Path(spec).is_file())
+
+
+def _bare_python_file(spec: str) -> str:
+    return (f"{spec} is a Python file: name the game in it after a colon, {spec}:NAME (a "
+            "game class, a function returning a game, or a game object)")
 
 
 def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,

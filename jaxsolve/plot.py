@@ -24,16 +24,18 @@ def _on_log_axis(ax, xs, ys, **style) -> None:
 
 
 def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *,
-                     title: str, metric: str = "exploitability") -> Path:
-    """Writes `convergence_figure(history, title=title, metric=metric)` to `path`
-    (a PNG) and returns the path."""
+                     title: str, metric: str = "exploitability",
+                     target: float | None = None) -> Path:
+    """Writes `convergence_figure(history, title=title, metric=metric, target=target)`
+    to `path` (a PNG) and returns the path."""
     path = Path(path)
-    convergence_figure(history, title=title, metric=metric).savefig(path, format="png")
+    convergence_figure(history, title=title, metric=metric, target=target).savefig(
+        path, format="png")
     return path
 
 
 def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
-                       metric: str = "exploitability"):
+                       metric: str = "exploitability", target: float | None = None):
     """A matplotlib Figure: a log-log plot of `metric` against iterations.
 
     Args:
@@ -42,6 +44,7 @@ def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
       metric: which value to plot. Points that are not positive (exact zeros, or
         float round-off below zero) have no place on a log axis: they are marked
         at a floor below the others, labelled.
+      target: drawn as a dashed line (a `--target` run's), if positive.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
     from matplotlib.figure import Figure  # noqa: PLC0415
@@ -58,6 +61,9 @@ def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
     else:
         ax.text(0.5, 0.5, f"no {metric} recorded", ha="center", va="center",
                 transform=ax.transAxes)
+    if target is not None and target > 0:
+        ax.axhline(target, color="k", linestyle="--", linewidth=1, label=f"target {target:g}")
+        ax.legend()
     ax.set_xlabel("iterations")
     ax.set_ylabel(metric)
     ax.set_title(title)

@@ -814,6 +814,9 @@ def test_resume_refuses_a_game_whose_payoffs_were_edited(tmp_path, capsys):
                                      "ModuleNotFoundError"),
     ("os:getcwd", [], "os:getcwd: getcwd() returned a str, not a game"),
     ("os:sep", [], "os:sep: sep is a str, not a game"),
+    # Without :NAME the file was read as a saved tree ("not an .npz file").
+    ("{dir}/my_game.py", [], "{dir}/my_game.py is a Python file: name the game in it after "
+                             "a colon, {dir}/my_game.py:NAME"),
 ])
 def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, message):
     (tmp_path / "my_game.py").write_text(USER_GAME)
@@ -822,6 +825,16 @@ def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, 
     assert cli.main(["solve", spec, *argv, "--out", str(tmp_path / "run")]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith("jaxsolve: error: ") and message in err and err.count("\n") == 1
+
+
+def test_a_python_file_without_its_games_name_is_named_by_check_and_sweep(tmp_path, capsys):
+    """check told the user to solve the file instead, and sweep called it a saved tree."""
+    path = tmp_path / "my_game.py"
+    path.write_text(USER_GAME)
+    for argv in (["check", str(path)], ["sweep", str(path), "--vary", "stake=1:2:2"]):
+        assert cli.main(argv) == cli.EXIT_USAGE
+        assert f"{path} is a Python file: name the game in it after a colon" in \
+            capsys.readouterr().err
 
 
 def test_game_missing_is_still_an_error_after_param(capsys):

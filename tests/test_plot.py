@@ -33,3 +33,12 @@ def test_a_sweep_draws_every_player_of_every_point():
     [line, zeros] = _lines(exploitability)
     assert line[0] == [2, 4] and zeros[0] == [3]
     assert all(float(t).is_integer() for t in values.get_xticks())  # no player count 2.5
+
+
+def test_a_targeted_runs_plot_draws_its_target():
+    """solve --target drew no target line on convergence.png, while sweep's plot did."""
+    history = [{"iteration": i, "exploitability": 1.0 / i} for i in (10, 20, 40)]
+    assert len(_lines(convergence_figure(history, title="t").axes[0])) == 1
+    ax = convergence_figure(history, title="t", target=0.05).axes[0]
+    [_, target] = _lines(ax)
+    assert target[1:] == ([0.05, 0.05], "target 0.05")
