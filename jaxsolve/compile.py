@@ -70,10 +70,11 @@ def _spiel_name(game) -> str:
     the name `jaxsolve.builders` give the same game, so that their trees and compiled
     ones have equal `names` and share jit caches. `str(game)` lists only the
     parameters given."""
-    import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
-    from jaxsolve.openspiel import _stderr_dropped_on_error  # noqa: PLC0415 (imports us)
-
     try:
+        import pyspiel  # noqa: PLC0415 - only reached with a game that has get_type
+
+        from jaxsolve.openspiel import _stderr_dropped_on_error  # noqa: PLC0415 (imports us)
+
         # What OpenSpiel's C++ prints before raising ("OpenSpiel exception: Unknown
         # parameter 'rollout_length'" for liars_dice_ir) is dropped with the refusal:
         # the game compiles all the same, under its own name.
