@@ -19,7 +19,8 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
-from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum
+from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
+                           with_infoset_blocks)
 from jaxsolve.tree_structure import own_ancestors, terminal_paths
 from jaxsolve.validate import fail, is_int, is_real
 
@@ -728,14 +729,14 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
         max_sequence_length=seqs.shape[2], max_chance_length=chance_path.shape[1],
         max_infoset_depth=D, perfect_recall=tuple(not b for b in walk.recall_broken),
         utility_sum=utility_sum)
-    return GameTree(
+    return with_infoset_blocks(GameTree(
         node_player=player, node_index=index, children=children, parent=parent,
         parent_action=parent_action, infoset_player=np.asarray(walk.infoset_player, np.int32),
         legal=legal, infoset_parent=infoset_parent, infoset_ancestors=ancestors,
         infoset_depth=depth, chance_probs=chance_probs, utilities=utilities,
         terminal_node=terminal_node, terminal_sequences=seqs, terminal_last=last,
         terminal_chance=chance_path, sizes=sizes,
-        names=TreeNames.make(name, list(walk.infoset_ids), names))
+        names=TreeNames.make(name, list(walk.infoset_ids), names)))
 
 
 def _check_payoff_range(utilities: np.ndarray) -> None:

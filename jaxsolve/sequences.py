@@ -1,24 +1,38 @@
-"""Reach, counterfactual values and best response on the sequence view of a GameTree.
+"""Reach, counterfactual values and best response in sequence form, on a GameTree.
 
-Every quantity CFR needs is a product along a path or a sum over the leaves below a
-sequence, so it is computed on the terminals (see `jaxsolve.tree`) without walking
-the history tree level by level:
+CFR needs, for the updating player p, the counterfactual value of each of p's
+sequences (I, a): the payoff of the leaves below it weighted by chance, by the other
+players' probability of playing to them and by p's own probability of playing on
+from (I, a). In sequence form this takes one pass over the leaves and a backup over
+p's own infoset tree, whose size is the number of infosets, not of leaves:
 
-* reach of player p at leaf z: the product of p's policy over its own sequences on
-  the path to z (one gather and a product);
-* counterfactual value of (I, a) for player p:
-  `sum_{z below Ia} chance(z) * reach_{-p}(z) * u_p(z) * reach_p(z | Ia)`,
-  where the last factor is the product of p's policy *after* Ia on the path: a
-  reverse cumulative product along the path, then one segment sum over all leaves;
-* best response: the same leaf weights summed at each leaf's last own sequence, then
-  a max-backup over the player's own infoset tree (its depth, not the game's).
+* each player's realization plan `plan[(I, a)] = own_reach(I) * policy(I, a)`: the
+  player's own probability of playing sequence (I, a) (`realization_plan`; own
+  reach is a product over the infoset's own ancestors, `[I, D]`);
+* a player's reach at leaf z is then one gather, `plan[last_q(z)]`, where
+  `last_q(z)` is q's last sequence on the way to z (`terminal_last`), and the leaf
+  weight of p is `chance(z) * u_p(z) * prod_{q != p} plan[last_q(z)]`;
+* the weights of the leaves whose last own sequence is (I, a) are summed into it
+  (one segment sum of length Z), and the backup adds to each sequence the value of
+  every child infoset J, `sum_b policy(J, b) * value(J, b)`, one pass over `[I, A]`
+  for each level of p's infoset tree (`max_infoset_depth` passes);
+* best response sums the same leaf weights and backs up the max instead of the
+  policy-weighted sum.
+
+That equals the path sums `sum_{z below Ia} w(z) * reach_p(z | Ia)` when the player
+has perfect recall (`sizes.perfect_recall`): each infoset then has one parent
+sequence. For a player who forgets, reach and counterfactual values are computed
+on the terminals' whole own paths (`terminal_sequences` [P, Z, L]) instead: a
+gather and product along the path, and a reverse cumulative product for the reach
+after (I, a).
 
 All functions are pure, take the tree as an argument and jit/vmap as they are.
 
 Every sum over terminals goes through `terminal_sum`. For a plain GameTree it does
 nothing; `jaxsolve.distributed` runs these same functions inside `shard_map` on a
 tree holding one device's slice of the terminals, where each such sum is partial
-and `terminal_sum` completes it with one `psum` across the devices.
+and `terminal_sum` completes it with one `psum` across the devices (the backups over
+infosets then run on the completed sums, the same on every device).
 """
 
 from __future__ import annotations
@@ -63,6 +77,28 @@ def _leaves(tree: GameTree) -> int:
     return tree.terminal_sequences.shape[-2]
 
 
+def row_sum(x: jax.Array, keepdims: bool = False) -> jax.Array:
+    """[..., I] sums of the rows of x [..., I, A] (with `keepdims`, [..., I, 1])."""
+    return _row_reduce(x, jnp.add, jnp.sum, keepdims)
+
+
+def row_max(x: jax.Array) -> jax.Array:
+    """[..., I] largest entry of each row of x [..., I, A]."""
+    return _row_reduce(x, jnp.maximum, jnp.max, False)
+
+
+def _row_reduce(x, combine, reduce, keepdims):
+    # Written as A column operations, not one reduction: XLA:CPU lowers a reduction
+    # over a short minor axis to a loop it does not vectorise, 3-10x slower than
+    # the column operations for the widths games have (up to a few dozen actions).
+    if x.shape[-1] > 64:
+        return reduce(x, axis=-1, keepdims=keepdims)
+    total = x[..., 0]
+    for a in range(1, x.shape[-1]):
+        total = combine(total, x[..., a])
+    return total[..., None] if keepdims else total
+
+
 def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
     """Completes a sum over terminals that covered only this tree's terminals.
 
@@ -97,7 +133,32 @@ def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
     [I*A + 1] `flatten`ed policy."""
     _tree(tree, "player_reach")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "player_reach")
-    return jnp.prod(flat_policy[tree.terminal_sequences], axis=-1)
+    plan = realization_plan(tree, flat_policy)
+    return jnp.stack([leaf_reach(tree, flat_policy, plan, q)
+                      for q in range(tree.sizes.num_players)])
+
+
+def realization_plan(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
+    """[I*A + 1] every player's realization plan: the probability that the acting
+    player plays its own way to infoset I and then a, `own_reach(I) * policy(I, a)`,
+    with the empty sequence's 1 appended (the layout of `flatten`)."""
+    _tree(tree, "realization_plan")
+    _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "realization_plan")
+    sz = tree.sizes
+    policy = flat_policy[:-1].reshape(sz.num_infosets, sz.num_actions)
+    plan = own_reach(tree, flat_policy)[:, None] * policy
+    return jnp.concatenate([plan.reshape(-1), flat_policy[-1:]])
+
+
+def leaf_reach(tree: GameTree, flat_policy: jax.Array, plan: jax.Array,
+               player: int) -> jax.Array:
+    """[Z] `player`'s own probability of playing to each leaf: its realization plan at
+    the leaf's last own sequence (one gather), or for a player without perfect recall
+    the product of its policy along the whole path (whose infosets need not have one
+    parent sequence each). `plan` is `realization_plan(tree, flat_policy)`."""
+    if tree.sizes.perfect_recall[player]:
+        return plan[tree.terminal_last[player]]
+    return jnp.prod(flat_policy[tree.terminal_sequences[player]], axis=-1)
 
 
 def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
@@ -126,6 +187,22 @@ def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: in
     return others_reach(reach, chance, player) * u[:, player]
 
 
+def others_weights(tree: GameTree, flat_policy: jax.Array, plan: jax.Array,
+                   chance: jax.Array, player: int) -> jax.Array:
+    """[Z] `leaf_weights` computed from the realization plan: one gather per other
+    player instead of every player's reach. `plan` is `realization_plan(tree,
+    flat_policy)`, `chance` [Z] `chance_reach`."""
+    _tree(tree, "others_weights")
+    player = _player(tree, player, "others_weights")
+    _require(plan, _flat_size(tree), "plan (from realization_plan)", "others_weights")
+    _require(chance, (_leaves(tree),), "chance (from chance_reach)", "others_weights")
+    out = chance * jnp.asarray(tree.utilities, chance.dtype)[:, player]
+    for q in range(tree.sizes.num_players):
+        if q != player:
+            out = out * leaf_reach(tree, flat_policy, plan, q)
+    return out
+
+
 def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
                           player: int) -> jax.Array:
     """[I, A] counterfactual value of every (infoset, action) of `player`.
@@ -140,6 +217,90 @@ def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.A
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)",
              "counterfactual_values")
     _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "counterfactual_values")
+    q = jnp.zeros((tree.sizes.num_infosets, tree.sizes.num_actions), weights.dtype)
+    for rows, values in value_blocks(tree, flat_policy, weights, player):
+        q = q.at[rows].set(values)
+    return q
+
+
+def value_blocks(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
+                 player: int) -> list[tuple[slice, jax.Array]]:
+    """`counterfactual_values` in pieces, for updates that touch only `player`'s rows.
+
+    Returns [(rows, q)]: q [n, A] the counterfactual values of the infosets `rows` (a
+    slice of ids), 0 at illegal actions. With `sizes.infoset_blocks` (and perfect
+    recall) one piece per own depth, together exactly `player`'s infosets; otherwise
+    one piece of all infosets, 0 at other players' rows.
+    """
+    _tree(tree, "value_blocks")
+    player = _player(tree, player, "value_blocks")
+    _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "value_blocks")
+    _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "value_blocks")
+    if not tree.sizes.perfect_recall[player]:
+        return [(slice(None), _path_counterfactual_values(tree, flat_policy, weights, player))]
+    sz = tree.sizes
+    leaf_sum = terminal_sum(tree, jax.ops.segment_sum(weights, tree.terminal_last[player],
+                                                      num_segments=sz.empty_sequence + 1))
+    policy = flat_policy[:-1].reshape(sz.num_infosets, sz.num_actions)
+
+    def expected(q, rows):  # the value of playing the policy at these infosets
+        return row_sum(policy[rows] * q)
+
+    return _backup(tree, leaf_sum, player, expected, fill=0.0)[0]
+
+
+def _backup(tree: GameTree, leaf_sum: jax.Array, player: int, combine, fill):
+    """Values of `player`'s sequences from the leaf sums at their last sequences.
+
+    The value of (I, a) is `leaf_sum[(I, a)]` plus, for every own infoset J whose
+    parent sequence is (I, a), `combine(q_J, rows)`: q_J [n, A] the values of J's
+    sequences for the infosets `rows` (a slice of ids), reduced to [n] (the
+    policy-weighted sum for counterfactual values, the max over legal actions for a
+    best response). Returns [(rows, q)] as `value_blocks` does (`fill` at illegal
+    actions and at other players' rows) and the value of the empty sequence (the
+    leaves before any own decision plus every root infoset's combined value).
+
+    With `sizes.infoset_blocks` the player's infosets at each own depth are one slice,
+    so the backup runs once per depth, deepest first, on that slice alone; otherwise
+    it passes over all infosets `max_infoset_depth + 1` times (after k passes every
+    sequence with at most k own infosets in a chain below it is exact)."""
+    sz = tree.sizes
+    shape = (sz.num_infosets, sz.num_actions)
+    size = sz.empty_sequence + 1
+    legal = tree.legal
+    fill = jnp.asarray(fill, leaf_sum.dtype)
+    sums = leaf_sum[:-1].reshape(shape)
+    blocks = sz.infoset_blocks[player] if sz.infoset_blocks is not None else None
+    if blocks is None:
+        mine = tree.infoset_player == player
+        child = jnp.zeros(size, leaf_sum.dtype)
+        for _ in range(sz.max_infoset_depth + 1):
+            q = jnp.where(legal, sums + child[:-1].reshape(shape), fill)
+            below = jnp.where(mine, combine(q, slice(None)), 0.0)
+            child = jax.ops.segment_sum(below, tree.infoset_parent, num_segments=size)
+        return [(slice(None), jnp.where(mine[:, None], q, fill))], leaf_sum[-1] + child[-1]
+    pieces, child, root = [], None, leaf_sum[-1]
+    for depth in reversed(range(len(blocks))):
+        start, stop = blocks[depth]
+        rows = slice(start, stop)
+        level = sums[rows] if child is None else sums[rows] + child
+        level = jnp.where(legal[rows], level, fill)
+        pieces.append((rows, level))
+        below = combine(level, rows)
+        if depth:
+            parent_start, parent_stop = blocks[depth - 1]
+            local = tree.infoset_parent[rows] - parent_start * sz.num_actions
+            child = jax.ops.segment_sum(
+                below, local, num_segments=(parent_stop - parent_start) * sz.num_actions
+            ).reshape(parent_stop - parent_start, sz.num_actions)
+        else:
+            root = root + below.sum()
+    return pieces[::-1], root
+
+
+def _path_counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
+                                player: int) -> jax.Array:
+    """`counterfactual_values` on the whole own paths, for a player who forgets."""
     seqs = tree.terminal_sequences[player]  # [Z, L]
     probs = flat_policy[seqs]  # [Z, L]
     # reach_p(z | Ia) for the entry at position k: product of entries k+1..L-1.
@@ -173,21 +334,14 @@ def best_response(tree: GameTree, weights: jax.Array, player: int):
     player = _player(tree, player, "best_response")
     _require(weights, (_leaves(tree),), "weights (from leaf_weights)", "best_response")
     sz = tree.sizes
-    size = sz.empty_sequence + 1
-    g = terminal_sum(tree, jax.ops.segment_sum(weights, tree.terminal_last[player],
-                                               num_segments=size))
-    mine = tree.infoset_player == player
-    neg_inf = jnp.asarray(-jnp.inf, weights.dtype)
+    leaf_sum = terminal_sum(tree, jax.ops.segment_sum(weights, tree.terminal_last[player],
+                                                      num_segments=sz.empty_sequence + 1))
 
-    def backup(child_sum):
-        q = g[:-1].reshape(sz.num_infosets, sz.num_actions) + child_sum[:-1].reshape(
-            sz.num_infosets, sz.num_actions)
-        q = jnp.where(tree.legal, q, neg_inf)
-        best = jnp.where(mine, q.max(axis=-1), 0.0)
-        return q, jax.ops.segment_sum(best, tree.infoset_parent, num_segments=size)
+    def best(q, rows):  # the value of the best action at these infosets
+        return row_max(q)
 
-    # After k backups every infoset with at most k own decisions below is exact.
-    child_sum = jnp.zeros(size, weights.dtype)
-    for _ in range(sz.max_infoset_depth + 1):
-        q, child_sum = backup(child_sum)
-    return g[-1] + child_sum[-1], q
+    pieces, value = _backup(tree, leaf_sum, player, best, fill=-jnp.inf)
+    q = jnp.full((sz.num_infosets, sz.num_actions), -jnp.inf, weights.dtype)
+    for rows, values in pieces:
+        q = q.at[rows].set(values)
+    return value, q

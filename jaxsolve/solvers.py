@@ -101,7 +101,7 @@ class Solver(NamedTuple):
 def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
     """[I, A] policy proportional to positive regrets; uniform over legal where none."""
     positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
-    total = positive.sum(axis=-1, keepdims=True)
+    total = seq.row_sum(positive, keepdims=True)
     return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0),
                      _uniform(legal, positive.dtype))
 
@@ -112,7 +112,7 @@ def _uniform(legal: jax.Array, dtype) -> jax.Array:
     jax_enable_x64, which turned a float32 state's policy into float64, and a custom
     solver built on regret_matching could not continue a float32 state.)"""
     legal = jnp.asarray(legal, dtype)
-    return legal / legal.sum(axis=-1, keepdims=True)
+    return legal / seq.row_sum(legal, keepdims=True)
 
 
 _RESCALE_ABOVE = 2.0**40
@@ -156,7 +156,7 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     validate.solver_state(tree, state, "average_policy", needs=("average",))
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
-    total = avg.sum(axis=-1, keepdims=True)
+    total = seq.row_sum(avg, keepdims=True)
     return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0),
                      _uniform(legal, avg.dtype))
 
@@ -194,14 +194,13 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
     for players in groups:
         policy = _policy(policy_rule, regrets + prediction, legal, solver_name)
         flat = seq.flatten(tree, policy)
-        reach = seq.player_reach(tree, flat)
         own = seq.own_reach(tree, flat)
+        plan = seq.realization_plan(tree, flat)
         for p in players:
-            weights = seq.leaf_weights(tree, reach, chance, p)
+            weights = seq.others_weights(tree, flat, plan, chance, p)
             values = seq.counterfactual_values(tree, flat, weights, p)
             mine = (owner == p)[:, None] & legal
-            expected = (policy * values).sum(axis=-1, keepdims=True)
-            instant = jnp.where(mine, values - expected, 0.0)
+            instant = jnp.where(mine, instant_regrets(policy, values), 0.0)
             regrets = accumulate_regrets(regrets, instant, mine, t, floor=floor,
                                          alpha=alpha, beta=beta)
             if predictive:
@@ -210,6 +209,22 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
     average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
                                                    state.weight_scale)
     return CFRState(regrets, average, carry, prediction, state.iteration + 1, total, scale)
+
+
+def instant_regrets(policy: jax.Array, values: jax.Array) -> jax.Array:
+    """[n, A] instantaneous regrets q - v of infosets with counterfactual values
+    `values` [n, A] under `policy` [n, A] (v: the policy-weighted sum of each row).
+
+    A regret within round-off of the row's value, |q - v| <= 4 * A * eps * |v|, is
+    exactly 0. Actions of equal value then have equal regrets: the values of equal
+    subtrees, summed in another order, can differ in their last bits, and CFR+
+    (regrets floored at 0, the policy proportional to the positive ones) turns such
+    a residue of 1e-17 into a pure strategy on an action no better than the others,
+    which on games with many ties (Spoof) slows convergence a thousandfold."""
+    expected = seq.row_sum(policy * values, keepdims=True)
+    regrets = values - expected
+    tolerance = 4 * values.shape[-1] * jnp.finfo(values.dtype).eps * jnp.abs(expected)
+    return jnp.where(jnp.abs(regrets) <= tolerance, 0.0, regrets)
 
 
 def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):

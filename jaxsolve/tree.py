@@ -67,6 +67,12 @@ class TreeSizes:
     perfect_recall: tuple[bool, ...]  # per player
     # constant sum of returns, None if general-sum; not compared (see the docstring)
     utility_sum: float | None = dataclasses.field(compare=False)
+    # infoset_blocks[p][d] = (start, stop): the ids of player p's infosets with d own
+    # earlier decisions, when every such group is one contiguous range (as the
+    # builders and level-by-level numberings give); None otherwise. Derived from
+    # the arrays (`infoset_blocks`), never saved; lets the sequence-form backups
+    # work level by level on slices instead of passing over every infoset per level.
+    infoset_blocks: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
     @property
     def empty_sequence(self) -> int:
@@ -258,6 +264,9 @@ class GameTree:
                 raise ArgumentTypeError(f"{where}: {field} {kind}")
         tree = dataclasses.replace(self, **changes)
         if any(isinstance(v, jax.core.Tracer) for v in changes.values()):
+            if {"infoset_player", "infoset_depth"} & set(changes):  # unknown: not used
+                tree = dataclasses.replace(tree, sizes=dataclasses.replace(
+                    tree.sizes, infoset_blocks=None))
             return tree
         try:
             if set(changes) <= set(_NUMBER_FIELDS):
@@ -266,6 +275,8 @@ class GameTree:
                 validate_values(tree, where)
         except GameError as e:
             raise ArgumentError(str(e)) from None
+        if {"infoset_player", "infoset_depth"} & set(changes):
+            tree = with_infoset_blocks(tree)
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
     def chance_histories(self) -> list[list[int]]:
@@ -296,7 +307,8 @@ class GameTree:
         sizes = _without_mesh_padding(arrays, self.sizes)
         meta = {
             "format_version": _FORMAT_VERSION,
-            "sizes": dataclasses.asdict(sizes),
+            "sizes": {k: v for k, v in dataclasses.asdict(sizes).items()
+                      if k != "infoset_blocks"},  # derived again at load
             "game": self.names.game,
             "infosets": list(self.names.infosets),
             "actions": [list(a) for a in self.names.actions],
@@ -321,6 +333,7 @@ class GameTree:
         tree = GameTree(**arrays, sizes=_sizes_from(meta, path), names=_names_from(meta, path))
         validate_shapes(tree, where=str(path))
         validate_values(tree, where=str(path), structure=check_structure)
+        tree = with_infoset_blocks(tree)
         observed = observed_utility_sum(tree.utilities)
         if tree.sizes.utility_sum is not None and (
                 observed is None or abs(observed - tree.sizes.utility_sum) > 1e-6):
@@ -341,6 +354,37 @@ def _without_mesh_padding(arrays: dict[str, np.ndarray], sizes: TreeSizes) -> Tr
         axis = arrays[field].ndim - len(shapes[field]) + dim
         arrays[field] = np.take(arrays[field], np.arange(real), axis=axis)
     return dataclasses.replace(sizes, num_terminals=real)
+
+
+def infoset_blocks(infoset_player, infoset_depth, num_players: int):
+    """`TreeSizes.infoset_blocks` of these arrays ([..., I] each; a batch's games share
+    them, the first is read): for each player, the (start, stop) id range of its
+    infosets at own depth 0, 1, ..., or None when some (player, depth) group is not
+    one contiguous range of ids (host-side; concrete arrays)."""
+    player = np.asarray(infoset_player).reshape(-1, np.shape(infoset_player)[-1])[0]
+    depth = np.asarray(infoset_depth).reshape(-1, np.shape(infoset_depth)[-1])[0]
+    if player.size == 0:
+        return tuple(() for _ in range(num_players))
+    group = player.astype(np.int64) * (int(depth.max()) + 1) + depth
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    if len(starts) != len(np.unique(group)):
+        return None
+    stops = np.r_[starts[1:], player.size]
+    ranges = {(int(player[a]), int(depth[a])): (int(a), int(b)) for a, b in zip(starts, stops)}
+    blocks = []
+    for p in range(num_players):
+        own = sorted(d for q, d in ranges if q == p)
+        if own != list(range(len(own))):  # a depth with no infoset: not a player's tree
+            return None
+        blocks.append(tuple(ranges[p, d] for d in own))
+    return tuple(blocks)
+
+
+def with_infoset_blocks(tree: GameTree) -> GameTree:
+    """`tree` with `sizes.infoset_blocks` read off its concrete infoset arrays."""
+    blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
+    return dataclasses.replace(tree, sizes=dataclasses.replace(tree.sizes,
+                                                               infoset_blocks=blocks))
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:
@@ -451,7 +495,8 @@ def _is_count(v) -> bool:
 
 # TreeSizes field -> (test of its JSON value, what it must be)
 _SIZE_RULES = {
-    **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)},
+    **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)
+       if f.name != "infoset_blocks"},
     "num_players": (lambda v: _is_count(v) and v >= 1, "an integer >= 1"),
     "level_offsets": (lambda v: isinstance(v, list) and all(map(_is_count, v)),
                       "a list of integers >= 0"),

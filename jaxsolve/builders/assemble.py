@@ -45,7 +45,8 @@ import numpy as np
 from jaxsolve import validate
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree import GameTree, TreeNames, TreeSizes, observed_utility_sum, validate_shapes
+from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
+                           validate_shapes, with_infoset_blocks)
 
 DEFAULT_MAX_BYTES = 8 * 2**30
 # Work arrays per history of the widest level (gathers, the key sort of
@@ -553,7 +554,7 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
         terminal_chance=terminal_chance, sizes=sizes_out,
         names=TreeNames.make(spec.name, names, action_names))
     validate_shapes(tree, where=spec.name)
-    return tree
+    return with_infoset_blocks(tree)
 
 
 def tree_bytes(tree: GameTree) -> int:

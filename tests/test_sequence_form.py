@@ -1,0 +1,116 @@
+"""The sequence-form kernels: which path each tree takes, and the pieces they share.
+
+Counterfactual values, best responses and the CFR family's step are computed from
+realization plans and a backup over each player's own infoset tree: level by level
+on slices where a tree's infosets are grouped by (player, own depth)
+(`TreeSizes.infoset_blocks`), in passes over all infosets where they are not, and on
+whole paths for a player without perfect recall. Which of these a tree takes is
+pinned here, so that the OpenSpiel parity tests (test_openspiel_parity.py: Kuhn
+and liar's dice grouped, Leduc not) keep covering both sequence-form paths; their
+values are compared with OpenSpiel's there, and with path sums computed here in
+NumPy from the tree's own paths, an independent formulation of the same sum.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import jaxsolve
+from jaxsolve import sequences as seq
+from jaxsolve.solvers import instant_regrets
+from jaxsolve.tree import infoset_blocks
+from conftest import builtin_tree, pyspiel_tree
+from toy_games import SpecGame, chance, decision, leaf
+
+
+def test_parity_games_cover_both_sequence_form_paths():
+    pytest.importorskip("pyspiel")
+    assert pyspiel_tree("kuhn_poker").sizes.infoset_blocks is not None
+    assert pyspiel_tree("liars_dice", dice_sides=4).sizes.infoset_blocks is not None
+    assert pyspiel_tree("leduc_poker").sizes.infoset_blocks is None
+
+
+def test_blocks_of_grouped_and_interleaved_ids():
+    # Player 0 at depths 0, 1; player 1 at depth 0: grouped in any order of groups.
+    assert infoset_blocks([1, 1, 0, 0, 0], [0, 0, 0, 0, 1], 2) == (((2, 4), (4, 5)), ((0, 2),))
+    # Player 0's depth-0 infosets split by player 1's: no single slice.
+    assert infoset_blocks([0, 1, 0], [0, 0, 0], 2) is None
+    # A player who never moves has no blocks; a batch's first game is read.
+    assert infoset_blocks(np.array([[0, 0]] * 3), np.array([[0, 1]] * 3), 2) == (
+        ((0, 1), (1, 2)), ())
+
+
+def _numpy_path_values(tree, policy, player):
+    """q[I, a] = sum over leaves z below (I, a) of chance * others' reach * u_p *
+    p's own reach after (I, a), straight from the tree's per-leaf paths."""
+    policy = np.asarray(policy, np.float64)
+    flat = np.append(policy.reshape(-1), 1.0)
+    probs = np.append(np.asarray(tree.chance_probs, np.float64).reshape(-1), 1.0)
+    chance_reach = probs[np.asarray(tree.terminal_chance)].prod(axis=-1)
+    paths = np.asarray(tree.terminal_sequences)
+    reach = flat[paths].prod(axis=-1)  # [P, Z]
+    others = chance_reach * np.prod(np.delete(reach, player, axis=0), axis=0)
+    weights = others * np.asarray(tree.utilities, np.float64)[:, player]
+    q = np.zeros(flat.size)
+    for z, path in enumerate(paths[player]):
+        for k, s in enumerate(path):
+            q[s] += weights[z] * flat[path[k + 1:]].prod()
+    return q[:-1].reshape(policy.shape)
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_sequence_form_values_equal_numpy_path_sums(name):
+    tree = builtin_tree(name)
+    rng = np.random.default_rng(0)
+    legal = np.asarray(tree.legal)
+    policy = rng.random(legal.shape) * legal
+    policy /= policy.sum(axis=-1, keepdims=True)
+    ungrouped = dataclasses.replace(tree, sizes=dataclasses.replace(tree.sizes,
+                                                                    infoset_blocks=None))
+    for player in range(tree.sizes.num_players):
+        want = _numpy_path_values(tree, policy, player)
+        for variant in (tree, ungrouped):
+            got, _ = jaxsolve.counterfactual_values(variant, policy, player)
+            np.testing.assert_allclose(np.asarray(got), want, atol=1e-12)
+
+
+def test_a_forgetful_player_is_valued_on_whole_paths():
+    # Player 0 moves twice and forgets its first move at the second infoset "y".
+    second = decision(0, "y", leaf(2.0, -2.0), leaf(0.0, 0.0))
+    game = SpecGame(chance((0.5, decision(0, "x", second, second)),
+                           (0.5, decision(0, "x", leaf(1.0, -1.0), second))))
+    with pytest.warns(jaxsolve.ImperfectRecallWarning):
+        tree = jaxsolve.compile_game(game)
+    assert tree.sizes.perfect_recall == (False, True)
+    policy = np.array([[0.25, 0.75], [0.5, 0.5]])
+    got, _ = jaxsolve.counterfactual_values(tree, policy, 0)
+    np.testing.assert_allclose(np.asarray(got), _numpy_path_values(tree, policy, 0),
+                               atol=1e-12)
+
+
+def test_blocks_are_derived_again_when_a_tree_is_loaded(tmp_path):
+    tree = builtin_tree("kuhn_poker")
+    assert tree.sizes.infoset_blocks is not None
+    assert jaxsolve.GameTree.load(tree.save(tmp_path / "kuhn")).sizes == tree.sizes
+
+
+def test_instant_regrets_of_equal_values_are_exactly_zero():
+    # Three equal values that a different summation order left one ulp apart: CFR+
+    # would otherwise make the residue a pure strategy.
+    value = 0.1824417
+    values = np.array([[value, np.nextafter(value, 1.0), value], [1.0, 0.0, 0.5]])
+    policy = np.array([[1 / 3, 1 / 3, 1 / 3], [0.5, 0.25, 0.25]])
+    regrets = np.asarray(instant_regrets(policy, values))
+    assert np.all(regrets[0] == 0.0)
+    # A real regret is untouched: v = 0.5 + 0 + 0.125 = 0.625.
+    np.testing.assert_allclose(regrets[1], [0.375, -0.625, -0.125], atol=1e-15)
+
+
+@pytest.mark.parametrize("width", [3, 65])
+def test_row_reductions_equal_numpys(width):
+    x = np.random.default_rng(1).normal(size=(4, width))
+    np.testing.assert_allclose(np.asarray(seq.row_sum(x)), x.sum(axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(seq.row_sum(x, keepdims=True)),
+                               x.sum(axis=-1, keepdims=True), rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(seq.row_max(x)), x.max(axis=-1))
