@@ -96,8 +96,8 @@ def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
         coarse infosets (the key is not a coarsening, the message names one); or a
         fine infoset and its coarse infoset differ in player or legal actions.
     """
-    validate.game_tree(coarse, "infoset_map")
-    validate.game_tree(fine, "infoset_map")
+    validate.game_tree(coarse, "infoset_map", histories=True)
+    validate.game_tree(fine, "infoset_map", histories=True)
     _check_same_game(coarse, fine)
     player = np.asarray(fine.node_player)
     decision = np.nonzero(player >= 0)[0]

@@ -59,10 +59,15 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             raise GameError(f"stack: tree {k} does not share tree 0's structure ({what}); "
                             "only utilities and chance probabilities may vary within a "
                             "batch")
+        if t.has_histories != first.has_histories:
+            raise GameError(f"stack: tree {k} {'has' if t.has_histories else 'lacks'} the "
+                            "history arrays tree 0 "
+                            f"{'lacks' if t.has_histories else 'has'} (without_histories)")
         for f in STRUCTURE_ARRAYS:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
-    arrays = {f: np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
+    arrays = {f: None if getattr(first, f) is None else
+              np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
     return with_observed_utility_sum(dataclasses.replace(first, **arrays))
 
 

@@ -360,6 +360,9 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
             "terminal_chance": s.num_chance * s.num_chance_outcomes}
     arrays = {}
     for f in _ARRAY_FIELDS:
+        if getattr(tree, f) is None:  # dropped by without_histories
+            arrays[f] = None
+            continue
         x = np.asarray(getattr(tree, f))
         if f in _TERMINAL_DIM:
             dim = _TERMINAL_DIM[f]
@@ -375,7 +378,8 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
 def _terminal_specs(tree: GameTree, mesh: Mesh) -> GameTree:
     """A GameTree of PartitionSpecs: Z split over all mesh axes, the rest replicated."""
     return dataclasses.replace(tree, **{
-        f: P(*[None] * _TERMINAL_DIM[f], mesh.axis_names) if f in _TERMINAL_DIM else P()
+        f: None if getattr(tree, f) is None else
+        P(*[None] * _TERMINAL_DIM[f], mesh.axis_names) if f in _TERMINAL_DIM else P()
         for f in _ARRAY_FIELDS})
 
 

@@ -115,7 +115,7 @@ def _at(tree: GameTree, node, observation, step_count) -> EnvState:
 def init(tree: GameTree, key: jax.Array) -> EnvState:
     """A new game: chance is sampled with `key` from the root to the first decision
     node (or a terminal, in a game that may end on chance alone)."""
-    validate.game_tree(tree, "env.init")
+    validate.game_tree(tree, "env.init", histories=True)
     validate.prng_key(key, "env.init")
     node = _settle(tree, jnp.asarray(0, jnp.int32), key)
     return _at(tree, node, jnp.full(tree.sizes.num_players, -1, jnp.int32), 0)
@@ -144,7 +144,7 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
     """Applies the acting player's `action` ([] int), then samples chance with `key`
     up to the next decision node or terminal. A terminated state is returned as it
     is; an illegal action ends the game (see the module docstring)."""
-    validate.game_tree(tree, "env.step")
+    validate.game_tree(tree, "env.step", histories=True)
     _check_state(tree, state, "env.step")
     validate.prng_key(key, "env.step")
     action = _action(action, "env.step")
@@ -189,7 +189,7 @@ def random_legal_action(key: jax.Array, state: EnvState) -> jax.Array:
 def rollout(tree: GameTree, key: jax.Array) -> EnvState:
     """One whole game with uniformly random legal actions (a `lax.while_loop`);
     vmap it over keys for a batch of games."""
-    validate.game_tree(tree, "env.rollout")
+    validate.game_tree(tree, "env.rollout", histories=True)
     validate.prng_key(key, "env.rollout")
     key, first = jax.random.split(key)
 

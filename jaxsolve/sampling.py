@@ -464,7 +464,8 @@ def _float_dtype():
 def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
           solver_name: str = "sampled-cfr") -> MCCFRState:
     where = f"{solver_name}.init"
-    validate.game_tree(tree, where)  # the scheme reads the tree's arrays: one game only
+    # The scheme reads the tree's history arrays, of one game only.
+    validate.game_tree(tree, where, histories=True)
     key = jax.random.PRNGKey(0) if key is None else validate.prng_key(key, where)
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):  # a typed key: the state holds its words
         # as a raw threefry key ([2] uint32, what jax.random takes untyped); another
@@ -610,7 +611,7 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
 def _check_step(tree: GameTree, state, solver_name: str) -> None:
     """A step needs the MCCFRState of its own init on this tree."""
     where = f"{solver_name}.step"
-    validate.game_tree(tree, where)
+    validate.game_tree(tree, where, histories=True)
     validate.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
     if np.shape(state.touched) != (2,):  # checked at trace time: shapes are known
         validate.fail(where, f"state.touched has shape {np.shape(state.touched)}, not (2,): "

@@ -74,7 +74,7 @@ def _flat_size(tree: GameTree) -> tuple:
 
 def _leaves(tree: GameTree) -> int:
     """Z: the leaves this tree holds (one device's share inside `distributed`)."""
-    return tree.terminal_sequences.shape[-2]
+    return tree.terminal_last.shape[-1]
 
 
 def row_sum(x: jax.Array, keepdims: bool = False) -> jax.Array:

@@ -115,6 +115,12 @@ _ARRAY_FIELDS = (
     "terminal_chance",
 )
 
+# What only the history view and the per-leaf paths use (environments, samplers,
+# the structure check, saved files). A full-width solve or evaluation of a game with
+# perfect recall reads none of them: `GameTree.without_histories` drops them.
+HISTORY_FIELDS = ("node_player", "node_index", "children", "parent", "parent_action",
+                  "terminal_node", "terminal_sequences")
+
 # The per-terminal arrays and the axis of one tree's array that runs over terminals
 # (`distributed.shard_tree` pads and splits these; `save` strips its padding).
 TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
@@ -190,6 +196,27 @@ class GameTree:
 
     # ------------------------------------------------------------------ derived info
     @property
+    def has_histories(self) -> bool:
+        """False for a tree from `without_histories` (or a builder's `histories=False`)."""
+        return self.node_player is not None
+
+    def without_histories(self) -> "GameTree":
+        """The same game holding only what full-width solving and evaluation read.
+
+        Drops the history arrays (node_player, node_index, children, parent,
+        parent_action, terminal_node: 16 + 4 * max(A, Ac) bytes a history) and the
+        per-leaf own paths terminal_sequences (4 * P * L bytes a terminal); those are
+        kept for a game where some player forgets, whose values are computed on them.
+        The CFR family, `run`, best response, exploitability and the policy tools
+        work as on the full tree, with the same results; environments, sampling
+        solvers, abstraction maps, `chance_histories` and `save` need the histories
+        and refuse such a tree. Builders take `histories=False` to return this view
+        without building the paths at all."""
+        keep_paths = not all(self.sizes.perfect_recall)
+        return dataclasses.replace(self, **{f: None for f in HISTORY_FIELDS
+                                            if not (keep_paths and f == "terminal_sequences")})
+
+    @property
     def num_players(self) -> int:
         return self.sizes.num_players
 
@@ -253,6 +280,10 @@ class GameTree:
             raise ArgumentError(f"{where}: {', '.join(unknown)} cannot be replaced; the "
                                 f"arrays are {', '.join(_ARRAY_FIELDS)} (sizes and names "
                                 "follow from the game: compile it again to change them)")
+        dropped = sorted(f for f in changes if getattr(self, f) is None)
+        if dropped:
+            raise ArgumentError(f"{where}: this tree was built without its histories "
+                                f"({', '.join(dropped)}): replace them on the full tree")
         for field, value in changes.items():
             old, new = np.shape(getattr(self, field)), np.shape(value)
             if new != old:
@@ -283,6 +314,7 @@ class GameTree:
         """Which chance node each row of `chance_probs` is: row c belongs to the node
         reached by the actions `chance_histories()[c]` from the root (chance outcomes
         included), e.g. to pick the rows a sweep changes (host-side, one tree)."""
+        require_histories(self, "GameTree.chance_histories")
         validate_shapes(self, "GameTree.chance_histories", batch_ok=False)
         player, index = np.asarray(self.node_player), np.asarray(self.node_index)
         parent, action = np.asarray(self.parent), np.asarray(self.parent_action)
@@ -300,6 +332,7 @@ class GameTree:
         as the game it holds, without the inert terminals that pad it to the mesh.
         A name not ending in `.npz` gets it appended ("point_1.5" writes
         "point_1.5.npz", not "point_1.npz"); returns the path written."""
+        require_histories(self, "GameTree.save")
         path = Path(path)
         if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
             path = path.with_name(path.name + ".npz")
@@ -557,6 +590,8 @@ def validate_shapes(tree: GameTree, where: str = "GameTree", batch_ok: bool = Tr
     `sweep`) only with `batch_ok`; raises GameError on mismatch."""
     s = tree.sizes
     for field, shape in array_shapes(s).items():
+        if getattr(tree, field) is None and field in HISTORY_FIELDS:
+            continue
         got = tuple(np.shape(getattr(tree, field)))
         if got[len(got) - len(shape):] != shape or len(got) < len(shape):
             raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
@@ -583,11 +618,16 @@ def validate_values(tree: GameTree, where: str = "GameTree", structure: bool = T
     without `structure`). Raises
     GameError naming `where` and the field. Eager NumPy, for trees read from files
     (`GameTree.load`); leading batch axes (`stack`, `sweep`) are allowed."""
-    arrays = {f: np.asarray(getattr(tree, f)) for f in _ARRAY_FIELDS}
+    arrays = _present_arrays(tree)
     _check_dtypes(arrays, where)
     _check_level_offsets(tree.sizes, where)
     for field, (lo, hi, meaning) in _index_ranges(tree.sizes).items():
-        _check_range(arrays[field], field, lo, hi, meaning, where)
+        if field in arrays:
+            _check_range(arrays[field], field, lo, hi, meaning, where)
+    if not tree.has_histories:  # nothing more to compare them with
+        _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
+        _check_chance_support(arrays, tree.sizes, where)
+        return
     _check_node_index(arrays["node_player"], arrays["node_index"], tree.sizes, where)
     _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
     empty = ~arrays["legal"].any(axis=-1)
@@ -604,11 +644,23 @@ def validate_numbers(tree: GameTree, where: str) -> None:
     """The part of `validate_values` about the numbers alone (finite utilities, chance
     rows that are distributions over the outcomes the tree has), for a tree whose
     indices are known good; leading batch axes are allowed."""
-    arrays = {f: np.asarray(getattr(tree, f)) for f in (
-        "utilities", "chance_probs", "node_player", "node_index", "children", "parent",
-        "parent_action")}
+    arrays = _present_arrays(tree)
     _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
     _check_chance_support(arrays, tree.sizes, where)
+
+
+def _present_arrays(tree: GameTree) -> dict[str, np.ndarray]:
+    """The tree's arrays as NumPy, without those `without_histories` dropped."""
+    return {f: np.asarray(getattr(tree, f)) for f in _ARRAY_FIELDS
+            if getattr(tree, f) is not None}
+
+
+def require_histories(tree: GameTree, where: str) -> None:
+    """Refuses a tree from `without_histories` where the history arrays are read."""
+    if not tree.has_histories:
+        raise ArgumentError(f"{where}: needs the tree's histories, which this tree was built "
+                            "without (without_histories, or a builder's histories=False): "
+                            "build the full tree")
 
 
 def _first(mask: np.ndarray) -> list[int]:
@@ -734,6 +786,20 @@ def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: st
     if not s.num_chance:
         return
     one = lambda a, k: a.reshape((-1,) + a.shape[a.ndim - k:])[0]  # the structure is shared
+    if "node_player" not in arrays:
+        # Without histories: an outcome has a subtree exactly when some leaf lies below
+        # it, i.e. when it is on some leaf's chance path.
+        on_path = np.zeros(s.num_chance * s.num_chance_outcomes + 1, bool)
+        on_path[one(arrays["terminal_chance"], 2).reshape(-1)] = True
+        missing = ~on_path[:-1].reshape(s.num_chance, s.num_chance_outcomes)
+        bad = (arrays["chance_probs"] > 0) & missing
+        if bad.any():
+            at = _first(bad)
+            raise GameError(f"{where}: array 'chance_probs' gives outcome {at[-1]} of row "
+                            f"{at[:-1]} probability {arrays['chance_probs'][tuple(at)]:.6g}, "
+                            "but the tree has no subtree for it: the game did not list that "
+                            "outcome there when it was compiled")
+        return
     player, index = one(arrays["node_player"], 1), one(arrays["node_index"], 1)
     children = one(arrays["children"], 2)
     nodes = np.nonzero(player == CHANCE)[0]

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
-from jaxsolve.tree import GameTree
+from jaxsolve.tree import GameTree, require_histories
 
 
 def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -> NoReturn:
@@ -175,11 +175,15 @@ def batch_size(tree: GameTree) -> int | None:
     return None
 
 
-def game_tree(tree: Any, where: str, *, batch_ok: bool = False) -> GameTree:
-    """A GameTree, without a batch axis unless `batch_ok`."""
+def game_tree(tree: Any, where: str, *, batch_ok: bool = False,
+              histories: bool = False) -> GameTree:
+    """A GameTree, without a batch axis unless `batch_ok`, with its history arrays if
+    `histories` (not a `without_histories` view)."""
     if not isinstance(tree, GameTree):
         fail(where, "expected a GameTree (compile the game with jaxsolve.compile_game), "
                     f"got {_kind(tree)}", ArgumentTypeError)
+    if histories:
+        require_histories(tree, where)
     size = None if batch_ok else batch_size(tree)
     if size is not None:
         fail(where, f"the tree has a batch axis of {size} (a batch from jaxsolve.sweep or "

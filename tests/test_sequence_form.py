@@ -114,3 +114,41 @@ def test_row_reductions_equal_numpys(width):
     np.testing.assert_allclose(np.asarray(seq.row_sum(x, keepdims=True)),
                                x.sum(axis=-1, keepdims=True), rtol=1e-12)
     np.testing.assert_array_equal(np.asarray(seq.row_max(x)), x.max(axis=-1))
+
+
+def test_a_tree_without_histories_solves_and_evaluates_as_the_full_one():
+    full = builtin_tree("leduc_poker")
+    slim = full.without_histories()
+    assert not slim.has_histories and slim.terminal_sequences is None
+    # Leduc in float64: 85 bytes a history in all, of which the history arrays hold
+    # 16 + 4 * 3 and the leaves' own paths 4 * P * L = 32 a leaf (most histories
+    # are leaves); 24 are left.
+    assert jaxsolve.builders.tree_bytes(slim) < full.sizes.num_nodes * 30
+    solver = jaxsolve.cfr_plus()
+    ours = jaxsolve.run(solver, slim, solver.init(slim), 20)
+    theirs = jaxsolve.run(solver, full, solver.init(full), 20)
+    np.testing.assert_array_equal(np.asarray(ours.regrets), np.asarray(theirs.regrets))
+    policy = jaxsolve.average_policy(slim, ours)
+    assert float(jaxsolve.exploitability(slim, policy)) == pytest.approx(
+        float(jaxsolve.exploitability(full, policy)), abs=1e-15)
+
+
+def test_what_needs_histories_refuses_a_tree_without_them(tmp_path):
+    slim = builtin_tree("kuhn_poker").without_histories()
+    for call, where in [(lambda: slim.save(tmp_path / "t"), "GameTree.save"),
+                        (lambda: jaxsolve.external_sampling().init(slim), "es-mccfr.init"),
+                        (slim.chance_histories, "GameTree.chance_histories"),
+                        (lambda: slim.replace(children=np.zeros((58, 3), np.int32)),
+                         "GameTree.replace")]:
+        with pytest.raises(jaxsolve.ArgumentError, match=where + ".*without"):
+            call()
+
+
+def test_a_builder_without_histories_builds_no_paths():
+    full = jaxsolve.builders.goofspiel(3)
+    slim = jaxsolve.builders.goofspiel(3, histories=False)
+    assert slim.terminal_sequences is None and slim.node_player is None
+    for field in ("terminal_last", "terminal_chance", "utilities", "infoset_parent", "legal"):
+        np.testing.assert_array_equal(np.asarray(getattr(slim, field)),
+                                      np.asarray(getattr(full, field)))
+    assert slim.sizes == full.sizes

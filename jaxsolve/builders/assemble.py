@@ -281,10 +281,13 @@ def _counted(levels: Iterable[Level], sizes: tuple[int, ...], label: str):
 
 
 def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
-             progress: bool = False, label: str | None = None) -> GameTree:
+             progress: bool = False, label: str | None = None,
+             histories: bool = True) -> GameTree:
     """Builds the GameTree of `spec` from its levels (see the module docstring);
     `progress` shows a bar on stderr of the histories assembled, level by level
-    ("building <label or spec.name>").
+    ("building <label or spec.name>"). Without `histories` the tree is returned as
+    `GameTree.without_histories` gives it, and the per-leaf own paths are not built
+    when every player has perfect recall.
 
     Raises GameError if the levels contradict the spec or each other (a builder
     bug: two histories of one infoset with different legal actions, sizes that do
@@ -528,9 +531,11 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
     # infoset (chance node) has a terminal below each action, reached with one
     # more own decision (chance event) than its depth: so the widths are these.
     L = int(inf_depth.max()) + 1
-    terminal_sequences = np.full((P, Z, L), empty, np.int32)
-    for p in range(P):
-        _chain_paths(terminal_last[p], parent_raw, inf_depth, A, terminal_sequences[p])
+    terminal_sequences = None
+    if histories or not all(recall):
+        terminal_sequences = np.full((P, Z, L), empty, np.int32)
+        for p in range(P):
+            _chain_paths(terminal_last[p], parent_raw, inf_depth, A, terminal_sequences[p])
     terminal_last[terminal_last < 0] = empty
     Lc = int(chance_depth.max()) + 1 if C else 1
     terminal_chance = np.full((Z, Lc), C * Ac, np.int32)
@@ -554,13 +559,14 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
         terminal_chance=terminal_chance, sizes=sizes_out,
         names=TreeNames.make(spec.name, names, action_names))
     validate_shapes(tree, where=spec.name)
-    return with_infoset_blocks(tree)
+    return with_infoset_blocks(tree if histories else tree.without_histories())
 
 
 def tree_bytes(tree: GameTree) -> int:
-    """Bytes held by the tree's arrays (names not included)."""
+    """Bytes held by the tree's arrays (names not included; arrays a tree from
+    `without_histories` dropped count 0)."""
     return sum(np.asarray(getattr(tree, f)).nbytes for f in (
         "node_player", "node_index", "children", "parent", "parent_action",
         "infoset_player", "legal", "infoset_parent", "infoset_ancestors", "infoset_depth",
         "chance_probs", "utilities", "terminal_node", "terminal_sequences", "terminal_last",
-        "terminal_chance"))
+        "terminal_chance") if getattr(tree, f) is not None)

@@ -326,7 +326,8 @@ def battleship_spec(board_width: int = 2, board_height: int = 2, ship_sizes=(1,)
 def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
                ship_values=None, num_shots: int = 2, allow_repeated_shots: bool = True,
                loss_multiplier: float = 1.0, *, dtype=np.float32,
-               max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False) -> GameTree:
+               max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False,
+               histories: bool = True) -> GameTree:
     """The GameTree of OpenSpiel's battleship on a small board.
 
     Equal, array for array (and in infoset names), to `compile_game(
@@ -346,6 +347,9 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
       max_bytes: refuse (GameError) before allocating when even an upper bound on the
         tree would exceed this, or when the exact tree does.
       progress: show a progress bar on stderr (histories assembled, depth).
+      histories: False returns the tree without its history arrays and per-leaf
+        paths (`GameTree.without_histories`: what full-width solving and evaluation
+        read, about a sixth of the bytes), without building the paths.
     """
     spec = battleship_spec(board_width, board_height, ship_sizes, ship_values, num_shots,
                            allow_repeated_shots, loss_multiplier, max_bytes=max_bytes,
@@ -355,4 +359,5 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
                    allow_repeated_shots, loss_multiplier)
     return assemble(spec, _levels(board, board.placement_tree(), dtype), dtype,
                     progress=validate.flag("progress", progress, "battleship"),
+                    histories=validate.flag("histories", histories, "battleship"),
                     label=f"battleship {board_width}x{board_height}")

@@ -166,7 +166,8 @@ def _levels(num_cards: int, values: list[int], returns_type: str, dtype):
 
 def goofspiel(num_cards: int, *, points_order: str = "descending",
               returns_type: str = "win_loss", dtype=np.float32,
-              max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False) -> GameTree:
+              max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = False,
+              histories: bool = True) -> GameTree:
     """The GameTree of OpenSpiel's turn-based imperfect-information goofspiel.
 
     Equal, array for array (and in infoset names), to
@@ -184,10 +185,14 @@ def goofspiel(num_cards: int, *, points_order: str = "descending",
       max_bytes: refuse (GameError naming the estimate) before allocating if the
         build would need more memory than this.
       progress: show a progress bar on stderr (histories assembled, depth).
+      histories: False returns the tree without its history arrays and per-leaf
+        paths (`GameTree.without_histories`: what full-width solving and evaluation
+        read, about a sixth of the bytes), without building the paths.
     """
     spec = goofspiel_spec(num_cards, points_order=points_order, returns_type=returns_type)
     check_budget(spec, max_bytes, dtype, "goofspiel")
     values = _round_values(num_cards, points_order)
     return assemble(spec, _levels(num_cards, values, returns_type, dtype), dtype,
                     progress=validate.flag("progress", progress, "goofspiel"),
+                    histories=validate.flag("histories", histories, "goofspiel"),
                     label=f"goofspiel({num_cards})")
