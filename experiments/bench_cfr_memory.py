@@ -66,9 +66,9 @@ def estimate(game: Game, float_bytes: int, max_bytes: int) -> dict | None:
     """Sizes and memory estimates of a built game (None for the small compiled ones).
 
     build: the builder's own `estimate_bytes` (tree arrays, names, widest level's
-    work arrays). device: a rough upper bound for the solver run: the tree, the
-    solver state and policies ([I, A] arrays), and one iteration's per-leaf work
-    arrays ([P, Z, L] gathers and cumulative products).
+    work arrays). device: a rough upper bound for the solver run: the tree without
+    its history arrays, the solver state and policies ([I, A] arrays), and one
+    iteration's per-leaf work arrays (leaf weights, gathered reach, sums).
     """
     if game.sources[0] != "builder":
         return None
@@ -81,8 +81,12 @@ def estimate(game: Game, float_bytes: int, max_bytes: int) -> dict | None:
     build = estimate_bytes(spec, dtype)
     P, Z, I, A = (spec.num_players, spec.num_terminals, spec.num_infosets,
                   spec.num_actions)
-    L = max(spec.max_sequence_length, 1)
-    device = build + 8 * I * A * float_bytes + (6 * P * L + 8) * Z * float_bytes
+    L, Lc = max(spec.max_sequence_length, 1), max(spec.max_chance_length, 1)
+    # On the device: the tree without its history arrays (each leaf's last own
+    # sequences, chance path and payoffs; the infosets' arrays), the solver state and
+    # policies ([I, A] each), and the sequence-form kernels' per-leaf work arrays.
+    tree = Z * (4 * (P + Lc) + P * float_bytes) + I * (4 * (3 + L) + A)
+    device = tree + 8 * I * A * float_bytes + 6 * Z * float_bytes
     return {"histories": spec.num_nodes, "terminals": Z, "infosets_bound": I,
             "build_bytes": build, "device_bytes": device}
 

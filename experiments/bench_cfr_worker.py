@@ -46,23 +46,28 @@ def trajectory_spread(out: dict) -> dict:
 
 # ------------------------------------------------------------------ one game
 def _build_tree(game: Game, jaxsolve, pyspiel):
-    """(tree, seconds to build it, source) from the first available source."""
+    """(tree, seconds to build it, source) from the first available source, without
+    the history arrays (`GameTree.without_histories`): the benchmark only solves and
+    evaluates, and a builder then never builds the per-leaf paths."""
     for source in game.sources:
         if source == "pyspiel" and pyspiel is not None:
             from jaxsolve.openspiel import from_pyspiel  # noqa: PLC0415
 
             name, params = game.pyspiel
-            tree, seconds = timed(from_pyspiel, load_game(pyspiel, name, params))
+            tree, seconds = timed(lambda: from_pyspiel(load_game(pyspiel, name, params))
+                                  .without_histories())
             return tree, seconds, "pyspiel"
         if source == "builder":
             name, args, kwargs = game.builder
             build = getattr(jaxsolve.builders, name)
-            tree, seconds = timed(lambda: build(*args, **kwargs, max_bytes=2**62))
+            tree, seconds = timed(lambda: build(*args, **kwargs, max_bytes=2**62,
+                                                histories=False))
             return tree, seconds, "builder"
         if source == "native":
             import games  # noqa: PLC0415
 
-            tree, seconds = timed(lambda: jaxsolve.compile_game(games.load(game.native)))
+            tree, seconds = timed(lambda: jaxsolve.compile_game(games.load(game.native))
+                                  .without_histories())
             return tree, seconds, "native"
     raise RuntimeError(f"{game.label}: no tree source available among {game.sources}")
 

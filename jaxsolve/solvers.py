@@ -192,7 +192,9 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
     num_players = tree.sizes.num_players
     groups = [[p] for p in range(num_players)] if alternating else [list(range(num_players))]
     for players in groups:
-        policy = _policy(policy_rule, regrets + prediction, legal, solver_name)
+        # Only PCFR+ plays on a prediction; the others' is zeros, not worth a pass.
+        policy = _policy(policy_rule, regrets + prediction if predictive else regrets, legal,
+                         solver_name)
         flat = seq.flatten(tree, policy)
         own = seq.own_reach(tree, flat)
         plan = seq.realization_plan(tree, flat)
