@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench
+.PHONY: demo test bench bench-peers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +27,23 @@ test: $(STAMP)
 # (experiments/bench_cfr.py --publish writes the tracked results/bench_cfr.json).
 bench: $(STAMP)
 	$(VENV)/bin/python experiments/bench_cfr.py
+
+# CFR+ against NoRegret, LiteEFG and OpenSpiel's C++ in one process (~15 min on 2
+# cores), written to results/local/bench_peers.json. NoRegret needs Python >= 3.12:
+# this builds its own environment, .venv-bench, with the `bench` extra.
+# The first interpreter found that runs and is 3.12 or newer (a pyenv shim of a
+# version not selected does not run).
+PYTHON312 ?= $(shell for p in python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null); do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; done)
+BENCH_STAMP := .venv-bench/.installed
+
+$(BENCH_STAMP): pyproject.toml
+	@test -n "$(PYTHON312)" || { echo "bench-peers needs Python 3.12 or newer (set PYTHON312=...)"; exit 2; }
+	$(PYTHON312) -m venv .venv-bench
+	.venv-bench/bin/python -m pip install --quiet --upgrade pip
+	.venv-bench/bin/python -m pip install --quiet -e ".[test,bench]"
+	.venv-bench/bin/python -m pip install --quiet --no-deps "noregret>=0.0.0.dev17"
+	touch $(BENCH_STAMP)
+
+bench-peers: $(BENCH_STAMP)
+	.venv-bench/bin/python experiments/bench_peers.py

@@ -1,0 +1,467 @@
+"""CFR+ against the CPU solvers a researcher can pick instead, in one process.
+
+    make bench-peers                                  # the default games, ~15 min on 2 cores
+    .venv-bench/bin/python experiments/bench_peers.py --games kuhn,leduc,goofspiel5
+    .venv-bench/bin/python experiments/bench_peers.py --quick     # smoke run, < 1 min
+    .venv-bench/bin/python experiments/bench_peers.py --big       # adds Goofspiel 7
+
+Runs jaxsolve's CFR+ (float32, as users run it: a tree without its history arrays,
+`run` with many iterations per compiled call), NoRegret's CFR+ (`noregret` on PyPI,
+its NumPy/SciPy kernel `FPKer`, float64), LiteEFG's CFR+ (`liteefg`, C++, float64,
+one thread) and OpenSpiel's C++ `CFRPlusSolver` (float64) on the same OpenSpiel game.
+All use alternating updates, regrets floored at zero and linear averaging. A solver
+whose package is missing, or that cannot load a game, is skipped with a one-line
+note. NoRegret needs Python 3.12 or newer, hence the separate environment
+`.venv-bench` that `make bench-peers` builds.
+
+For each game and solver it measures
+
+* setup s: building the solver's tables from the game (jaxsolve: the tree, by a
+  builder where jaxsolve has one, else `compile_game` of the pyspiel game; the
+  peers: their constructors, which walk the OpenSpiel game), and for jaxsolve the
+  compile s of its loop apart;
+* ms per iteration: the median over timed blocks, the solvers taking turns block by
+  block (so a change in the machine's load falls on all of them), after a first
+  untimed block that also sizes each solver's blocks to about `--block-seconds`;
+* CPU time over wall time of those blocks (about 1 for one thread; up to the number
+  of cores where a solver runs on several);
+* exploitability evaluation ms: each solver's own evaluation of its own average
+  policy (jaxsolve: jitted `exploitability`, median after compilation; NoRegret:
+  `game.exploitability`; LiteEFG: `env.exploitability`; OpenSpiel:
+  `pyspiel.exploitability`), and the exploitability itself, as a check that the
+  solvers solve one game (their trajectories part slightly where a regret ties at
+  zero, so the values agree to a few per cent, not to the last digit);
+* memory: the growth of the process's resident memory over each setup (solvers
+  are set up one after another in one process, so this is each one's share; the
+  peak is printed too) and jaxsolve's tree bytes;
+* the memory-traffic bound of jaxsolve's figures: the bytes one CFR+ iteration (and
+  one evaluation) must move, counted by `iteration_bytes` (`evaluation_bytes`) from
+  the tree's sizes, over the memory bandwidth measured in the same run.
+
+Ratios are peer time / jaxsolve time (above 1: jaxsolve is faster). Results go to
+results/local/bench_peers.json (`--publish`: results/bench_peers.json; `--out`
+wins), written after every game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import jaxsolve
+import machine
+from bench_cfr_games import GAMES as GAME_TABLE
+
+DEFAULT_GAMES = ("kuhn", "leduc", "goofspiel5", "liars", "goofspiel6", "battleship")
+BIG_GAMES = ("goofspiel7",)
+PEERS = ("noregret", "liteefg", "openspiel")
+TARGET_RATIO = 2.0
+TARGET_BOUND = 3.0
+LARGEST = 3  # the bound target is judged on this many of the largest games run
+
+
+# ------------------------------------------------------------------ traffic bound
+def iteration_bytes(tree) -> int:
+    """Bytes one CFR+ iteration of the sequence-form kernels must move.
+
+    Per player update (P of them), every leaf is read once: the last own sequence of
+    each player (int32, P of them), the updating player's payoff and the leaf's
+    chance probability (float32): Z * (4P + 8) bytes. And the [I, A] float32 arrays
+    are each passed over once: regrets, average and its compensation read and
+    written (6), the policy written and read (2), the counterfactual values written
+    and read (2): I * A * 4 * 10 bytes. An implementation that fused everything
+    into one pass over leaves and one over infosets could not move less.
+    """
+    s = tree.sizes
+    p, z, ia = s.num_players, s.num_terminals, s.num_infosets * s.num_actions
+    return p * (z * (4 * p + 8) + ia * 4 * 10)
+
+
+def evaluation_bytes(tree) -> int:
+    """Bytes one exploitability evaluation must move: per player's best response the
+    leaves as in `iteration_bytes` and the [I, A] realization plan and values (read
+    and written once each); one more pass over the leaves for the policy's value."""
+    s = tree.sizes
+    p, z, ia = s.num_players, s.num_terminals, s.num_infosets * s.num_actions
+    return (p + 1) * z * (4 * p + 8) + p * ia * 4 * 4
+
+
+def bandwidth(megabytes: int = 512, repeats: int = 5) -> float:
+    """Bytes per second this machine copies (read + write counted): the best of
+    `repeats` NumPy copies of a `megabytes` array, far beyond the caches."""
+    a = np.ones(megabytes * 2**20 // 8)
+    b = np.empty_like(a)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - start)
+    return 2 * a.nbytes / best
+
+
+# ------------------------------------------------------------------ memory
+def resident_bytes() -> tuple[int, int]:
+    """(current, peak) resident memory of this process, from /proc (0, 0 elsewhere)."""
+    values = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) * 1024
+    return values.get("VmRSS", 0), values.get("VmHWM", 0)
+
+
+# ------------------------------------------------------------------ the solvers
+class JaxsolveCFRPlus:
+    """jaxsolve's CFR+ in float32, `run` jitted with the state donated."""
+
+    name = "jaxsolve"
+
+    def __init__(self, key: str, pyspiel_game):
+        game = GAME_TABLE[key]
+        if game.builder is not None:
+            build, args, kwargs = game.builder
+            tree = getattr(jaxsolve.builders, build)(*args, **kwargs, max_bytes=2**62,
+                                                     histories=False)
+        else:
+            tree = jaxsolve.compile_game(pyspiel_game).without_histories()
+        self.tree = jax.device_put(tree)
+        self.solver = jaxsolve.cfr_plus()
+        self.state = self.solver.init(self.tree)
+        self._run = jax.jit(jaxsolve.run, static_argnums=0, donate_argnums=2)
+        self._exploitability = jax.jit(jaxsolve.exploitability)
+        self._average = jax.jit(jaxsolve.average_policy)
+        self.threads = "XLA:CPU's own thread pool"
+
+    def compile(self) -> float:
+        start = time.perf_counter()
+        self.state = jax.block_until_ready(self._run(self.solver, self.tree, self.state, 0))
+        return time.perf_counter() - start
+
+    def iterate(self, n: int) -> None:
+        self.state = jax.block_until_ready(self._run(self.solver, self.tree, self.state, n))
+
+    def average(self):
+        return jax.block_until_ready(self._average(self.tree, self.state))
+
+    def exploitability(self, average) -> float:
+        return float(self._exploitability(self.tree, average))
+
+    def tree_bytes(self) -> int:
+        return jaxsolve.builders.tree_bytes(self.tree)
+
+
+class NoRegretCFRPlus:
+    """NoRegret's CFR+ on its sequence-form game, NumPy/SciPy kernel, float64."""
+
+    name = "noregret"
+
+    def __init__(self, key: str, pyspiel_game):
+        import noregret as nr
+
+        kernel = nr.FPKer()
+        self.game = nr.to_efg(kernel, nr.OpenSpielGame(kernel, str(pyspiel_game)))
+        self.minimizers = [nr.CFR_plus(kernel, self.game.row_sequence_form_polytope),
+                           nr.CFR_plus(kernel, self.game.column_sequence_form_polytope)]
+        self.sigma = [m.output(False) for m in self.minimizers]
+        self.threads = f"NumPy/SciPy ({_blas_threads()})"
+
+    def iterate(self, n: int) -> None:
+        for _ in range(n):  # alternating, as nr.regret_minimization(alternation=True)
+            for i, m in enumerate(self.minimizers):
+                m.observe(self.game.utility(i, *self.sigma[:i], *self.sigma[i + 1:]))
+                self.sigma[i] = m.output(False)
+
+    def average(self):
+        return tuple(m.average_strategy for m in self.minimizers)
+
+    def exploitability(self, average) -> float:
+        return float(self.game.exploitability(*average))
+
+
+class LiteEFGCFRPlus:
+    """LiteEFG's CFR+ graph on its OpenSpiel environment, one C++ thread."""
+
+    name = "liteefg"
+
+    def __init__(self, key: str, pyspiel_game):
+        import LiteEFG as leg
+        from LiteEFG.baselines import CFRplus
+
+        leg.set_threads(1)
+        with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115
+            self.graph = CFRplus.graph()
+            self.env = leg.OpenSpielEnv(pyspiel_game, traverse_type="Enumerate",
+                                        regenerate=False)
+            self.env.set_graph(self.graph)
+        self.threads = f"{leg.get_threads()} thread"
+
+    def iterate(self, n: int) -> None:
+        for _ in range(n):
+            self.graph.update_graph(self.env)
+            self.env.update_strategy(self.graph.current_strategy(), update_best=False)
+
+    def average(self):
+        return None  # the environment keeps it; its evaluation reads it
+
+    def exploitability(self, average) -> float:
+        # Per player's best-response gain; their mean is OpenSpiel's exploitability.
+        gains = self.env.exploitability(self.graph.current_strategy(), "linear-avg-iterate")
+        return float(sum(gains)) / len(gains)
+
+
+class OpenSpielCFRPlus:
+    """OpenSpiel's C++ CFRPlusSolver (float64, one thread)."""
+
+    name = "openspiel"
+
+    def __init__(self, key: str, pyspiel_game):
+        import pyspiel
+
+        self.pyspiel, self.game = pyspiel, pyspiel_game
+        self.solver = pyspiel.CFRPlusSolver(pyspiel_game)
+        self.threads = "1 thread"
+
+    def iterate(self, n: int) -> None:
+        for _ in range(n):
+            self.solver.evaluate_and_update_policy()
+
+    def average(self):
+        return self.solver.average_policy()
+
+    def exploitability(self, average) -> float:
+        return float(self.pyspiel.exploitability(self.game, average))
+
+
+SOLVERS = {"jaxsolve": JaxsolveCFRPlus, "noregret": NoRegretCFRPlus,
+           "liteefg": LiteEFGCFRPlus, "openspiel": OpenSpielCFRPlus}
+
+
+def _blas_threads() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS threads as set by the environment"
+    counts = sorted({pool["num_threads"] for pool in threadpool_info()})
+    return f"{'/'.join(map(str, counts)) or '?'} BLAS thread(s)"
+
+
+# ------------------------------------------------------------------ measuring
+def _timed_block(solver, n: int) -> tuple[float, float]:
+    """(wall s, CPU s) of n iterations."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    solver.iterate(n)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dict:
+    """Every solver of `peers` (and jaxsolve) on one game; see the module docstring."""
+    import pyspiel
+
+    name, params = GAME_TABLE[key].pyspiel
+    game = pyspiel.load_game(name, params)
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        game = pyspiel.convert_to_turn_based(game)  # the game jaxsolve's builder builds
+    out = {"game": GAME_TABLE[key].label, "openspiel_game": str(game), "solvers": {},
+           "skipped": {}}
+    solvers = {}
+    for label in ["jaxsolve", *peers]:
+        before = resident_bytes()[0]
+        start = time.perf_counter()
+        try:
+            solver = SOLVERS[label](key, game)
+        except ImportError as e:
+            out["skipped"][label] = f"not installed ({e.name or e})"
+            print(f"  {label}: skipped, not installed ({e.name or e})")
+            continue
+        except Exception as e:  # a peer that cannot load this game: say so, go on
+            out["skipped"][label] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            print(f"  {label}: skipped, {out['skipped'][label]}")
+            continue
+        entry = {"setup_s": time.perf_counter() - start, "threads": solver.threads}
+        if label == "jaxsolve":
+            entry["compile_s"] = solver.compile()
+            entry["tree_bytes"] = solver.tree_bytes()
+        current, peak = resident_bytes()
+        entry["setup_resident_bytes"] = current - before
+        entry["peak_resident_bytes"] = peak
+        out["solvers"][label] = entry
+        solvers[label] = solver
+
+    # The same first iterations for every solver, untimed: the exploitability of the
+    # average then checks that all solve one game (their trajectories part only where
+    # a regret ties at zero), and their length sizes each solver's timed blocks.
+    sizes = {}
+    for label, solver in solvers.items():
+        wall, _ = _timed_block(solver, args.check_iterations)
+        out["solvers"][label]["check_exploitability"] = solver.exploitability(solver.average())
+        per_iteration = wall / args.check_iterations
+        sizes[label] = max(1, min(args.max_block, int(args.block_seconds / per_iteration)))
+    times = {label: [] for label in solvers}
+    budget_end = time.perf_counter() + args.game_seconds
+    for round_ in range(args.rounds):
+        for label, solver in solvers.items():
+            wall, cpu = _timed_block(solver, sizes[label])
+            times[label].append((wall / sizes[label], cpu / max(wall, 1e-12)))
+        if round_ >= 2 and time.perf_counter() > budget_end:
+            break
+    for label, solver in solvers.items():
+        entry = out["solvers"][label]
+        per_iter = [t for t, _ in times[label]]
+        entry.update(block_iterations=sizes[label], blocks=len(per_iter),
+                     ms_per_iter=1e3 * float(np.median(per_iter)),
+                     block_ms_per_iter=[1e3 * t for t in per_iter],
+                     cpu_over_wall=float(np.median([c for _, c in times[label]])),
+                     iterations=args.check_iterations + sizes[label] * len(per_iter))
+        # Evaluation of a fixed policy, the final average: the first call compiles
+        # jaxsolve's; each solver's median after it.
+        average = solver.average()
+        value = solver.exploitability(average)
+        evals = []
+        for _ in range(args.eval_repeats):
+            start = time.perf_counter()
+            solver.exploitability(average)
+            evals.append(time.perf_counter() - start)
+        entry.update(exploitability=value, eval_ms=1e3 * float(np.median(evals)))
+    if "jaxsolve" in solvers:
+        tree = solvers["jaxsolve"].tree
+        ours = out["solvers"]["jaxsolve"]
+        bound_ms = 1e3 * iteration_bytes(tree) / bytes_per_second
+        eval_bound_ms = 1e3 * evaluation_bytes(tree) / bytes_per_second
+        out.update(histories=tree.sizes.num_nodes, terminals=tree.sizes.num_terminals,
+                   infosets=tree.sizes.num_infosets, iteration_bytes=iteration_bytes(tree),
+                   evaluation_bytes=evaluation_bytes(tree), bound_ms=bound_ms,
+                   eval_bound_ms=eval_bound_ms, x_bound=ours["ms_per_iter"] / bound_ms,
+                   eval_x_bound=ours["eval_ms"] / eval_bound_ms)
+        for label in solvers:
+            if label != "jaxsolve":
+                theirs = out["solvers"][label]
+                theirs["ratio"] = theirs["ms_per_iter"] / ours["ms_per_iter"]
+                theirs["eval_ratio"] = theirs["eval_ms"] / ours["eval_ms"]
+                theirs["setup_ratio"] = theirs["setup_s"] / ours["setup_s"]
+    return out
+
+
+# ------------------------------------------------------------------ reporting
+def print_game(result: dict) -> None:
+    print(f"\n{result['game']}" + (f": {result['histories']:,} histories"
+                                   if "histories" in result else ""))
+    head = (f"  {'solver':10s} {'setup s':>8s} {'ms/iter':>10s} {'x ours':>7s} {'cpu/wall':>8s} "
+            f"{'eval ms':>9s} {'x ours':>7s} {'expl. at check':>14s} {'RSS +MiB':>8s}")
+    print(head)
+    for label, e in result["solvers"].items():
+        ratio = f"{e['ratio']:.2f}" if "ratio" in e else "-"
+        eval_ratio = f"{e['eval_ratio']:.2f}" if "eval_ratio" in e else "-"
+        print(f"  {label:10s} {e['setup_s']:8.2f} {e['ms_per_iter']:10.4f} {ratio:>7s} "
+              f"{e['cpu_over_wall']:8.2f} {e['eval_ms']:9.3f} {eval_ratio:>7s} "
+              f"{e['check_exploitability']:14.6g} {e['setup_resident_bytes'] / 2**20:8.1f}")
+    if "bound_ms" in result:
+        ours = result["solvers"]["jaxsolve"]
+        print(f"  jaxsolve: compile {ours['compile_s']:.2f} s, tree {ours['tree_bytes'] / 2**20:.1f}"
+              f" MiB; traffic bound {result['bound_ms']:.3f} ms/iter ({result['x_bound']:.2f}x "
+              f"of it), evaluation {result['eval_bound_ms']:.3f} ms "
+              f"({result['eval_x_bound']:.2f}x)")
+
+
+def targets(results: list[dict], smoke: bool) -> list[dict]:
+    """The verdicts: per iteration and per evaluation at least 2x NoRegret's on every
+    game; within 3x of the traffic bound on the largest games."""
+    out = []
+    measured = [r for r in results if "noregret" in r["solvers"] and "jaxsolve" in r["solvers"]]
+    for kind, field in (("per iteration", "ratio"), ("exploitability evaluation", "eval_ratio")):
+        worst = min((r["solvers"]["noregret"][field], r["game"]) for r in measured) \
+            if measured else (None, None)
+        passed = bool(measured) and worst[0] >= TARGET_RATIO
+        detail = (f"smallest ratio {machine.figure_beside(worst[0], TARGET_RATIO, 2)}x "
+                  f"({worst[1]}) over {len(measured)} games" if measured
+                  else "NoRegret not measured")
+        out.append(machine.target_result(f"{kind} >= {TARGET_RATIO:g}x NoRegret's CFR+",
+                                         passed, detail, smoke))
+    largest = sorted((r for r in results if "x_bound" in r), key=lambda r: -r["histories"])
+    largest = largest[:LARGEST]
+    worst = max(((r["x_bound"], r["game"]) for r in largest), default=(None, None))
+    out.append(machine.target_result(
+        f"largest {LARGEST} games within {TARGET_BOUND:g}x of the traffic bound",
+        bool(largest) and worst[0] <= TARGET_BOUND,
+        f"largest multiple {machine.figure_beside(worst[0], TARGET_BOUND, 2)}x ({worst[1]})"
+        if largest else "nothing measured", smoke))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
+                        help=f"comma-separated, of {', '.join(GAME_TABLE)}")
+    parser.add_argument("--big", action="store_true", help="also Goofspiel 7 (4.8e7 histories)")
+    parser.add_argument("--skip", default="", help=f"peers to leave out, of {', '.join(PEERS)}")
+    parser.add_argument("--quick", action="store_true", help="smoke run: Kuhn and Leduc, short")
+    parser.add_argument("--rounds", type=machine.positive(int), default=7,
+                        help="timed blocks per solver (default 7)")
+    parser.add_argument("--block-seconds", type=machine.positive(), default=0.5,
+                        help="target length of one timed block (default 0.5 s)")
+    parser.add_argument("--max-block", type=machine.positive(int), default=10000,
+                        help="most iterations in one block (default 10000)")
+    parser.add_argument("--game-seconds", type=machine.positive(), default=120.0,
+                        help="after 3 rounds, stop timing a game past this (default 120 s)")
+    parser.add_argument("--eval-repeats", type=machine.positive(int), default=5)
+    parser.add_argument("--check-iterations", type=machine.positive(int), default=3,
+                        help="iterations every solver runs before the exploitability "
+                             "that checks they solve one game (default 3)")
+    parser.add_argument("--out", help="report path (default results/local/bench_peers.json)")
+    machine.add_publish_option(parser)
+    args = parser.parse_args(argv)
+    machine.refuse_published_smoke_run(parser, args)
+    keys = [k.strip() for k in args.games.split(",")]
+    if args.quick:
+        keys, args.rounds, args.block_seconds, args.eval_repeats = ["kuhn", "leduc"], 3, 0.1, 2
+    keys += [k for k in BIG_GAMES if args.big and k not in keys]
+    if not all(keys):
+        parser.error("--games: unknown empty entry (a stray comma?)")
+    unknown = [k for k in keys if k not in GAME_TABLE]
+    if unknown:
+        parser.error(f"--games: unknown {', '.join(map(repr, unknown))}; "
+                     f"known: {', '.join(GAME_TABLE)}")
+    skip = {p.strip() for p in args.skip.split(",") if p.strip()}
+    if skip - set(PEERS):
+        parser.error(f"--skip: unknown {', '.join(sorted(skip - set(PEERS)))}; "
+                     f"known: {', '.join(PEERS)}")
+    peers = [p for p in PEERS if p not in skip]
+    path = machine.report_path("bench_peers.json", args.out, args.publish,
+                               Path(tempfile.gettempdir()) / "bench_peers_quick.json"
+                               if args.quick else None)
+
+    bytes_per_second = bandwidth()
+    report = {"command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
+              "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine.machine_info(),
+              "versions": {d: machine.version(d) for d in ("noregret", "liteefg", "open_spiel")},
+              "bandwidth_bytes_per_s": bytes_per_second, "games": []}
+    print(f"memory bandwidth (NumPy copy, read + write): {bytes_per_second / 1e9:.1f} GB/s")
+    # LiteEFG writes a cache file of each game into the working folder: keep it apart.
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
+        for key in keys:
+            print(f"\n== {GAME_TABLE[key].label}")
+            result = bench_game(key, peers, args, bytes_per_second)
+            print_game(result)
+            report["games"].append(result)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=1))
+    report["targets"] = targets(report["games"], args.quick)
+    path.write_text(json.dumps(report, indent=1))
+    print()
+    for t in report["targets"]:
+        print(f"{machine.verdict_word(t)}: {t['target']}: {t['detail']}")
+    print(f"\nwritten to {machine.where_written(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""bench_peers: its traffic formula, its option errors, and one tiny real run in which the
+peers this environment lacks are skipped with a note and the ones it has (OpenSpiel's
+C++) reach the same exploitability as ours after the same iterations."""
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+@pytest.fixture
+def peers(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))  # as when run as a script
+    sys.modules.pop("bench_peers", None)
+    return importlib.import_module("bench_peers")
+
+
+def test_traffic_of_kuhn_counted_by_hand(peers):
+    from conftest import pyspiel_tree
+
+    tree = pyspiel_tree("kuhn_poker")
+    s = tree.sizes
+    assert (s.num_players, s.num_terminals, s.num_infosets, s.num_actions) == (2, 30, 12, 2)
+    # Per player update: 30 leaves * (2 players' last sequences + payoff + chance, 4
+    # bytes each) = 480, and 12 * 2 entries * 4 bytes * 10 passes = 960; two updates.
+    assert peers.iteration_bytes(tree) == 2 * (480 + 960)
+    # Three passes over the leaves (two best responses, one value), 2 * 24 * 4 * 4.
+    assert peers.evaluation_bytes(tree) == 3 * 480 + 2 * 384
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--games", "kuhn,chess"], "--games: unknown 'chess'"),
+    (["--games", "kuhn,"], "--games: unknown empty entry"),
+    (["--skip", "cplex"], "--skip: unknown cplex"),
+    (["--quick", "--publish"], "--publish does not combine with --quick"),
+])
+def test_bad_options_are_one_line_errors(peers, capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        peers.main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_tiny_run_skips_missing_peers_and_agrees_with_openspiel(peers, tmp_path,
+                                                                  monkeypatch):
+    pytest.importorskip("pyspiel")
+    for name in ("noregret", "LiteEFG"):  # absent here, whatever is installed
+        monkeypatch.setitem(sys.modules, name, None)
+    out = tmp_path / "peers.json"
+    assert peers.main(["--games", "kuhn", "--rounds", "1", "--block-seconds", "0.01",
+                       "--max-block", "50", "--eval-repeats", "1", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    (kuhn,) = report["games"]
+    assert set(kuhn["skipped"]) == {"noregret", "liteefg"}
+    assert all("not installed" in why for why in kuhn["skipped"].values())
+    ours, theirs = kuhn["solvers"]["jaxsolve"], kuhn["solvers"]["openspiel"]
+    # Both average their first three iterates of the same CFR+ (float32 against
+    # float64); OpenSpiel's exploitability is computed by OpenSpiel.
+    assert ours["check_exploitability"] == pytest.approx(theirs["check_exploitability"],
+                                                         abs=1e-6)
+    assert theirs["ratio"] > 0 and kuhn["bound_ms"] > 0
+    assert [t["pass"] for t in report["targets"]][:2] == [False, False]  # NoRegret absent
