@@ -82,6 +82,9 @@ class Solver(NamedTuple):
     `check_state(tree, state, where)`, if given, raises ArgumentError for a concrete
     state of the right type that this solver still cannot continue (a sampling
     solver's state records its sampling scheme: another scheme's is refused).
+    `steps(tree, state, n)`, if given, takes n steps at once with the iterates of n
+    `step` calls; `run` and `run_until` loop with it (the built-in CFR family keeps
+    each player's rows apart for the length of the loop). None: a loop of `step`.
 
     Any state works with `run`; `average_policy` needs only an [I, A] field
     `average` (a weighted sum of own-reach-weighted strategies, normalised per row).
@@ -96,6 +99,7 @@ class Solver(NamedTuple):
     state_type: type | None = None
     current: Callable[[GameTree, Any], jax.Array] | None = None
     check_state: Callable[[GameTree, Any, str], None] | None = None
+    steps: Callable[[GameTree, Any, Any], Any] | None = None
 
 
 def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
@@ -265,7 +269,8 @@ def rescale_average(average, carry, total_weight, weight_scale):
 @functools.cache
 def _solver(name: str, **knobs) -> Solver:
     return Solver(functools.partial(init, solver_name=name),
-                  functools.partial(_step, solver_name=name, **knobs), name, CFRState)
+                  functools.partial(_step, solver_name=name, **knobs), name, CFRState,
+                  steps=functools.partial(_steps, solver_name=name, **knobs))
 
 
 def _current(tree: GameTree, state: CFRState, *, policy_rule: Callable,
@@ -429,6 +434,13 @@ def count_argument(count):
 # so an unjitted `run` would trace and compile the whole loop again each time.
 @functools.partial(jax.jit, static_argnums=0)
 def _run_steps(solver: Solver, tree: GameTree, state, num_iterations):
+    return loop_steps(solver, tree, state, num_iterations)
+
+
+def loop_steps(solver: Solver, tree: GameTree, state, num_iterations):
+    """`num_iterations` steps of `solver` (its `steps` where it has one), unjitted."""
+    if solver.steps is not None:
+        return solver.steps(tree, state, num_iterations)
     return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
 
 
@@ -442,3 +454,149 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
 }
 """Full-width solvers by CLI name; `jaxsolve.sampling` adds its sampling solvers
 (each takes `batch_size`) to this dict when imported, as `jaxsolve` does."""
+
+
+# ------------------------------------------------------------------ the loop by player
+class _PlayerRows(NamedTuple):
+    """Static layout of one player's infosets in a tree with `infoset_blocks`: its
+    ids depth by depth (`rows`, host NumPy) and where each depth starts among them."""
+
+    rows: np.ndarray  # [n] infoset ids, own depth 0 first
+    offsets: tuple[int, ...]  # [depths + 1] into rows
+
+
+def _player_rows(tree: GameTree) -> list[_PlayerRows]:
+    return [_PlayerRows(np.concatenate([np.arange(a, b) for a, b in blocks] or
+                                       [np.zeros(0, np.int64)]),
+                        tuple(int(x) for x in np.cumsum([0] + [b - a for a, b in blocks])))
+            for blocks in tree.sizes.infoset_blocks]
+
+
+def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str, **knobs):
+    """`num_iterations` of `_step` with each player's rows kept apart for the loop.
+
+    Each player's regrets, averages and policy live in arrays of its own infosets,
+    ordered by own depth, so a player's update touches its rows alone, its backup
+    works on contiguous slices, and the leaves' sequence ids are translated to each
+    player's numbering once, before the loop. The arithmetic is `_step`'s, in the same
+    order. Trees whose infosets are not grouped by player and depth, or where a
+    player forgets, loop over `_step` itself."""
+    step = functools.partial(_step, solver_name=solver_name, **knobs)
+    sizes = tree.sizes
+    if sizes.infoset_blocks is None or not all(sizes.perfect_recall):
+        return jax.lax.fori_loop(0, num_iterations, lambda _, s: step(tree, s), state)
+    where = f"{solver_name}.step"
+    validate.game_tree(tree, where)
+    validate.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
+    layout = _player_rows(tree)
+    fixed = _player_arrays(tree, layout, state.regrets.dtype)
+    fields = (state.regrets, state.average, state.average_carry, state.prediction)
+    split = tuple(tuple(x[rows.rows] for rows in layout) for x in fields)
+    carry = (split, state.iteration, state.total_weight, state.weight_scale)
+    body = functools.partial(_player_step, layout=layout, fixed=fixed, sizes=sizes, **knobs)
+    split, iteration, total, scale = jax.lax.fori_loop(0, num_iterations,
+                                                       lambda _, c: body(c), carry)
+    joined = []
+    for field, parts in zip(fields, split):
+        for rows, part in zip(layout, parts):
+            field = field.at[rows.rows].set(part)
+        joined.append(field)
+    return CFRState(*joined, iteration, total, scale)
+
+
+def _player_arrays(tree: GameTree, layout: list[_PlayerRows], dtype) -> dict:
+    """What the loop reads, in each player's own numbering: a sequence (i, a) of
+    player p becomes local(i) * A + a, the empty sequence n_p * A."""
+    sizes = tree.sizes
+    A, empty = sizes.num_actions, sizes.empty_sequence
+    local_of = np.zeros(sizes.num_infosets, np.int32)
+    for rows in layout:
+        local_of[rows.rows] = np.arange(len(rows.rows), dtype=np.int32)
+
+    def local(sequences, p):
+        sequences = jnp.asarray(sequences)
+        infoset = jnp.asarray(local_of)[jnp.minimum(sequences, empty - 1) // A]
+        return jnp.where(sequences == empty, len(layout[p].rows) * A,
+                         infoset * A + sequences % A).astype(jnp.int32)
+
+    chance = seq.chance_reach(tree, dtype)
+    payoffs = jnp.asarray(tree.utilities, dtype)
+    return {
+        "legal": [jnp.asarray(tree.legal)[rows.rows] for rows in layout],
+        "ancestors": [local(jnp.asarray(tree.infoset_ancestors)[rows.rows], p)
+                      for p, rows in enumerate(layout)],
+        "parent": [local(jnp.asarray(tree.infoset_parent)[rows.rows], p)
+                   for p, rows in enumerate(layout)],
+        "last": [local(tree.terminal_last[p], p) for p in range(len(layout))],
+        "chance_payoff": [chance * payoffs[:, p] for p in range(len(layout))],
+        "tree": tree,
+    }
+
+
+def _plan(policy: jax.Array, ancestors: jax.Array):
+    """(own reach [n], realization plan [n*A + 1]) of one player's local policy."""
+    flat = jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
+    own = jnp.prod(flat[ancestors], axis=-1)
+    return own, jnp.concatenate([(own[:, None] * policy).reshape(-1),
+                                 jnp.ones((1,), policy.dtype)])
+
+
+def _player_step(carry, *, layout, fixed, sizes, alternating: bool, floor: bool, alpha, beta,
+                 gamma: float, predictive: bool, policy_rule: Callable = regret_matching):
+    """One `_step` on the players' own arrays (see `_steps`)."""
+    (regrets, average, compensation, prediction), iteration, total_weight, scale = carry
+    regrets, average = list(regrets), list(average)
+    compensation, prediction = list(compensation), list(prediction)
+    dtype = regrets[0].dtype
+    A = sizes.num_actions
+    t = (iteration + 1).astype(dtype)
+    weight = t**gamma * scale
+    players = range(len(layout))
+    groups = [[p] for p in players] if alternating else [list(players)]
+    for group in groups:
+        policy = [policy_rule(regrets[q] + prediction[q] if predictive else regrets[q],
+                              fixed["legal"][q]).astype(dtype) for q in players]
+        own, plan = zip(*(_plan(policy[q], fixed["ancestors"][q]) for q in players))
+        for p in group:
+            weights = fixed["chance_payoff"][p]
+            for q in players:
+                if q != p:
+                    weights = weights * plan[q][fixed["last"][q]]
+            n = len(layout[p].rows)
+            sums = seq.terminal_sum(fixed["tree"], jax.ops.segment_sum(
+                weights, fixed["last"][p], num_segments=n * A + 1))[:-1].reshape(n, A)
+            values = _own_backup(sums, policy[p], fixed["legal"][p], fixed["parent"][p],
+                                 layout[p].offsets, A)
+            legal = fixed["legal"][p]
+            instant = jnp.where(legal, instant_regrets(policy[p], values), 0.0)
+            regrets[p] = accumulate_regrets(regrets[p], instant, legal, t, floor=floor,
+                                            alpha=alpha, beta=beta)
+            if predictive:
+                prediction[p] = jnp.where(legal, instant, prediction[p])
+            average[p], compensation[p] = kahan_add(
+                average[p], compensation[p], weight * own[p][:, None] * policy[p], legal)
+    total_weight = total_weight + weight
+    factor = jnp.where(total_weight > _RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
+    average = [x * factor for x in average]
+    compensation = [x * factor for x in compensation]
+    return ((tuple(regrets), tuple(average), tuple(compensation), tuple(prediction)),
+            iteration + 1, total_weight * factor, scale * factor)
+
+
+def _own_backup(sums, policy, legal, parent, offsets, A):
+    """[n, A] counterfactual values of one player's sequences, its infosets ordered by
+    own depth (`offsets`): each depth's slice adds its policy-weighted values to its
+    parent sequences in the slice above, deepest first (`sequences.value_blocks`)."""
+    levels, child = [], None
+    for depth in reversed(range(len(offsets) - 1)):
+        start, stop = offsets[depth], offsets[depth + 1]
+        level = sums[start:stop] if child is None else sums[start:stop] + child
+        level = jnp.where(legal[start:stop], level, 0.0)
+        levels.append(level)
+        if depth:
+            above = offsets[depth - 1]
+            below = seq.row_sum(policy[start:stop] * level)
+            child = jax.ops.segment_sum(below, parent[start:stop] - above * A,
+                                        num_segments=(start - above) * A
+                                        ).reshape(start - above, A)
+    return jnp.concatenate(levels[::-1]) if levels else sums

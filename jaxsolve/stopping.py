@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from jaxsolve import validate
 from jaxsolve.evaluate import exploitability
-from jaxsolve.solvers import Solver, average_policy, count_argument
+from jaxsolve.solvers import Solver, average_policy, count_argument, loop_steps
 from jaxsolve.tree import GameTree
 
 DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
@@ -96,7 +96,7 @@ def _run_until(solver: Solver, tree: GameTree, state, target, max_iterations,
     def block(carry):
         s, done, _ = carry
         n = jnp.minimum(check_every, max_iterations - done)
-        s = jax.lax.fori_loop(0, n, lambda _, x: solver.step(tree, x), s)
+        s = loop_steps(solver, tree, s, n)
         return s, done + n, evaluate(s)
 
     start = (state, jnp.zeros((), jnp.int32), evaluate(state))
