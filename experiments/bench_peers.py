@@ -21,12 +21,14 @@ For each game and solver it measures
   peers: their constructors, which walk the OpenSpiel game), and for jaxsolve the
   compile s of its loop apart;
 * ms per iteration: the median over timed blocks, the solvers taking turns block by
-  block (so a change in the machine's load falls on all of them), after a first
+  block (so a change in the machine's load falls on all of them; Python's cycle
+  collector off within each timing), after a first
   untimed block that also sizes each solver's blocks to about `--block-seconds`;
 * CPU time over wall time of those blocks (about 1 for one thread; up to the number
   of cores where a solver runs on several);
 * exploitability evaluation ms: each solver's own evaluation of its own average
-  policy (jaxsolve: jitted `exploitability`, median after compilation; NoRegret:
+  policy, the solvers taking turns (jaxsolve: jitted `exploitability`, median after
+  compilation; NoRegret:
   `game.exploitability`; LiteEFG: `env.exploitability`; OpenSpiel:
   `pyspiel.exploitability`), and the exploitability itself, as a check that the
   solvers solve one game (their trajectories part slightly where a regret ties at
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -256,11 +259,25 @@ def _blas_threads() -> str:
 
 
 # ------------------------------------------------------------------ measuring
+@contextlib.contextmanager
+def _no_collection():
+    """Python's cycle collector off while a measurement runs (as `timeit` does): the
+    peers' millions of Python objects would otherwise make a collection, triggered
+    by whoever allocates next, land inside another solver's timing."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _timed_block(solver, n: int) -> tuple[float, float]:
     """(wall s, CPU s) of n iterations."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    solver.iterate(n)
-    return time.perf_counter() - wall, time.process_time() - cpu
+    with _no_collection():
+        wall, cpu = time.perf_counter(), time.process_time()
+        solver.iterate(n)
+        return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dict:
@@ -314,6 +331,7 @@ def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dic
             times[label].append((wall / sizes[label], cpu / max(wall, 1e-12)))
         if round_ >= 2 and time.perf_counter() > budget_end:
             break
+    averages = {}
     for label, solver in solvers.items():
         entry = out["solvers"][label]
         per_iter = [t for t, _ in times[label]]
@@ -322,16 +340,19 @@ def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dic
                      block_ms_per_iter=[1e3 * t for t in per_iter],
                      cpu_over_wall=float(np.median([c for _, c in times[label]])),
                      iterations=args.check_iterations + sizes[label] * len(per_iter))
-        # Evaluation of a fixed policy, the final average: the first call compiles
-        # jaxsolve's; each solver's median after it.
-        average = solver.average()
-        value = solver.exploitability(average)
-        evals = []
-        for _ in range(args.eval_repeats):
-            start = time.perf_counter()
-            solver.exploitability(average)
-            evals.append(time.perf_counter() - start)
-        entry.update(exploitability=value, eval_ms=1e3 * float(np.median(evals)))
+        # Evaluation of a fixed policy, the final average; the first call also
+        # compiles jaxsolve's.
+        averages[label] = solver.average()
+        entry["exploitability"] = solver.exploitability(averages[label])
+    evals = {label: [] for label in solvers}
+    for _ in range(args.eval_repeats):  # the solvers take turns here too
+        for label, solver in solvers.items():
+            with _no_collection():
+                start = time.perf_counter()
+                solver.exploitability(averages[label])
+                evals[label].append(time.perf_counter() - start)
+    for label in solvers:
+        out["solvers"][label]["eval_ms"] = 1e3 * float(np.median(evals[label]))
     if "jaxsolve" in solvers:
         tree = solvers["jaxsolve"].tree
         ours = out["solvers"]["jaxsolve"]
