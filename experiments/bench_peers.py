@@ -27,8 +27,8 @@ For each game and solver it measures
 * CPU time over wall time of those blocks (about 1 for one thread; up to the number
   of cores where a solver runs on several);
 * exploitability evaluation ms: each solver's own evaluation of its own average
-  policy, the solvers taking turns (jaxsolve: jitted `exploitability`, median after
-  compilation; NoRegret:
+  policy, back to back after one untimed call (jaxsolve: jitted `exploitability`,
+  median after compilation; NoRegret:
   `game.exploitability`; LiteEFG: `env.exploitability`; OpenSpiel:
   `pyspiel.exploitability`), and the exploitability itself, as a check that the
   solvers solve one game (their trajectories part slightly where a regret ties at
@@ -344,13 +344,14 @@ def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dic
         # compiles jaxsolve's.
         averages[label] = solver.average()
         entry["exploitability"] = solver.exploitability(averages[label])
-    # The solvers take turns here too; each turn times the second of two calls, as a
-    # user repeating an evaluation sees it: the first call after another solver's
-    # (OpenSpiel's frees gigabytes) pays for the caches and pages that one took.
+    # Each solver's evaluations back to back, after one untimed call, as a user
+    # repeating an evaluation runs them: taking turns here would time each solver
+    # right after another's (OpenSpiel's frees gigabytes), on caches and pages that
+    # one took (223 ms against 2.4 ms for ours on liar's dice).
     evals = {label: [] for label in solvers}
-    for _ in range(args.eval_repeats):
-        for label, solver in solvers.items():
-            solver.exploitability(averages[label])
+    for label, solver in solvers.items():
+        solver.exploitability(averages[label])
+        for _ in range(args.eval_repeats):
             with _no_collection():
                 start = time.perf_counter()
                 solver.exploitability(averages[label])
