@@ -42,7 +42,7 @@ $(BENCH_STAMP): pyproject.toml
 	$(PYTHON312) -m venv .venv-bench
 	.venv-bench/bin/python -m pip install --quiet --upgrade pip
 	.venv-bench/bin/python -m pip install --quiet -e ".[test,bench]"
-	.venv-bench/bin/python -m pip install --quiet --no-deps "noregret>=0.0.0.dev17"
+	.venv-bench/bin/python -m pip install --quiet --no-deps "noregret>=0.0.0.dev17" "liteefg>=1.0"
 	touch $(BENCH_STAMP)
 
 bench-peers: $(BENCH_STAMP)

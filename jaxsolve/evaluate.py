@@ -30,6 +30,30 @@ def _reach(tree: GameTree, policy: jax.Array):
     return seq.player_reach(tree, flat), seq.chance_reach(tree, policy.dtype)
 
 
+def _values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """([P] best-response values, [P] on-policy values) of `policy` [I, A].
+
+    Both come from one realization plan, one chance reach and one gather per player
+    at the leaves: player p's leaf weights `chance * u_p * prod_{q != p} reach_q`
+    feed p's best response, and the same weights times `reach_p`, summed, are p's
+    on-policy value. (Computed apart, the two would gather every leaf twice.)"""
+    flat = seq.flatten(tree, policy)
+    plan = seq.realization_plan(tree, flat)
+    chance = seq.chance_reach(tree, policy.dtype)
+    num = tree.sizes.num_players
+    reach = [seq.leaf_reach(tree, flat, plan, q) for q in range(num)]
+    utilities = jnp.asarray(tree.utilities, policy.dtype)
+    best, on_policy = [], []
+    for p in range(num):
+        weights = chance * utilities[:, p]
+        for q in range(num):
+            if q != p:
+                weights = weights * reach[q]
+        best.append(seq.best_response(tree, weights, p)[0])
+        on_policy.append(seq.terminal_sum(tree, jnp.sum(weights * reach[p])))
+    return jnp.stack(best), jnp.stack(on_policy)
+
+
 def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
     policy = _checked(tree, policy, "policy_value")
@@ -40,11 +64,7 @@ def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
 
 def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
     """[P] each player's best-response value against the others' parts of `policy`."""
-    policy = _checked(tree, policy, "best_response_values")
-    reach, chance = _reach(tree, policy)
-    return jnp.stack([
-        seq.best_response(tree, seq.leaf_weights(tree, reach, chance, p), p)[0]
-        for p in range(tree.sizes.num_players)])
+    return _values(tree, _checked(tree, policy, "best_response_values"))[0]
 
 
 def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
@@ -95,8 +115,8 @@ def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
     near an equilibrium can read a little below 0: float32 keeps about 7 digits of the
     values it sums, so the rounding grows with the payoffs' scale and the tree's size.
     Enable float64 where values that small matter."""
-    policy = _checked(tree, policy, "nash_conv")
-    return jnp.sum(best_response_values(tree, policy) - policy_value(tree, policy))
+    best, on_policy = _values(tree, _checked(tree, policy, "nash_conv"))
+    return jnp.sum(best - on_policy)
 
 
 def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
