@@ -25,7 +25,7 @@ import numpy as np
 
 from jaxsolve.compile import (DEFAULT_MAX_DEPTH, MAX_ACTION_ID, _cannot_make_children, _child,
                               _turn_based_if_simultaneous, _utility_sum, class_given,
-                              format_history, state_text)
+                              format_history, format_key, state_text)
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.validate import is_int, is_real
 
@@ -322,17 +322,18 @@ class _Checker:
                 self.infosets[key] = (cp, tuple(legal), own[cp],
                                       where if isinstance(where, int) else list(where))
             player, legal0, parent0, where0 = self.infosets[key]
-            at = f"at history {self.history(where0)}"
+            at = f"at history {format_history(self.history(where0))}"
             if player != cp:
-                self.fail("infostate_consistent", where, f"information state {key!r} belongs "
-                          f"to player {player} {at} but to player {cp} here", state)
+                self.fail("infostate_consistent", where, f"information state {format_key(key)} "
+                          f"belongs to player {player} {at} but to player {cp} here", state)
             elif legal0 != tuple(legal):
-                self.fail("infostate_consistent", where, f"information state {key!r} has legal "
-                          f"actions {list(legal0)} {at} but {legal} here", state)
+                self.fail("infostate_consistent", where, f"information state {format_key(key)} "
+                          f"has legal actions {list(legal0)} {at} but {legal} here", state)
             elif parent0 != own[cp] and self.recall[cp] is None:
-                self.recall[cp] = (f"player {cp} has imperfect recall: it reaches {key!r} after "
-                                   f"its own (infostate, action) {parent0} {at} but after "
-                                   f"{own[cp]} at history {self.history(where)}")
+                self.recall[cp] = (f"player {cp} has imperfect recall: it reaches "
+                                   f"{format_key(key)} after its own (infostate, action) "
+                                   f"{format_key(parent0)} {at} but after {format_key(own[cp])}"
+                                   f" at history {format_history(self.history(where))}")
         for p in range(self.P if self.has_tensor else 0):
             if not self.check_tensor(state, where, p):
                 break

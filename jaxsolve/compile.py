@@ -39,7 +39,10 @@ _PROB_TOLERANCE = 1e-6
 # beyond any game's action count (the pyspiel games use a few thousand at most) and
 # keeps flat sequence ids (infoset * columns + id) far inside int32 for small trees.
 MAX_ACTION_ID = 2**24
-_SHOWN_ACTIONS = 40  # a longer history is shown by its start and its length
+# A longer history is shown by its first and last actions and its length: the start
+# says where it branched off, the end where it loops.
+_SHOWN_ACTIONS = 40
+_SHOWN_TAIL = 10
 # Once the walk holds this many histories (about 0.1 s), it follows the first actions
 # from the root for max_depth actions: a game that never ends and has several actions
 # per node would otherwise grow level by level until max_nodes (minutes). Earlier,
@@ -124,10 +127,23 @@ def _as_list(value) -> list | None:
 
 
 def format_history(history: list[int]) -> str:
-    """A history for a message; a long one by its start and its length."""
+    """A history for a message; a long one by its start, its end and its length."""
     if len(history) <= _SHOWN_ACTIONS:
         return str(history)
-    return f"{str(history[:_SHOWN_ACTIONS])[:-1]}, ...] ({len(history)} actions)"
+    head = ", ".join(map(str, history[:_SHOWN_ACTIONS - _SHOWN_TAIL]))
+    tail = ", ".join(map(str, history[-_SHOWN_TAIL:]))
+    return f"[{head}, ..., {tail}] ({len(history)} actions)"
+
+
+def format_key(key, limit: int = 160) -> str:
+    """An information-state string (or any value) for a message: its repr, at most
+    `limit` characters (a game may key its infosets by the whole history)."""
+    return shorten(repr(key), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, ending in "..." where cut."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def class_given(game: type) -> str:
@@ -146,7 +162,7 @@ def state_text(state, limit: int = 160) -> str:
         text = " ".join(str(state).replace("\n", " | ").split())
     except Exception:  # noqa: BLE001 - a broken __str__ must not hide the real problem
         return "?"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return shorten(text, limit)
 
 
 def _game_error(history: list[int], state, problem: str) -> GameError:
@@ -355,22 +371,25 @@ class _Walk:
                  else str(a) for a in legal])
         else:
             if self.infoset_player[info] != player:
-                self.fail(node, state, f"information state {key!r} belongs to player "
-                                       f"{self.infoset_player[info]} at history "
-                                       f"{self.history(self.infoset_node[info])} but to "
+                self.fail(node, state, f"information state {format_key(key)} belongs to "
+                                       f"player {self.infoset_player[info]} at history "
+                                       f"{format_history(self.history(self.infoset_node[info]))}"
+                                       " but to "
                                        f"player {player} here")
             if self.infoset_legal[info] != tuple(legal):
-                self.fail(node, state, f"information state {key!r} has legal actions "
-                                       f"{list(self.infoset_legal[info])} at history "
-                                       f"{self.history(self.infoset_node[info])} but "
+                self.fail(node, state, f"information state {format_key(key)} has legal "
+                                       f"actions {list(self.infoset_legal[info])} at history "
+                                       f"{format_history(self.history(self.infoset_node[info]))}"
+                                       " but "
                                        f"{legal} here")
             if self.infoset_parent[info] != own_parent and not self.recall_broken[player]:
                 self.recall_broken[player] = True
                 self.recall_example[player] = (
-                    f"player {player} reaches {key!r} after {self._own_move(own_parent)} "
-                    f"at history {self.history(node)} but after "
+                    f"player {player} reaches {format_key(key)} after "
+                    f"{self._own_move(own_parent)} at history "
+                    f"{format_history(self.history(node))} but after "
                     f"{self._own_move(self.infoset_parent[info])} at history "
-                    f"{self.history(self.infoset_node[info])}")
+                    f"{format_history(self.history(self.infoset_node[info]))}")
         self.index.append(info)
         return legal
 
@@ -379,7 +398,7 @@ class _Walk:
         infoset, action = parent
         if infoset < 0:
             return "no move of its own"
-        return f"action {action} at {self.infoset_keys[infoset]!r}"
+        return f"action {action} at {format_key(self.infoset_keys[infoset])}"
 
     def chance(self, node, state) -> list[int]:
         value = self.call(node, state, "chance_outcomes")

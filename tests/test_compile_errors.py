@@ -207,7 +207,7 @@ def variant(**methods) -> Game:
 
 def test_a_game_that_never_ends_is_refused_at_max_depth():
     never = variant(ends_at=None)  # the audit's example: one action, forever
-    with pytest.raises(GameError, match=r"history \[0, 0, .*\.\.\.\] \(10000 actions\).*"
+    with pytest.raises(GameError, match=r"history \[0, 0, .*, \.\.\., (0, )*0\] \(10000 actions\).*"
                        r"history of length 10000 with no terminal state.*never end"):
         compile_game(never)
     # Cycling back to an earlier state with two actions: found along the first actions
@@ -216,6 +216,37 @@ def test_a_game_that_never_ends_is_refused_at_max_depth():
                       _apply_action=lambda self, action: setattr(self, "n", 1 - self.n))
     with pytest.raises(GameError, match="history of length 10000 with no terminal"):
         compile_game(cycling)
+
+
+def test_a_long_history_and_a_long_infoset_string_are_shortened_in_messages():
+    # 300 forced moves, then a choice, then a node whose infoset string (1000
+    # characters) player 1 shares with player 0 on the other branch: the message
+    # shows each history by its start, its end and its length, and cuts the string.
+    class Long(Line):
+        def current_player(self):
+            if self.n >= 302:
+                return TERMINAL
+            return 1 if self.n == 301 and self.last == 1 else 0
+
+        def legal_actions(self, player=None):
+            return [0, 1] if self.n == 300 else [0]
+
+        def _apply_action(self, action):
+            self.n, self.last = self.n + 1, action
+
+        def information_state_string(self, player):
+            return "x" * 1000 if self.n == 301 else f"n={self.n}"
+
+    with pytest.raises(GameError) as raised:
+        compile_game(game_of(Long))
+    message = str(raised.value)
+    assert len(message) < 700, message
+    assert re.search(r"history \[0, 0, .*, \.\.\., 0, 0, 0, 0, 0, 0, 0, 0, 0, 1\] \(301 actions\)",
+                     message), message
+    assert "'" + "x" * 100 in message and "x" * 200 not in message
+    report = str(jaxsolve.check_game(game_of(Long)))
+    assert "belongs to player 0" in report and "x" * 200 not in report
+    assert "..., 0, 0, 0, 0, 0, 0, 0, 0, 0, 1] (301 actions)" in report
 
 
 def test_an_endless_branch_is_refused_by_the_walk():
