@@ -208,6 +208,11 @@ def _check_numbers(state: NamedTuple, path: Path) -> None:
             raise CheckpointError(f"{path}: {name} holds a negative value ({array.min():g}); "
                                   "a solver's averages and weights are sums of non-negative "
                                   "terms (a damaged file)")
+        # Each iteration's averaging weight is t**gamma * weight_scale: at 0 the average
+        # would stop changing while the run seemed to go on.
+        if name == "weight_scale" and (array <= 0).any():
+            raise CheckpointError(f"{path}: weight_scale is {array.min():g}; a solver keeps it "
+                                  "a positive power of two (a damaged file)")
 
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]

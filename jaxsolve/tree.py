@@ -363,6 +363,7 @@ class GameTree:
                                     f"{type(path).__name__}")
         path = Path(path)
         meta, arrays = _read_tree_file(path)
+        _check_file_dtypes(arrays, path)
         tree = GameTree(**arrays, sizes=_sizes_from(meta, path), names=_names_from(meta, path))
         validate_shapes(tree, where=str(path))
         validate_values(tree, where=str(path), structure=check_structure)
@@ -488,6 +489,25 @@ def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         if missing:
             raise GameError(f"{path}: missing arrays {', '.join(missing)}")
         return meta, {f: read_member(data, f, path) for f in _ARRAY_FIELDS}
+
+
+# The dtypes a tree file stores: part of its format. A file whose numbers were cast to
+# a narrower type (float16 probabilities) would otherwise load as a slightly
+# different game without a word.
+_FILE_DTYPES = {"numbers": ("float32", "float64"), "indices": ("int32", "int64")}
+
+
+def _check_file_dtypes(arrays: dict[str, np.ndarray], path: Path) -> None:
+    """Refuses numbers or indices of a width `save` never writes (an array of the
+    wrong kind altogether is named by `validate_values`)."""
+    for field, a in arrays.items():
+        if field in _BOOL_FIELDS or _kind_error(field, a.dtype):
+            continue
+        kind = "numbers" if field in _NUMBER_FIELDS else "indices"
+        if a.dtype.name not in _FILE_DTYPES[kind]:
+            raise GameError(f"{path}: array {field!r} has dtype {a.dtype.name}; a tree file "
+                            f"stores {kind} as {' or '.join(_FILE_DTYPES[kind])} "
+                            "(GameTree.save writes them so)")
 
 
 def _parse_meta(record: np.ndarray, path: Path) -> dict:

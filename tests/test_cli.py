@@ -144,7 +144,10 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
             ("negative_average", {"average": -np.abs(np.asarray(state.average)) - 1.0},
              "average holds a negative value"),
             ("negative_weight", {"total_weight": np.array(-2.0, state.total_weight.dtype)},
-             "total_weight holds a negative value")]:
+             "total_weight holds a negative value"),
+            # it resumed with every later averaging weight 0: an average that stopped
+            ("zero_scale", {"weight_scale": np.array(0.0, state.weight_scale.dtype)},
+             "weight_scale is 0; a solver keeps it a positive power of two")]:
         save_checkpoint(tmp_path / f"{name}.npz", state._replace(**change), {})
         with pytest.raises(CheckpointError, match=re.escape(says)):
             load_checkpoint(tmp_path / f"{name}.npz")

@@ -174,6 +174,12 @@ def _set(field, index, value, dtype=None):
     (_set("terminal_sequences", (0, 0, 0), 0.5, np.float32),
      r"array 'terminal_sequences' has dtype float32, expected integers"),
     (_set("legal", (0, 0), 1, np.int8), r"array 'legal' has dtype int8, expected bool"),
+    # Kuhn's deal, 1/3 each, cast to float16 reads 0.33325: another game, refused.
+    (_set("chance_probs", (0, 0), 1 / 3, np.float16),
+     r"array 'chance_probs' has dtype float16; a tree file stores numbers as float32 or "
+     r"float64"),
+    (_set("node_player", 0, -1, np.int8),
+     r"array 'node_player' has dtype int8; a tree file stores indices as int32 or int64"),
     (_set("node_player", 5, -2),
      r"array 'node_player' holds -2 at \[5\]; expected a player 0..1, CHANCE"),
     (_set("node_index", 0, 4),  # the root deals a card: a chance node, of 4
