@@ -256,10 +256,12 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     if run_info:  # a sampling solver: how much of the tree its samples visited
         touched = float(histories_touched(state))
         result["histories_touched"] = touched
+        full = tree.sizes.num_players * tree.sizes.num_nodes
         print(f"Histories touched: {touched:,.0f}, {touched / max(iterations, 1):,.0f} per "
               f"iteration of {run_info['batch']} samples per player (seed {run_info['seed']}; "
-              f"the tree has {tree.sizes.num_nodes:,} histories, and each player's samples "
-              f"count theirs: up to {tree.sizes.num_players} x that per iteration)")
+              f"a full-width iteration touches {full:,}: {tree.sizes.num_nodes:,} histories "
+              "for each player; every sample counts the histories it visits, so samples "
+              "that share histories count them again)")
     forgetful = [p for p, ok in enumerate(tree.sizes.perfect_recall) if not ok]
     if forgetful:  # best response on the recorded infoset tree is then only approximate
         result["imperfect_recall_players"] = forgetful

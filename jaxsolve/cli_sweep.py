@@ -156,10 +156,11 @@ def _solve_group(solver, batch, args, every: int, bar) -> tuple:
                 bar.set_postfix_str(f"{reached}/{len(ran)} at the target", refresh=False)
                 ran = new_ran
             states, done = new_states, done + n  # the call is complete
-            bar.update(n)
+            # With a target the bar counts the iterations of the game that ran longest:
+            # a call of n iterations may stop every game well before its end.
+            bar.update((done if args.target is None else int(ran.max())) - bar.n)
             if args.target is not None and reached == len(ran):
-                # Every game stopped: the bar ends where they did (500/500), not the cap.
-                bar.total = done
+                bar.total = bar.n  # the bar ends where the games stopped, not at the cap
                 bar.refresh()
                 break
     except KeyboardInterrupt:

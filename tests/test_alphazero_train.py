@@ -129,6 +129,14 @@ def test_evaluation_starts_at_the_initial_position(compiled_explore):
         assert int(out["moves"]) == 8 * ENV.max_turns
 
 
+def test_the_training_bar_in_a_log_file_is_not_redrawn_every_iteration(capsys):
+    """stderr captured is not a terminal, as a log file: the bar draws its start and
+    its end, not one line per iteration (the loss shown beside it changes each time)."""
+    train.train(CFG, 6, progress=True)
+    drawn = capsys.readouterr().err
+    assert drawn.count("alphazero") <= 3 and "6/6" in drawn, drawn
+
+
 def test_time_budget_and_stop_rule():
     cfg = dataclasses.replace(EXPLORE_CFG, buffer_size=128)
     _, s, hist = train.train(cfg, 50, max_seconds=0.0, progress=False)

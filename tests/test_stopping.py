@@ -175,6 +175,21 @@ def test_sweep_target_gives_each_point_its_own_stop(tmp_path, capsys):
     assert [p["iterations"] == 1000 for p in record["points"]] == [False, True, False]
 
 
+def test_a_sweep_bar_ends_where_its_games_stopped(tmp_path, capsys):
+    """Every point reaches a loose target long before the cap, inside the first call
+    of the sweep: the bar ends at the iterations the longest point ran, not at the
+    cap."""
+    out = tmp_path / "sweep"
+    assert cli.main(["sweep", "maneuver_detection", "--vary", "situation_probs=[[0.9, 0.1], "
+                     "[0.5, 0.5]]", "--target", "0.05", "--iters", "5000", "--eval-every", "5",
+                     "--out", str(out)]) == 0
+    _, bar = capsys.readouterr()
+    longest = max(p["iterations"] for p in json.loads((out / "sweep.json").read_text())["points"])
+    assert 0 < longest < 5000
+    final = bar.strip().split("\r")[-1]  # the bar's last drawing
+    assert f" {longest}/{longest} " in final and "2/2 at the target" in final, bar
+
+
 def test_sweep_eval_every_needs_a_target(capsys):
     assert cli.main(["sweep", "spoof", "--vary", "max_rounds=[1, 2]",
                      "--eval-every", "5"]) == cli.EXIT_USAGE

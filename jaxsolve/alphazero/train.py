@@ -548,7 +548,9 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
                 metrics["train_seconds"] = seconds
                 history.append(metrics)
                 bar.update(1)
-                bar.set_postfix(loss=f"{metrics['loss']:.3f}", **shown)
+                # refresh=False: the bar redraws on its own schedule (every 30 s in a
+                # log file), not at every iteration.
+                bar.set_postfix(loss=f"{metrics['loss']:.3f}", **shown, refresh=False)
                 if callback is not None:
                     callback(i, state, metrics)
                 if last or (evaluated and stop_fn is not None and stop_fn(metrics)):
