@@ -7,9 +7,15 @@ histories of an infoset lie at different depths (best response works on each
 player's own infoset tree). With imperfect recall the best response computed here
 is the best *behavioural* response of the tree's recorded parents and is not exact;
 `compile_game` warns when that is the case.
+
+Each public function checks its arguments once and calls a jitted kernel, so an
+eager call runs as one compiled program (the kernels, being jitted, inline into a
+caller's own jit or vmap).
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +36,7 @@ def _reach(tree: GameTree, policy: jax.Array):
     return seq.player_reach(tree, flat), seq.chance_reach(tree, policy.dtype)
 
 
+@jax.jit
 def _values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
     """([P] best-response values, [P] on-policy values) of `policy` [I, A].
 
@@ -54,12 +61,16 @@ def _values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.stack(best), jnp.stack(on_policy)
 
 
-def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
-    policy = _checked(tree, policy, "policy_value")
+@jax.jit
+def _policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
     reach, chance = _reach(tree, policy)
     prob = chance * jnp.prod(reach, axis=0)
     return seq.terminal_sum(tree, prob @ jnp.asarray(tree.utilities, policy.dtype))
+
+
+def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
+    """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
+    return _policy_value(tree, _checked(tree, policy, "policy_value"))
 
 
 def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
@@ -76,7 +87,12 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
         (ties broken towards the lowest action id).
     """
     policy = _checked(tree, policy, "best_response")
-    player = validate.player(tree, player, "best_response", static=True)
+    return _best_response(tree, policy, validate.player(tree, player, "best_response",
+                                                        static=True))
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _best_response(tree: GameTree, policy: jax.Array, player: int):
     reach, chance = _reach(tree, policy)
     value, q = seq.best_response(tree, seq.leaf_weights(tree, reach, chance, player), player)
     br = jax.nn.one_hot(jnp.argmax(q, axis=-1), tree.sizes.num_actions, dtype=policy.dtype)
@@ -100,7 +116,12 @@ def counterfactual_values(tree: GameTree, policy: jax.Array,
     `sum_cfr_reach_by_action_value`.
     """
     policy = _checked(tree, policy, "counterfactual_values")
-    player = validate.player(tree, player, "counterfactual_values", static=True)
+    return _counterfactual_values(tree, policy, validate.player(
+        tree, player, "counterfactual_values", static=True))
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _counterfactual_values(tree: GameTree, policy: jax.Array, player: int):
     flat = seq.flatten(tree, policy)
     reach, chance = _reach(tree, policy)
     q = seq.counterfactual_values(tree, flat, seq.leaf_weights(tree, reach, chance, player),
@@ -115,7 +136,12 @@ def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
     near an equilibrium can read a little below 0: float32 keeps about 7 digits of the
     values it sums, so the rounding grows with the payoffs' scale and the tree's size.
     Enable float64 where values that small matter."""
-    best, on_policy = _values(tree, _checked(tree, policy, "nash_conv"))
+    return _nash_conv(tree, _checked(tree, policy, "nash_conv"))
+
+
+@jax.jit
+def _nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
+    best, on_policy = _values(tree, policy)
     return jnp.sum(best - on_policy)
 
 
@@ -126,7 +152,7 @@ def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
     mean gain: compare `nash_conv` with OpenSpiel's there. Rounds as `nash_conv` does:
     in float32 it can read a little below 0 near an equilibrium."""
     policy = _checked(tree, policy, "exploitability")
-    return nash_conv(tree, policy) / tree.sizes.num_players
+    return _nash_conv(tree, policy) / tree.sizes.num_players
 
 
 def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
