@@ -1,6 +1,7 @@
 """jaxsolve: imperfect-information games solved as array code in JAX.
 
-    import games, jaxsolve
+    import jaxsolve
+    from jaxsolve import games          # the built-in games, loaded by name
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     solver = jaxsolve.cfr_plus()
     state = jaxsolve.run(solver, tree, solver.init(tree), 1000)
@@ -41,3 +42,12 @@ __all__ = [
     "threshold",
     "uniform_policy",
 ]
+
+
+def __getattr__(name: str):
+    # `jaxsolve.games` (the built-in games) is imported on first use (PEP 562), not
+    # here: `import jaxsolve` loads no game module.
+    if name == "games":
+        import importlib  # noqa: PLC0415
+        return importlib.import_module(f"{__name__}.games")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
