@@ -50,9 +50,9 @@ jax.config.update("jax_enable_x64", True)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import games  # noqa: E402
 from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
+from jaxsolve import games  # noqa: E402
 from jaxsolve.abstraction import abstract  # noqa: E402
 
 RUN = jax.jit(jaxsolve.run, static_argnums=(0,))

@@ -10,7 +10,7 @@
 
 GPU run (issue 6), one command from the repository root of a machine with JAX for
 CUDA. OpenSpiel is not needed there: without it the OpenSpiel solvers are skipped
-and Leduc comes from jaxsolve's own `games` package, the other games from
+and Leduc comes from `jaxsolve.games`, the other games from
 `jaxsolve.builders`; jaxsolve is imported from the checkout (its dependencies, jax,
 flax, optax, chex, numpy, tqdm, are in the H200 image). The games run in the order
 given, each in its own process, and the JSON is rewritten after each one, so a run
@@ -27,7 +27,7 @@ If that outruns a 10-minute command limit, rerun what is missing with `--merge`
 Games (`--games`, comma-separated):
 
 * kuhn, leduc, liars (liar's dice, 1 die of 6 sides): `from_pyspiel`
-  (`compile_game`) when OpenSpiel is installed, else jaxsolve's `games` (Kuhn,
+  (`compile_game`) when OpenSpiel is installed, else `jaxsolve.games` (Kuhn,
   Leduc) or the builder (liar's dice);
 * liars_builder: liar's dice 1x6 from `jaxsolve.builders.liars_dice` (jaxsolve
   only: the OpenSpiel solvers on this game are the `liars` entry);

@@ -15,9 +15,9 @@ class Game:
     label: str
     pyspiel: tuple[str, dict]  # OpenSpiel's name and parameters of the same game
     sources: tuple[str, ...]  # where the tree comes from, first available: pyspiel,
-    # builder (jaxsolve.builders), native (jaxsolve's `games` package)
+    # builder (jaxsolve.builders), native (jaxsolve.games)
     builder: tuple[str, tuple, dict] | None = None  # builder function, args, kwargs
-    native: str | None = None  # games.load name
+    native: str | None = None  # jaxsolve.games.load name
     jaxsolve_only: str | None = None  # why the OpenSpiel solvers never run on it
 
 

@@ -64,7 +64,7 @@ def _build_tree(game: Game, jaxsolve, pyspiel):
                                                 histories=False))
             return tree, seconds, "builder"
         if source == "native":
-            import games  # noqa: PLC0415
+            from jaxsolve import games  # noqa: PLC0415
 
             tree, seconds = timed(lambda: jaxsolve.compile_game(games.load(game.native))
                                   .without_histories())
@@ -118,7 +118,7 @@ def bench_game(key, args, jax, jaxsolve, pyspiel):
     if pyspiel is None:
         unchecked = "open_spiel is not installed"
     elif source == "native":
-        unchecked = "the tree comes from jaxsolve's games package, not from OpenSpiel"
+        unchecked = "the tree comes from jaxsolve.games, not from OpenSpiel"
     elif histories > check_max:
         unchecked = (f"{histories:,} histories > --check-max-histories {check_max:,.0f}")
     os_game = None

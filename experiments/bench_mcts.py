@@ -65,8 +65,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, policies, selfplay
+from jaxsolve.games import pursuit_evasion as pe
 from machine import (RESULTS, SMOKE_RUN, add_publish_option, figure_beside,  # noqa: E402
                      machine_info, refuse_published_smoke_run, report_path, target_result,
                      verdict_word, version, where_written)  # experiments/machine.py

@@ -10,10 +10,10 @@ cfr+, dcfr (1.5, 0, 2), pcfr+ (full width, alternating updates), os-mccfr (outco
 sampling, exploration 0.6) and es-mccfr (external sampling), the last two with
 `--batch-size` B samples per player per step (default 256).
 
-Games (`--games`): kuhn (Kuhn poker), leduc (Leduc poker), conjunction (the
-repository's `games.load("conjunction")`, general-sum) and liars (liar's dice, one
+Games (`--games`): kuhn (Kuhn poker), leduc (Leduc poker), conjunction
+(`jaxsolve.games.load("conjunction")`, general-sum) and liars (liar's dice, one
 die each, 4 sides). Kuhn, Leduc and liar's dice come from OpenSpiel through
-`jaxsolve.compile_game`; without OpenSpiel, from the `games` package (Kuhn, Leduc)
+`jaxsolve.compile_game`; without OpenSpiel, from `jaxsolve.games` (Kuhn, Leduc)
 and `jaxsolve.builders.liars_dice` (the same tree, array for array).
 
 Metric. `jaxsolve.exploitability` of the average policy (NashConv / 2, OpenSpiel's
@@ -88,8 +88,9 @@ def build_game(key: str):
     import jaxsolve  # noqa: PLC0415
 
     if key == "conjunction":
-        import games  # noqa: PLC0415
-        return jaxsolve.compile_game(games.load("conjunction")), "games.load('conjunction')"
+        from jaxsolve import games  # noqa: PLC0415
+        return (jaxsolve.compile_game(games.load("conjunction")),
+                "jaxsolve.games.load('conjunction')")
     try:
         import pyspiel  # noqa: PLC0415
     except ImportError:
@@ -102,9 +103,9 @@ def build_game(key: str):
     if key == "liars":
         from jaxsolve.builders import liars_dice  # noqa: PLC0415
         return liars_dice((1, 1), 4), "jaxsolve.builders.liars_dice((1, 1), 4)"
-    import games  # noqa: PLC0415
+    from jaxsolve import games  # noqa: PLC0415
     name = spiel[0]
-    return jaxsolve.compile_game(games.load(name)), f"games.load({name!r})"
+    return jaxsolve.compile_game(games.load(name)), f"jaxsolve.games.load({name!r})"
 
 
 def make_solver(name: str, batch_size: int):

@@ -4,8 +4,8 @@ they move as the sensors get better or worse.
     python experiments/maneuver_detection.py           # 41 factors, 20,000 CFR+ iterations
     python experiments/maneuver_detection.py --quick   # 21 factors, 5,000 iterations
 
-The default game (games/maneuver_detection.py) is solved with CFR+ (float64) and
-checked against the independent sequence-form LP (tests/reference). Then every
+The default game (`jaxsolve.games.maneuver_detection`) is solved with CFR+ (float64)
+and checked against the independent sequence-form LP (tests/reference). Then every
 detection probability is multiplied by a factor s (s = 0.05 .. 1.05; 1.05 x 0.95,
 the largest default, stays below 1, so every game has the same chance outcomes and
 tree shape), the games are stacked with `jaxsolve.stack` and solved in one vmapped
@@ -32,11 +32,11 @@ import numpy as np  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
-import games  # noqa: E402
 from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
-from games.maneuver_detection import (ALLOCATION_NAMES, DEFAULT_DETECTION_PROBS,  # noqa: E402
-                                      INTENSITY_NAMES)
+from jaxsolve import games  # noqa: E402
+from jaxsolve.games.maneuver_detection import (  # noqa: E402
+    ALLOCATION_NAMES, DEFAULT_DETECTION_PROBS, INTENSITY_NAMES)
 
 
 def solve_batch(trees, iters):

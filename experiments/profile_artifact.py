@@ -28,8 +28,8 @@ import statistics
 import jax
 import jax.numpy as jnp
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import network, selfplay
+from jaxsolve.games import pursuit_evasion as pe
 
 try:  # run as a script from the repository root
     from bench_mcts import _seconds

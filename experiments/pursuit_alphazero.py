@@ -41,8 +41,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from games import pursuit_evasion as pe  # noqa: E402
 from jaxsolve.alphazero import evaluate, exact, network, selfplay, train  # noqa: E402
+from jaxsolve.games import pursuit_evasion as pe  # noqa: E402
 from machine import cores, report_path, where_written  # noqa: E402  (experiments/machine.py)
 
 DIRECTIONS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")  # pe's sensor directions 0..7

@@ -41,9 +41,9 @@ import numpy as np  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
-import games  # noqa: E402
 from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
+from jaxsolve import games  # noqa: E402
 from jaxsolve.openspiel import as_openspiel_game  # noqa: E402
 
 RUN = jax.jit(jaxsolve.run, static_argnums=(0,))

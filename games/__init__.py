@@ -1,11 +1,13 @@
 """Built-in games, written against `jaxsolve.protocol`, loadable by name.
 
-    >>> import games
+    >>> from jaxsolve import games          # or: import jaxsolve.games
     >>> games.names()
     [...]
     >>> game = games.load("kuhn_poker", players=3)
 
-Modules are imported only when their game is loaded, so listing is cheap.
+Modules are imported only when their game is loaded, so listing is cheap. This folder
+sits at the top of the repository and installs as the subpackage `jaxsolve.games`
+(pyproject.toml's package-dir); a game module is `jaxsolve.games.kuhn_poker` etc.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from typing import Any
 # name -> (module, class). Each class takes its parameters as keyword arguments and
 # raises ValueError naming the parameter when one is out of range.
 _REGISTRY: dict[str, tuple[str, str]] = {
-    "kuhn_poker": ("games.kuhn_poker", "KuhnPoker"),
-    "leduc_poker": ("games.leduc_poker", "LeducPoker"),
-    "mini_maneuver": ("games.mini_maneuver", "MiniManeuver"),
-    "orbital_pursuit_evasion": ("games.orbital_pursuit_evasion", "OrbitalPursuitEvasion"),
-    "maneuver_detection": ("games.maneuver_detection", "ManeuverDetection"),
-    "conjunction": ("games.conjunction", "Conjunction"),
-    "spoof": ("games.spoof", "Spoof"),
+    "kuhn_poker": ("jaxsolve.games.kuhn_poker", "KuhnPoker"),
+    "leduc_poker": ("jaxsolve.games.leduc_poker", "LeducPoker"),
+    "mini_maneuver": ("jaxsolve.games.mini_maneuver", "MiniManeuver"),
+    "orbital_pursuit_evasion": ("jaxsolve.games.orbital_pursuit_evasion", "OrbitalPursuitEvasion"),
+    "maneuver_detection": ("jaxsolve.games.maneuver_detection", "ManeuverDetection"),
+    "conjunction": ("jaxsolve.games.conjunction", "Conjunction"),
+    "spoof": ("jaxsolve.games.spoof", "Spoof"),
 }
 
 

@@ -1,6 +1,6 @@
 """check_game: conformance checks for a protocol game, before it is compiled.
 
-    report = jaxsolve.check_game(games.load("spoof"))
+    report = jaxsolve.check_game(jaxsolve.games.load("spoof"))
     print(report)                  # one line per check: PASS/FAIL/SKIP name: message
     report.ok                      # False if any check failed
     report["legal_actions_valid"].history     # first offending history (action list)

@@ -19,7 +19,7 @@ import sys
 import threading
 from typing import Sequence
 
-import games
+from jaxsolve import games
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import CLIError, one_line
 from jaxsolve.game_spec import OPENSPIEL_PREFIX, load_game

@@ -1,6 +1,6 @@
 """Any compiled GameTree as a jittable, vmappable multi-agent environment (pgx style).
 
-    tree = jaxsolve.compile_game(games.load("spoof", shuffle_initial=True))
+    tree = jaxsolve.compile_game(jaxsolve.games.load("spoof", shuffle_initial=True))
     state = env.init(tree, key)                  # chance is sampled up to a decision
     while not state.terminated:
         action = policy(env.observe(tree, state, state.current_player), state.legal_action_mask)

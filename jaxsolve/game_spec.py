@@ -1,6 +1,6 @@
 """What GAME names on the command line, and how it is loaded.
 
-GAME is a built-in name (`games.names()`), `openspiel:NAME`, a tree saved with
+GAME is a built-in name (`jaxsolve.games.names()`), `openspiel:NAME`, a tree saved with
 `GameTree.save` (`FILE.npz`), or `FILE.py:NAME` / `module:NAME`: a game in the user's
 own code. `--param key=value` values are parsed here too. Every failure is one
 `CLIError` naming GAME; `jaxsolve.cli` (`solve`, `check`) reports it in one line.
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-import games
+from jaxsolve import games
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
 from jaxsolve.errors import CLIError, GameError, one_line
 from jaxsolve.protocol import is_game

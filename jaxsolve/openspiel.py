@@ -211,7 +211,7 @@ def as_openspiel_game(game):
     where = "as_openspiel_game"
     if isinstance(game, GameTree):
         validate.fail(where, "takes a protocol game (what compile_game was given, e.g. "
-                             "games.load(name)), not a compiled GameTree", ArgumentTypeError)
+                             "jaxsolve.games.load(name)), not a compiled GameTree", ArgumentTypeError)
     if not is_game(game):
         validate.fail(where, f"expected a protocol game with num_players() and "
                              f"new_initial_state() (see jaxsolve.protocol), got "

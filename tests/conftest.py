@@ -21,8 +21,8 @@ import functools  # noqa: E402
 
 import pytest  # noqa: E402
 
-import games  # noqa: E402
 import jaxsolve  # noqa: E402
+from jaxsolve import games  # noqa: E402
 
 # One jitted entry point per function for the whole session: the iteration count is
 # traced, so every test that runs a solver on a tree of the same shape shares a

@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import AVERAGE, EXPLOITABILITY, POLICY_VALUE, builtin_tree, solve
+from jaxsolve import games
 from jaxsolve.abstraction import (Abstraction, abstract, exploitability_in_true_game,
                                   infoset_map, lift, lift_policy)
 

@@ -14,12 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
-from games import pursuit_evasion as pe
-from jaxsolve import cli
+from jaxsolve import cli, games
 from jaxsolve.alphazero import evaluate, exact, train
 from jaxsolve.checkpoint import save_checkpoint
+from jaxsolve.games import pursuit_evasion as pe
 
 TINY = ["--variant", "seed", "--grid", "3", "--hidden", "8", "--games", "4",
         "--simulations", "2", "--eval-every", "0"]

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import exact
+from jaxsolve.games import pursuit_evasion as pe
 
 DEFAULT = pe.Params()
 

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import exact
+from jaxsolve.games import pursuit_evasion as pe
 from test_alphazero_env import ref_legal, ref_outcome, ref_step
 
 TINY = [

@@ -11,9 +11,9 @@ import mctx
 import numpy as np
 import pytest
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import (checks, exact, network, packing, policies, search, selection,
                                selfplay)
+from jaxsolve.games import pursuit_evasion as pe
 
 ENV = pe.Params()
 SIMS = 24

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import evaluate, exact, network, selfplay, train
+from jaxsolve.games import pursuit_evasion as pe
 
 ENV = pe.goal_variant(3)  # 3x3, 4 turns
 CFG = train.TrainConfig(env=ENV, search=selfplay.SearchConfig(num_simulations=4),
@@ -377,7 +377,7 @@ def test_checkpoint_is_written_at_its_exact_path_and_checked_on_load(tmp_path):
     (lambda: dataclasses.replace(CFG, batch_size=2.5),
      "TrainConfig.batch_size must be an integer >= 1, got 2.5"),
     (lambda: dataclasses.replace(CFG, env={"grid_size": 3}),
-     "TrainConfig.env must be a games.pursuit_evasion.Params, got {'grid_size': 3}"),
+     "TrainConfig.env must be a jaxsolve.games.pursuit_evasion.Params, got {'grid_size': 3}"),
     (lambda: dataclasses.replace(CFG, search={"kind": "puct"}),
      "TrainConfig.search must be a selfplay.SearchConfig"),
     (lambda: dataclasses.replace(CFG, learning_rate="1e-3"),

@@ -6,9 +6,8 @@ import re
 
 import pytest
 
-import games
 import jaxsolve
-from jaxsolve import cli
+from jaxsolve import cli, games
 from jaxsolve.check import CHECKS, check_game
 from jaxsolve.protocol import TERMINAL
 from toy_games import SpecGame, chance, decision, leaf

@@ -8,9 +8,8 @@ import jax
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
-from jaxsolve import cli
+from jaxsolve import cli, games
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from conftest import RUN, builtin_tree
 
@@ -442,8 +441,8 @@ def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
     # (0.987 wedge, 0.928 ray), as does random play's (0.155, 0.219), by `exact`, which
     # test_alphazero_exact checks against a brute-force minimax, hand-worked cases and
     # simulated random play.
-    from games import pursuit_evasion as pe  # noqa: PLC0415
     from jaxsolve.alphazero import exact  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     wedge, ray = pe.goal_variant(3, sensor="wedge"), pe.goal_variant(3, sensor="ray")
     best = {env: exact.best_vs_random(env, pe.DEFENDER) for env in (wedge, ray)}
     assert abs(best[wedge] - best[ray]) > 0.05
@@ -696,7 +695,7 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
     # It used to build the default network (128 x 3) and search (16 simulations) and
     # fail with "it holds 32 arrays, the state has 38 leaves" unless every training
     # flag was repeated; a repeated flag that differs from training is still refused.
-    from games import pursuit_evasion as pe  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     ckpt = tmp_path / "pe.npz"
     _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8",
                         "--simulations", "2", "--search", "puct")
@@ -725,8 +724,8 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
 def test_pursuit_resume_config_is_the_checkpoints_but_for_options_given():
     import dataclasses  # noqa: PLC0415
 
-    from games import pursuit_evasion as pe  # noqa: PLC0415
     from jaxsolve.alphazero import cli as pursuit_cli, selfplay, train  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     recorded = train.TrainConfig(
         env=pe.goal_variant(7, sensor="wedge"), hidden=(8, 4), games_per_iter=12,
         search=selfplay.SearchConfig(num_simulations=3, kind="puct", dirichlet_alpha=0.1),

@@ -7,8 +7,8 @@ import warnings
 import pytest
 
 import jaxsolve
-from games.kuhn_poker import KuhnPoker
 from jaxsolve import GameError, compile_game
+from jaxsolve.games.kuhn_poker import KuhnPoker
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 from toy_games import SpecGame, chance, decision, leaf
 

@@ -15,9 +15,9 @@ import jax
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import EXPLOITABILITY, NASH_CONV, RUN, RUN_OPTIMISED
+from jaxsolve import games
 from toy_games import matching_pennies
 
 ITERS = 40

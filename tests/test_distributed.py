@@ -25,8 +25,8 @@ SCRIPT = textwrap.dedent("""
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_numpy_rank_promotion", "raise")
     import numpy as np
-    import games, jaxsolve
-    from jaxsolve import distributed
+    import jaxsolve
+    from jaxsolve import distributed, games
 
     out = {"devices": jax.device_count()}
     run = jax.jit(jaxsolve.run, static_argnums=0)
@@ -143,8 +143,8 @@ SCRIPT = textwrap.dedent("""
     # code, which is where shard_map's carry types matter.
     import functools
     from jax.sharding import NamedSharding, PartitionSpec as P
-    from games import pursuit_evasion as pe
     from jaxsolve.alphazero import network, policies, selfplay
+    from jaxsolve.games import pursuit_evasion as pe
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
     states = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(jax.random.PRNGKey(0), 8))
@@ -272,8 +272,8 @@ KUHN = None
 def _kuhn_sweep():
     import numpy as np
 
-    import games
     import jaxsolve
+    from jaxsolve import games
     global KUHN
     KUHN = KUHN or jaxsolve.compile_game(games.load("kuhn_poker"))
     u = np.asarray(KUHN.utilities)

@@ -7,9 +7,8 @@ import jax
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
-from jaxsolve import env
+from jaxsolve import env, games
 from jaxsolve.protocol import TERMINAL
 from conftest import builtin_tree
 from toy_games import SpecGame, chance, decision, leaf

@@ -12,10 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import AVERAGE, EXPLOITABILITY, POLICY_VALUE, RUN, builtin_tree
-from jaxsolve import abstraction
+from jaxsolve import abstraction, games
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
 
 GAME_NOT_TREE = (r"expected a GameTree \(compile the game with jaxsolve.compile_game\), "

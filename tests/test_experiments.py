@@ -163,8 +163,8 @@ def test_the_value_heatmap_shows_a_reachable_position_of_both_verdicts(monkeypat
     colour). Checked against `pe.reachable` and the exact values, cell by cell."""
     import numpy as np  # noqa: PLC0415
 
-    from games import pursuit_evasion as pe  # noqa: PLC0415
     from jaxsolve.alphazero import exact  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     monkeypatch.syspath_prepend(str(EXPERIMENTS))
     sys.modules.pop("pursuit_alphazero", None)
     import pursuit_alphazero

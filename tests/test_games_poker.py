@@ -13,9 +13,9 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-import games
-from games.kuhn_poker import KuhnPoker
-from games.leduc_poker import LeducPoker
+from jaxsolve import games
+from jaxsolve.games.kuhn_poker import KuhnPoker
+from jaxsolve.games.leduc_poker import LeducPoker
 from jaxsolve.protocol import CHANCE, TERMINAL
 
 pyspiel = pytest.importorskip("pyspiel")

@@ -9,7 +9,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-import games
+from jaxsolve import games
 from jaxsolve.protocol import CHANCE, TERMINAL
 
 SEED_GAMES = ["mini_maneuver", "orbital_pursuit_evasion", "maneuver_detection",

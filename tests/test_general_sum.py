@@ -5,9 +5,9 @@ in tests/reference (which shares no code with jaxsolve)."""
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import BEST_RESPONSE_VALUES, POLICY_VALUE, builtin_tree
+from jaxsolve import games
 
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: E402

@@ -82,7 +82,7 @@ def test_openspiel_python_nash_conv_on_our_games(name):
     """OpenSpiel's Python best response, run on our protocol games through
     `as_openspiel_game`, gives our NashConv for a random policy; the view reports the
     game as zero-sum, as OpenSpiel's algorithms that check `get_type().utility` need."""
-    import games
+    from jaxsolve import games
     from open_spiel.python import policy as os_policy
     from open_spiel.python.algorithms import exploitability
 
@@ -104,8 +104,7 @@ def test_openspiel_python_nash_conv_on_our_games(name):
 
 
 def test_openspiel_view_of_a_general_sum_game():
-    import games
-
+    from jaxsolve import games
     from jaxsolve.openspiel import as_openspiel_game
 
     view = as_openspiel_game(games.load("conjunction"))
@@ -114,7 +113,7 @@ def test_openspiel_view_of_a_general_sum_game():
 
 
 def test_a_python_game_where_a_pyspiel_game_belongs_is_named():
-    import games
+    from jaxsolve import games
     # to_tabular_policy wants the pyspiel game (or its name); a protocol game gets the
     # way to wrap it instead of an AttributeError from OpenSpiel's API.
     game = games.load("mini_maneuver")
@@ -150,8 +149,7 @@ def test_to_tabular_policy_refuses_a_game_other_than_the_trees():
 
 def test_as_openspiel_game_refuses_a_compiled_tree():
     # It failed later, with an AttributeError from inside the view.
-    import games
-
+    from jaxsolve import games
     from jaxsolve.openspiel import as_openspiel_game
 
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))

@@ -1,7 +1,7 @@
 """Every public name imports, and the registry lists what loads."""
 
-import games
 import jaxsolve
+from jaxsolve import games
 
 
 def test_every_public_name_is_exported():

@@ -63,8 +63,8 @@ def test_readme_run_until_example_runs(capsys):
     need not rise with c.)"""
     import jax
 
-    import games
     import jaxsolve
+    from jaxsolve import games
 
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     scales = np.linspace(0.5, 2, 64)
@@ -90,8 +90,8 @@ def test_readme_custom_solver_example_runs(capsys):
     its expected value, which `policy_value` computes from reach products instead."""
     import jax
 
-    import games
     import jaxsolve
+    from jaxsolve import games
 
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     policy = jaxsolve.uniform_policy(tree)
@@ -112,8 +112,8 @@ def test_readme_sampling_and_abstraction_example_runs(capsys):
     game, so its exploitability there is a finite positive number."""
     import jax
 
-    import games
     import jaxsolve
+    from jaxsolve import games
 
     block = _block("sampled_cfr")
     assert "abstraction.abstract" in block

@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import (AVERAGE, BEST_RESPONSE_VALUES, NASH_CONV, POLICY_VALUE,
                       RUN_OPTIMISED as RUN, builtin_tree)
+from jaxsolve import games
 
 pytest.importorskip("scipy")
 try:  # tests/ is on sys.path when it is not a package (pytest's default rootdir mode)

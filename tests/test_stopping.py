@@ -13,9 +13,8 @@ import jax
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
-from jaxsolve import cli
+from jaxsolve import cli, games
 from jaxsolve.sampling import SAMPLING_SOLVERS
 from conftest import AVERAGE, EXPLOITABILITY, RUN, builtin_tree, pyspiel_game, pyspiel_tree
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import games
 import jaxsolve
 from conftest import RUN, builtin_tree
-from jaxsolve import GameError, GameTree, cli
+from jaxsolve import GameError, GameTree, cli, games
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 

@@ -29,10 +29,10 @@ import os
 import shlex
 import sys
 
-from games import pursuit_evasion as pe
 from jaxsolve.cli import EXIT_INTERRUPTED, CLIError, number_arg
 from jaxsolve.cli_out import check_writable
 from jaxsolve.errors import one_line
+from jaxsolve.games import pursuit_evasion as pe
 
 
 _at_least_one = number_arg(int, "must be at least 1", lambda v: v >= 1)

@@ -25,8 +25,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks, exact, policies, search, selfplay
+from jaxsolve.games import pursuit_evasion as pe
 
 OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure MCTS)
 

@@ -25,9 +25,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks
 from jaxsolve.builders.assemble import format_bytes
+from jaxsolve.games import pursuit_evasion as pe
 
 # solve() refuses a game whose arrays would need more than this (`estimate_bytes`).
 # Every game the repo solves fits many times over - the largest, 11x11 with the seed

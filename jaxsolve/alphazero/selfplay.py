@@ -29,8 +29,8 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks, network, policies, search
+from jaxsolve.games import pursuit_evasion as pe
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,8 +35,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from games import pursuit_evasion as pe
 from jaxsolve.alphazero import checks, network, selfplay
+from jaxsolve.games import pursuit_evasion as pe
 
 
 # A list of widths is taken as the tuple a hashable config needs.
@@ -53,7 +53,7 @@ class TrainConfig:
     parallel, adds every ply to the replay buffer, then takes `train_steps` AdamW steps
     on minibatches drawn uniformly from it.
 
-    * `env`: the game's rules (`games.pursuit_evasion.Params`).
+    * `env`: the game's rules (`jaxsolve.games.pursuit_evasion.Params`).
     * `search`: the self-play search (`selfplay.SearchConfig`: Gumbel or PUCT, simulations).
     * `hidden`: the network's hidden layer widths (default the seed's 3 x 128).
     * `games_per_iter`: self-play games per iteration, played as one batch.
@@ -92,7 +92,7 @@ class TrainConfig:
 
     def __post_init__(self):
         checks.config_fields("TrainConfig", [
-            ("env", checks.instance(pe.Params, "a games.pursuit_evasion.Params")),
+            ("env", checks.instance(pe.Params, "a jaxsolve.games.pursuit_evasion.Params")),
             ("search", checks.instance(selfplay.SearchConfig, "a selfplay.SearchConfig")),
             ("hidden", _LAYER_WIDTHS),
             ("games_per_iter", checks.integer(1)),
