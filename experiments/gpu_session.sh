@@ -17,6 +17,9 @@ stage="${1:?usage: gpu_session.sh cfr-small|cfr-big|mcts}"
 out="${OUT:-/tmp/gpu_out}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+# Run from this copy without installing it: an install maps games/ to jaxsolve.games
+# (pyproject.toml's package-dir); here a link inside the copy does.
+[ -e jaxsolve/games ] || ln -s ../games jaxsolve/games
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl

@@ -9,6 +9,8 @@
     jaxsolve.exploitability(tree, policy)
 """
 
+import importlib
+
 from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                               cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,
@@ -48,47 +50,5 @@ def __getattr__(name: str):
     # `jaxsolve.games` (the built-in games) is imported on first use (PEP 562), not
     # here: `import jaxsolve` loads no game module.
     if name == "games":
-        import importlib  # noqa: PLC0415
         return importlib.import_module(f"{__name__}.games")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _CheckoutGames:
-    """`jaxsolve.games` is the repository's top-level games/ folder, which installing
-    maps into the package (pyproject.toml's package-dir; a regular install copies it to
-    jaxsolve/games/, an editable install's finder maps it). Imported straight from a
-    checkout that is not installed (PYTHONPATH=checkout, as experiments/gpu_session.sh
-    runs on the accelerator machine), nothing maps it: this finder does, last in
-    sys.meta_path, so that any installed mapping answers first."""
-
-    def __init__(self, folder: str):
-        self.folder = folder
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != f"{__name__}.games":
-            return None
-        import importlib.util  # noqa: PLC0415
-        import os  # noqa: PLC0415
-        return importlib.util.spec_from_file_location(
-            fullname, os.path.join(self.folder, "__init__.py"),
-            submodule_search_locations=[self.folder])
-
-
-def _map_checkout_games() -> None:
-    """Appends a `_CheckoutGames` finder when this jaxsolve is a checkout's (games/ and
-    pyproject.toml beside jaxsolve/, no jaxsolve/games/), once."""
-    import os  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    folder = os.path.join(root, "games")
-    if (os.path.isdir(os.path.join(here, "games"))
-            or not os.path.isfile(os.path.join(folder, "__init__.py"))
-            or not os.path.isfile(os.path.join(root, "pyproject.toml"))
-            or any(type(f).__name__ == "_CheckoutGames" for f in sys.meta_path)):
-        return
-    sys.meta_path.append(_CheckoutGames(folder))
-
-
-_map_checkout_games()

@@ -92,17 +92,14 @@ def test_pyproject_declares_the_license_file():
     assert "END OF TERMS AND CONDITIONS" in text
 
 
-def test_installed_packaging_maps_the_games_without_the_checkout_fallback(tmp_path):
+def test_installed_packaging_maps_the_games(tmp_path):
     """With jaxsolve installed (`pip install -e .` or `pip install .`), the packaging
-    alone finds `jaxsolve.games`: the finder jaxsolve/__init__.py adds for an uninstalled
-    checkout is taken away first. Run from a folder outside the checkout."""
+    finds `jaxsolve.games`. Run from a folder outside the checkout."""
     try:
         importlib.metadata.distribution("jaxsolve")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("jaxsolve is not installed (imported from the checkout)")
-    out = _python("import os, sys, jaxsolve\n"
-                  "sys.meta_path[:] = [f for f in sys.meta_path\n"
-                  "                    if type(f).__name__ != '_CheckoutGames']\n"
+    out = _python("import os, jaxsolve\n"
                   "import jaxsolve.games\n"
                   "print(os.path.dirname(jaxsolve.__file__))\n"
                   "print(os.path.dirname(jaxsolve.games.__file__))\n"
