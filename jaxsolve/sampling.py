@@ -544,15 +544,16 @@ def _sequence_probs(tree: GameTree, regrets, sequences):
     return jnp.where(valid, probs, 1.0), rows, infosets, valid
 
 
-def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight, *,
+def _traverse(tree: GameTree, regrets, average, carry, traverser: int, uniforms, weight, *,
               expand, expand_chance, capacity_: int, exploration: float, averaging: str,
               floor: bool):
     """One player's sampled update, touching only the rows the samples visit.
 
     Per step this costs O(B K D A) for B samples of frontier K over D levels, not
-    O(I A): policies are regret-matched row by row where needed, and regrets and
-    averages are scatter-added. It equals `_dense_step`'s update (tested) except
-    that average increments are added without Kahan compensation.
+    O(I A): policies are regret-matched row by row where needed, regrets are
+    scatter-added and the average's increments are added to the rows they touch with
+    the same compensation as `_dense_step`'s (`_compensated_rows_add`). It equals
+    `_dense_step`'s update (tested). Returns (regrets, average, carry, touched).
     """
     dtype = regrets.dtype
     B = uniforms.shape[0]
@@ -578,7 +579,8 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
     own = inner_reach.reshape(-1)
     policy = regret_matching(regrets[jnp.minimum(infoset, I - 1)], legal[jnp.minimum(infoset, I - 1)])
     scale = jnp.where(counted, weight * own / (inner_q.reshape(-1) * B), 0.0)
-    average = average.at[infoset].add(scale[:, None] * policy, mode="drop")
+    average, carry = _compensated_rows_add(average, carry, infoset,
+                                           scale[:, None] * policy, legal)
 
     # Regrets: each sampled leaf z adds, at every own sequence (I, a) on its path,
     # c = u_p pi_{-p} pi_c pi_p(z | Ia) / (q B) to v(I, a); the regret row of I gets
@@ -605,7 +607,24 @@ def _traverse(tree: GameTree, regrets, average, traverser: int, uniforms, weight
         floored = jnp.maximum(regrets[jnp.minimum(at, I - 1)], 0.0)
         regrets = regrets.at[at].set(floored, mode="drop")
     touched = ((nodes >= 0).sum() + reached.sum()).astype(dtype)
-    return regrets, average, touched
+    return regrets, average, carry, touched
+
+
+def _compensated_rows_add(average, carry, rows, increments, legal):
+    """`kahan_add` of increments [n, A] to the rows `rows` [n] (I: dropped) of
+    average and carry [I, A], touching only those rows: the increments of one row are
+    summed first (over the rows made unique by a sort of the n row ids), so each
+    touched row takes one compensated addition, as `_dense_step` adds each row's sum
+    once. Returns the new (average, carry)."""
+    num_rows = average.shape[0]
+    unique, inverse = jnp.unique(rows, size=rows.shape[0], fill_value=num_rows,
+                                 return_inverse=True)
+    summed = jax.ops.segment_sum(increments, inverse.reshape(-1), num_segments=rows.shape[0])
+    kept = jnp.minimum(unique, num_rows - 1)
+    total, compensation = kahan_add(average[kept], carry[kept], summed,
+                                    (unique < num_rows)[:, None] & legal[kept])
+    return (average.at[unique].set(total, mode="drop"),
+            carry.at[unique].set(compensation, mode="drop"))
 
 
 def _check_step(tree: GameTree, state, solver_name: str) -> None:
@@ -657,20 +676,20 @@ def _step(tree: GameTree, state: MCCFRState, *, batch_size: int, exploration: fl
     t = (state.iteration + 1).astype(dtype)
     weight = t**gamma * state.weight_scale
     key, step_key = jax.random.split(state.key)
-    regrets, average, touched = state.regrets, state.average, state.touched
+    regrets, average, carry = state.regrets, state.average, state.average_carry
+    touched = state.touched
     for p in range(tree.sizes.num_players):  # alternating: p sees the updates before it
         uniforms = _uniforms(tree, jax.random.fold_in(step_key, p), batch_size, K, dtype)
-        regrets, average, seen = _traverse(
-            tree, regrets, average, p, uniforms, weight, expand=state.expand,
+        regrets, average, carry, seen = _traverse(
+            tree, regrets, average, carry, p, uniforms, weight, expand=state.expand,
             expand_chance=state.expand_chance, capacity_=K, exploration=exploration,
             averaging=averaging, floor=floor)
         touched = _count(touched, seen)
     total = state.total_weight + weight
     # Rescaling touches every row, so it runs only on the rare steps that need it.
     average, carry, total, scale = jax.lax.cond(
-        total > 2.0**40, lambda: rescale_average(average, state.average_carry, total,
-                                                state.weight_scale),
-        lambda: (average, state.average_carry, total, state.weight_scale))
+        total > 2.0**40, lambda: rescale_average(average, carry, total, state.weight_scale),
+        lambda: (average, carry, total, state.weight_scale))
     return state._replace(regrets=regrets, average=average, average_carry=carry,
                           iteration=state.iteration + 1, total_weight=total,
                           weight_scale=scale, key=key, touched=touched)

@@ -300,9 +300,38 @@ def test_sparse_step_equals_the_full_width_reference(game, make):
     dense_state = jax.jit(dense)(tree, jax.jit(dense)(tree, state))
     np.testing.assert_allclose(sparse_state.regrets, dense_state.regrets, atol=1e-12)
     np.testing.assert_allclose(sparse_state.average, dense_state.average, atol=1e-12)
+    np.testing.assert_allclose(sparse_state.average_carry, dense_state.average_carry,
+                               atol=1e-12)
     assert float(jaxsolve.sampling.histories_touched(sparse_state)) == float(
         jaxsolve.sampling.histories_touched(dense_state)) > 0
     assert not np.allclose(sparse_state.regrets, state.regrets)  # the step did something
+
+
+def test_the_sparse_average_is_compensated_as_the_dense_one():
+    """The sampled step adds the average's increments to the rows it touches with the
+    dense step's compensation: each touched row's increments summed, then one
+    `kahan_add`. In float32 a running sum of 2**24 loses every +1 added alone; the
+    compensated sum keeps them in its carry (average - carry is the true sum)."""
+    legal = jnp.array([[True, True], [True, False], [True, True]])
+    average = jnp.full((3, 2), 2.0**24, jnp.float32) * legal
+    carry = jnp.zeros((3, 2), jnp.float32)
+    rows = jnp.array([0, 2, 0, 3, 0])  # row 0 three times; 3 = I, dropped
+    increments = jnp.ones((5, 2), jnp.float32) * legal[jnp.minimum(rows, 2)]
+    add = jax.jit(sampling._compensated_rows_add)
+    for _ in range(10):
+        average, carry = add(average, carry, rows, increments, legal)
+    exact = np.array([[2**24 + 30, 2**24 + 30], [2**24, 0], [2**24 + 10, 2**24 + 10]])
+    np.testing.assert_array_equal(np.asarray(average, np.float64) - np.asarray(carry), exact)
+    assert float(average[1, 0]) == 2.0**24 and float(carry[1, 0]) == 0.0  # untouched row
+    # The same as the dense update of each row's summed increments.
+    dense_average = jnp.full((3, 2), 2.0**24, jnp.float32) * legal
+    dense_carry = jnp.zeros((3, 2), jnp.float32)
+    summed = jnp.array([[3.0, 3.0], [0.0, 0.0], [1.0, 1.0]], jnp.float32)
+    for _ in range(10):
+        dense_average, dense_carry = jaxsolve.solvers.kahan_add(
+            dense_average, dense_carry, summed, legal & jnp.array([[True], [False], [True]]))
+    np.testing.assert_array_equal(average, dense_average)
+    np.testing.assert_array_equal(carry, dense_carry)
 
 
 @pytest.mark.parametrize("traversal", ["frontier", "counts"])
