@@ -43,7 +43,7 @@ from jaxsolve import __version__ as jaxsolve_version
 from jaxsolve.cli_out import writable_folder
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
-from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
+from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import DEFAULT_MAX_NODES
 from jaxsolve.errors import EXIT_INTERRUPTED, EXIT_USAGE, CLIError, GameError, one_line
@@ -59,7 +59,6 @@ EXIT_OK = 0
 CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
     "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
 EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
-DEFAULT_BATCH = 256  # --batch of the sampling solvers
 DEFAULT_TAU = 0.05  # --tau of --final threshold
 FINAL_NAMES = {"average": "average policy", "current": "current policy (last iterate)",
                "threshold": "average policy thresholded at tau={tau:g}",
@@ -173,7 +172,7 @@ def _check_state(saved, template, path: Path) -> None:
 def _resume_command(args, out: Path) -> str:
     words = ["jaxsolve", "solve", args.game, "--algo", args.algo, "--iters", str(args.iters)]
     if args.algo in SAMPLING_SOLVERS:
-        words += ["--batch", str(args.batch or DEFAULT_BATCH), "--seed", str(args.seed or 0)]
+        words += ["--batch", str(args.batch or DEFAULT_BATCH_SIZE), "--seed", str(args.seed or 0)]
     if args.param:
         words += ["--param", *args.param]
     words += cli_solver.words(args.solver_param)
@@ -362,7 +361,7 @@ def cmd_solve(args) -> int:
         print(f"jaxsolve: note: {' and '.join(given)} only appl{'y' if len(given) > 1 else 'ies'}"
               " to the sampling solvers "
               f"({', '.join(SAMPLING_SOLVERS)}); ignored for {args.algo}", file=sys.stderr)
-    batch = args.batch if args.batch is not None else DEFAULT_BATCH
+    batch = args.batch if args.batch is not None else DEFAULT_BATCH_SIZE
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
     solver = cli_solver.make(args.algo, settings, batch)  # bad values fail before the walk
@@ -526,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "sampling solvers one iteration is --batch samples per player")
     solve.add_argument("--batch", type=_positive_int, default=None, metavar="B",
                        help=f"samples per player per iteration of the sampling solvers "
-                       f"({', '.join(SAMPLING_SOLVERS)}; default: {DEFAULT_BATCH}); "
+                       f"({', '.join(SAMPLING_SOLVERS)}; default: {DEFAULT_BATCH_SIZE}); "
                        "ignored, with a note, for the full-width solvers")
     solve.add_argument("--seed", type=_seed, default=None, metavar="S",
                        help="PRNG seed of the sampling solvers, used as "

@@ -725,8 +725,13 @@ def _checked_settings(where: str, **settings) -> dict:
             for key, value in settings.items()}
 
 
-def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponents: bool = True,
-                expand_chance: bool = False, mask=None, chance_mask=None,
+# Samples per player per step where none is given, in Python and on the command line
+# alike (`jaxsolve solve --batch`).
+DEFAULT_BATCH_SIZE = 256
+
+
+def sampled_cfr(batch_size: int = DEFAULT_BATCH_SIZE, *, expand_own: bool = True,
+                expand_opponents: bool = True, expand_chance: bool = False, mask=None, chance_mask=None,
                 exploration: float = 0.0, averaging: str = "traverser",
                 rule: str = "cfr", traversal: str = "auto", split: str = "systematic",
                 name: str | None = None) -> Solver:
@@ -734,7 +739,8 @@ def sampled_cfr(batch_size: int = 1, *, expand_own: bool = True, expand_opponent
 
     Args:
       batch_size: B samples per player per step, walked in parallel; the regret
-        and average increments are their mean.
+        and average increments are their mean (default DEFAULT_BATCH_SIZE, 256, as
+        `jaxsolve solve --batch`).
       expand_own, expand_opponents, expand_chance: the rule where no mask is given
         (defaults: chance-sampled CFR).
       mask: bool [I] or [P, I] (row p: when p traverses); True expands the infoset.
@@ -821,7 +827,7 @@ def _refuse_fixed(where: str, kwargs: dict, fixed: tuple) -> None:
                              "scheme); for another scheme use jaxsolve.sampled_cfr(...)")
 
 
-def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
+def external_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
     """External-sampling MCCFR: the traverser expands all its actions, opponents and
     chance are sampled once per visited history; opponents' averages updated (in a
     one-player game, which has none, the traverser's).
@@ -841,7 +847,8 @@ def external_sampling(batch_size: int = 1, **kwargs) -> Solver:
                        name=kwargs.pop("name", "es-mccfr"), **kwargs)
 
 
-def outcome_sampling(batch_size: int = 1, exploration: float = 0.6, **kwargs) -> Solver:
+def outcome_sampling(batch_size: int = DEFAULT_BATCH_SIZE, exploration: float = 0.6,
+                     **kwargs) -> Solver:
     """Outcome-sampling MCCFR: one trajectory per sample, the traverser's own actions
     sampled with `exploration` (OpenSpiel's default 0.6); the traverser's average
     updated with weight own reach / sampling probability.
@@ -864,7 +871,7 @@ def outcome_sampling(batch_size: int = 1, exploration: float = 0.6, **kwargs) ->
                        name=kwargs.pop("name", "os-mccfr"), **kwargs)
 
 
-def chance_sampling(batch_size: int = 1, **kwargs) -> Solver:
+def chance_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
     """Chance-sampled CFR: full width over decisions, one chance outcome per sample.
 
     Args:

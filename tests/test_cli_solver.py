@@ -60,6 +60,17 @@ def test_exploration_reaches_outcome_sampling(tmp_path, capsys):
         assert np.array_equal(ours, np.asarray(AVERAGE(tree, state))) == same, exploration
 
 
+def test_the_command_line_and_the_library_sample_alike_by_default(tmp_path):
+    """`solve --algo es-mccfr` without --batch is `jaxsolve.external_sampling()`
+    without batch_size: the same state after the same iterations from PRNGKey(0)."""
+    import jax  # noqa: PLC0415
+    tree = builtin_tree("kuhn_poker")
+    assert solve(tmp_path, "--algo", "es-mccfr", "--iters", "3") == 0
+    solver = jaxsolve.external_sampling()
+    state = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(0)), 3)
+    assert np.array_equal(average(tmp_path, tree), np.asarray(AVERAGE(tree, state)))
+
+
 def test_a_run_resumes_only_with_its_own_settings(tmp_path, capsys):
     """The settings belong to the run: resuming with others is refused, the resume hint
     of an interrupted run repeats them, and the same settings continue it."""
