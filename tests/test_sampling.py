@@ -157,7 +157,7 @@ def test_expanding_everything_is_alternating_cfr(game, traversal):
     alternating updates (OpenSpiel's CFRSolver, checked in test_openspiel_parity)
     iterate for iterate, drawn either way; every traversal touches every history."""
     tree = tree_named(game)
-    full = jaxsolve.sampled_cfr(expand_chance=True, traversal=traversal)
+    full = jaxsolve.sampled_cfr(1, expand_chance=True, traversal=traversal)
     state = RUN(full, tree, full.init(tree), 15)
     cfr = jaxsolve.cfr(alternating=True)
     reference = RUN(cfr, tree, cfr.init(tree), 15)
