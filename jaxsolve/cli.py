@@ -565,7 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_games.add_subparser(sub, _positive_int, _nonnegative_real)
 
     check = sub.add_parser("check", help="run the conformance checks on a game",
-                           description="Conformance checks (seed 000): one line per check "
+                           description="Conformance checks: one line per check "
                            "and the first offending history of each failure. Exit 0 if all "
                            "pass, 1 if one fails, 2 on bad input.")
     check.add_argument("game", metavar="GAME", nargs="?", help="a built-in game, "
