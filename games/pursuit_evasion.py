@@ -327,7 +327,7 @@ def step(params: Params, state: State, action: jax.Array) -> State:
     checked (search masks them); stepping a terminated state returns it with zero
     rewards. One game at a time: step a batch under `jax.vmap`."""
     # Checked on shapes, which are static under jit and vmap: a batch passed directly
-    # failed deep inside JAX ("Incompatible shapes for broadcasting").
+    # would fail deep inside JAX ("Incompatible shapes for broadcasting").
     if np.ndim(state.cell) != 0 or np.ndim(action) != 0:
         raise ValueError(f"step: takes one game's state and a [] action, got state.cell of "
                          f"shape {np.shape(state.cell)} and action of shape {np.shape(action)};"

@@ -121,7 +121,7 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
             continue
         if key == "game" and is_file_game(expect["game"]):
             continue  # a saved tree may have moved; its content digest is checked below
-        # (checkpoints written before --solver-param existed ran the defaults: {})
+        # (a checkpoint of the older format, without solver_params, ran the defaults: {})
         theirs = meta.get(key, {} if key == "solver_params" else None)
         if json.dumps(theirs, sort_keys=True) != json.dumps(expect[key], sort_keys=True):
             problems.append(f"{key} {theirs!r}, not {expect[key]!r}")

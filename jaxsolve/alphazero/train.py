@@ -169,7 +169,7 @@ def make_iteration(cfg: TrainConfig, graphdef):
         wins = traj.outcome > 0
         metrics = dict(loss=losses[0], policy_loss=losses[1], value_loss=losses[2])
         # Each win rate only where its games were played (explore_fraction=1 plays
-        # none from the initial position: a rate of 0/0 was reported as 0).
+        # none from the initial position, whose rate 0/0 must not read as 0).
         if traj.from_start is None:
             metrics["selfplay_evader_wins"] = jnp.mean(wins)
         else:
@@ -517,7 +517,8 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
     # The jitted iteration donates its input; a state the caller passed is copied
-    # first, so that theirs stays usable (it was deleted: "Array has been deleted").
+    # first, so that theirs stays usable (donated, it would be deleted: "Array has
+    # been deleted").
     state = fresh if state is None else jax.tree.map(jnp.copy, _check_state(state, fresh))
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown, seconds = [], {}, 0.0
