@@ -2,9 +2,10 @@
 
 The truth for each zero-sum game here is the independent sequence-form LP in
 tests/reference (HiGHS; it shares no code with jaxsolve). For the general-sum
-conjunction game there is no LP; the check is that vanilla CFR's average after the
-20,000 iterations of the game's course project is an approximate equilibrium, with its per-player
-best-response values confirmed by the reference's own tree walk.
+conjunction game there is no LP; the check is that vanilla CFR's average after
+20,000 iterations (the run of the game's course project) is an approximate
+equilibrium, with its per-player best-response values confirmed by the reference's
+own tree walk.
 
 Tolerances. For a two-player zero-sum game and any profile sigma with value u0 and
 best-response values BR0 (player 0 against sigma_1) and BR1 (player 1 against
