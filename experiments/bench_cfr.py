@@ -103,11 +103,11 @@ run replaces nothing; `--publish`: the same names directly under `results/`, the
 tracked files the README cites; `--quick`: the same names with `_quick` in the temp
 folder; `--out` wins over all of these), written after every game. A table per game
 and a summary table across games are printed, then the speed targets
-(bench_cfr_targets.py). The ms targets "(target on one H200)" are judged only where the run was on a GPU whose
-device kind names an H200, and no target that `--quick` shortens is judged in a
-quick run (a smoke run): those are printed "not judged" with the reason, `met: null`
-in the JSON. Figures printed beside a target carry enough digits that rounding never
-puts them on the other side of it.
+(bench_cfr_targets.py). The ms targets "(target on one H200)" are judged only where the
+run was on a GPU whose device kind names an H200, and no target that `--quick` shortens
+is judged in a quick run (a smoke run): those are printed "not judged" with the reason,
+`met: null` in the JSON. Figures printed beside a target carry enough digits that
+rounding never puts them on the other side of it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The speed targets that bench_cfr judges (per-iteration ratios against OpenSpiel's
 solvers, ms per iteration on one H200), and its verdicts: `met` is True or False, or
 None with the reason where this run cannot judge a target (not measured, an H200
-target off an H200, a --quick smoke run, another --solver than CFR+). Figures printed beside a verdict never round onto its other side."""
+target off an H200, a --quick smoke run, another --solver than CFR+). Figures printed
+beside a verdict never round onto its other side."""
 
 from __future__ import annotations
 

@@ -6,13 +6,13 @@
 1. The equilibrium: vanilla CFR (`jaxsolve.cfr()`, simultaneous updates, uniform
    averaging), 20,000 iterations; the six strategies (Alice's 2 infosets, Bob's 4),
    each player's expected cost and best-response gain (per-player exploitability).
-2. Iterations to 0.001: the iterations CFR, CFR+, DCFR(1.5, 0, 2) and PCFR+ need
-   before the exploitability (NashConv / 2, OpenSpiel's definition) of their average
-   strategy falls below 0.001. The exploitability is evaluated after *every* iteration inside
-   one compiled scan (the tree is tiny), so the count is exact; "first" is the first
-   iteration below the threshold, "stays" the first after which it never goes back
-   above it within the cap. The solvers do not reach the same equilibrium: the
-   table also gives each one's costs and Alice's strategy at the cap.
+2. Iterations to 0.001: the iterations CFR, CFR+, DCFR(1.5, 0, 2) and PCFR+ need before
+   the exploitability (NashConv / 2, OpenSpiel's definition) of their average strategy
+   falls below 0.001. The exploitability is evaluated after *every* iteration inside one
+   compiled scan (the tree is tiny), so the count is exact; "first" is the first
+   iteration below the threshold, "stays" the first after which it never goes back above
+   it within the cap. The solvers do not reach the same equilibrium: the table also
+   gives each one's costs and Alice's strategy at the cap.
 3. How the equilibrium follows the costs: a sweep. The High-priority maneuver cost m
    (default 3) and the collision cost c (both hold, default 10) vary on a grid; every
    other entry stays the default table's. All the tables are solved in ONE vmapped
@@ -191,7 +191,7 @@ def plot_sweep(res, path):
         fig.colorbar(im, ax=ax)
     axes.flat[-1].axis("off")
     fig.suptitle(f"Conjunction: equilibrium (vanilla CFR, {res['iterations']} it.) over "
-                 f"{res['tables']} cost tables, one vmapped call; red star = the default table")
+                 f"{res['tables']} cost tables, one vmapped call; red star: default costs")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -227,8 +227,9 @@ def plot_convergence(traces, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true", help="32x32 sweep, 20,000-iteration cap")
-    ap.add_argument("--cap", type=positive(int), default=200_000, help="iteration cap of the iterations-to-0.001 comparison "
-                    "(default 200,000)")
+    ap.add_argument("--cap", type=positive(int), default=200_000,
+                    help="iteration cap of the iterations-to-0.001 comparison "
+                         "(default 200,000)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args(argv)

@@ -42,7 +42,7 @@ OPERATOR, OBSERVER = 0, 1
 
 _CARD_NAMES = ("No-maneuver", "Maneuver")
 _CARD_SHORT = ("N", "M")
-_CARD_IDS = ("NO_MANEUVER", "MANEUVER")  # the card names the information-state strings use
+_CARD_IDS = ("NO_MANEUVER", "MANEUVER")  # the names in the information-state strings
 _OPERATOR_NAMES = ("Signal", "Quiet")
 _OPERATOR_SHORT = ("S", "Q")
 _OBSERVER_NAMES = ("Watch", "Skip")

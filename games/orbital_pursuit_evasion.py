@@ -84,7 +84,7 @@ def _move(pos: tuple[int, int], action: int) -> tuple[int, int]:
 
 
 class OrbitalPursuitEvasion(Game):
-    """The 5x5 sensor-allocation game; see the module docstring for rules and parameters."""
+    """The 5x5 sensor-allocation game; the module docstring has rules and parameters."""
 
     players = 2
     actions = 5

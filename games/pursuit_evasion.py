@@ -187,12 +187,12 @@ class Params:
 
     @property
     def max_detections(self) -> int:
-        """Largest detection count with which the evader can still win: the largest k
-        in 0..max_turns with not (k / max_turns > threshold), the rule's comparison
-        taken literally in float64. (A floor of threshold * max_turns needs a tolerance for
+        """Largest detection count with which the evader can still win: the largest k in
+        0..max_turns with not (k / max_turns > threshold), the rule's comparison taken
+        literally in float64. (A floor of threshold * max_turns needs a tolerance for
         thresholds such as 0.29, where 0.29 * 100 = 28.999999999999996, and any
-        tolerance misjudges thresholds just below k / max_turns.) At least 0, since
-        the threshold lies in [0, 1)."""
+        tolerance misjudges thresholds just below k / max_turns.) At least 0, since the
+        threshold lies in [0, 1)."""
         t = self.max_turns
         return max(k for k in range(t + 1) if not k / t > self.threshold)
 

@@ -44,7 +44,7 @@ def _assert_same_checkpoint(a, b):
 
 def _untrained(path, step=0, with_config=True):
     """A checkpoint as `train` saves it (with its config unless `with_config` is
-    False), of the 3x3 base game (`--variant seed`), at iteration `step`, without training."""
+    False), of the 3x3 base game (--variant seed), at iteration `step`, untrained."""
     cfg = train.TrainConfig(env=pe.Params(grid_size=3), hidden=(8,), games_per_iter=4)
     state = train.init(cfg)[1]._replace(step=jnp.int32(step))
     train.save(str(path), state, config=cfg if with_config else None)

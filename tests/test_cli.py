@@ -160,8 +160,8 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
 
 def test_a_sampling_checkpoint_of_the_scalar_touched_count_resumes(tmp_path):
     """Checkpoints in the older layout hold a scalar `touched` where the current one
-    holds a compensated pair: load_checkpoint lays it out as (total, 0), and the run goes on as the
-    same run would have."""
+    holds a compensated pair: load_checkpoint lays it out as (total, 0), and the run
+    goes on as the same run would have."""
     tree = builtin_tree("kuhn_poker")
     solver = jaxsolve.external_sampling(4)
     state = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(2)), 3)

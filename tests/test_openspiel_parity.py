@@ -174,7 +174,8 @@ def test_an_unknown_openspiel_game_names_the_close_ones_not_all(capfd):
 
 def test_openspiels_own_string_form_carries_the_parameters():
     """"kuhn_poker(players=3)" is how OpenSpiel names a game with parameters; it is
-    loaded, not refused as an unknown game. Uniform play's NashConv is OpenSpiel's own figure."""
+    loaded, not refused as an unknown game. Uniform play's NashConv is OpenSpiel's own
+    figure."""
     from open_spiel.python import policy as os_policy
     from open_spiel.python.algorithms import exploitability
 

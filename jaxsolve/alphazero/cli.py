@@ -373,7 +373,7 @@ def _game_options(parser, left_out: str | None = None):
     p.add_argument("--grid", type=_grid, default=None, help="board side, odd (default 5)")
     p.add_argument("--sensor", choices=["ray", "wedge"], default=None,
                    help="ray (default): the cells along the sensor's direction; wedge: the "
-                        "3 cells next to the sensor in its direction and the two beside it")
+                        "3-cell cone next to the sensor")
     p.add_argument("--turns", type=_at_least_one, default=None, metavar="T",
                    help="defender moves in a game (default: grid + 1 with --variant goal, "
                         "20 with seed)")

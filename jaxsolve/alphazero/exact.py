@@ -31,9 +31,9 @@ from jaxsolve.builders.assemble import format_bytes
 
 # solve() refuses a game whose arrays would need more than this (`estimate_bytes`).
 # Every game the repo solves fits many times over - the largest, 11x11 with the base
-# rules (`pe.Params`, 20 turns), needs about 85 MiB, the 11x11 goal variant 35 MiB - while the goal
-# variant on a 41x41 grid (4.66 GiB estimated, 4.55 GiB measured) and anything larger
-# is refused before NumPy or JAX runs out of memory part-way.
+# rules (`pe.Params`, 20 turns), needs about 85 MiB, the 11x11 goal variant 35 MiB -
+# while the goal variant on a 41x41 grid (4.66 GiB estimated, 4.55 GiB measured) and
+# anything larger is refused before NumPy or JAX runs out of memory part-way.
 DEFAULT_MAX_BYTES = 4 * 2**30
 
 
