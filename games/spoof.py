@@ -1,9 +1,9 @@
 """Spoof, the 3-coin game, bounded to `max_rounds` rounds.
 
 A blind player tries to turn three coins all heads up while a sighted opponent
-rearranges them. The game is Doyen and Raskin's 3-coin example ("Games with
-Imperfect Information: Theory and Algorithms"), as the gym-spoof two-agent
-environment states it; the round bound and the draw are this module's, since the
+rearranges them. The rules below are those of the gym-spoof two-agent environment,
+which takes the game from Doyen and Raskin, "Games with Imperfect Information:
+Theory and Algorithms"; the round bound and the draw are this module's, since the
 unbounded game need not end.
 
 Rules. Three coins in positions 0, 1, 2. First the starting arrangement, two heads
