@@ -8,7 +8,7 @@
     python experiments/bench_cfr.py --games leduc --solver pcfr+   # jaxsolve's PCFR+ alone
     python experiments/bench_cfr.py --games "openspiel:liars_dice(dice_sides=4)"  # any game
 
-GPU run (issue 6), one command from the repository root of a machine with JAX for
+GPU run, one command from the repository root of a machine with JAX for
 CUDA. OpenSpiel is not needed there: without it the OpenSpiel solvers are skipped
 and Leduc comes from `jaxsolve.games`, the other games from
 `jaxsolve.builders`; jaxsolve is imported from the checkout (its dependencies, jax,
@@ -102,12 +102,12 @@ float32 unless `--x64` is given. Results go to `results/local/bench_cfr.json` on
 run replaces nothing; `--publish`: the same names directly under `results/`, the
 tracked files the README cites; `--quick`: the same names with `_quick` in the temp
 folder; `--out` wins over all of these), written after every game. A table per game
-and a summary table across games are printed, then the targets of issues 2 and 6.
-The ms targets "(target on one H200)" are judged only where the run was on a GPU whose
-device kind names an H200, and no target that `--quick` shortens is judged in a
-quick run (a smoke run): those are printed "not judged" with the reason, `met: null`
-in the JSON. Figures printed beside a target carry enough digits that rounding never
-puts them on the other side of it.
+and a summary table across games are printed, then the speed targets
+(bench_cfr_targets.py). The ms targets "(target on one H200)" are judged only where the
+run was on a GPU whose device kind names an H200, and no target that `--quick` shortens
+is judged in a quick run (a smoke run): those are printed "not judged" with the reason,
+`met: null` in the JSON. Figures printed beside a target carry enough digits that
+rounding never puts them on the other side of it.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
 #   bench_cfr_solvers   the three contestants and the loops that time them
 #   bench_cfr_memory    memory statistics, the estimates, the up-front refusal
 #   bench_cfr_worker    what a child process runs: the machine probe or one game
-#   bench_cfr_targets   the issue 2 and 6 targets and their verdicts
+#   bench_cfr_targets   the speed targets and their verdicts
 #   bench_cfr_tables    the printed tables and number formats
 from bench_cfr_games import (DEFAULT_GAMES, GAMES, OPENSPIEL, QUICK_GAMES,  # noqa: E402
                              SOLVER_NAMES, game_entry)

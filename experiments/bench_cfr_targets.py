@@ -1,7 +1,8 @@
-"""The targets of issues 2 and 6 that bench_cfr judges, and its verdicts: `met` is
-True or False, or None with the reason where this run cannot judge a target (not
-measured, an H200 target off an H200, a --quick smoke run, another --solver than
-CFR+). Figures printed beside a verdict never round onto its other side."""
+"""The speed targets that bench_cfr judges (per-iteration ratios against OpenSpiel's
+solvers, ms per iteration on one H200), and its verdicts: `met` is True or False, or
+None with the reason where this run cannot judge a target (not measured, an H200
+target off an H200, a --quick smoke run, another --solver than CFR+). Figures printed
+beside a verdict never round onto its other side."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 from machine import figure_beside
 
 
-RATIO_TARGETS = [  # (game, ratio key, at least, description) from issue 2
+RATIO_TARGETS = [  # (game, ratio key, at least, description)
     ("leduc", "cpp_ms_per_iter_over_jaxsolve", 10, "Leduc >= 10x faster/iter than C++ CFR+"),
     ("leduc", "jaxcfr_ms_per_iter_over_jaxsolve", 3, "Leduc >= 3x faster/iter than JaxCFR"),
     ("liars", "cpp_ms_per_iter_over_jaxsolve", 3, "liar's dice >= 3x faster/iter than C++"),
@@ -20,7 +21,7 @@ RATIO_TARGETS = [  # (game, ratio key, at least, description) from issue 2
     ("leduc", "pyspiel_reused_best_responses_over_jaxsolve", 10,
      "Leduc exploitability >= 10x faster than pyspiel's (setup left out on both sides)"),
 ]
-MS_TARGETS = [  # (game, at most ms per jaxsolve CFR+ iteration, description) from issue 6
+MS_TARGETS = [  # (game, at most ms per jaxsolve CFR+ iteration, description)
     ("goofspiel7", 8.0, "Goofspiel-7 <= 8 ms per CFR+ iteration (target on one H200)"),
     ("leduc", 0.3, "Leduc <= 0.3 ms per CFR+ iteration (target on one H200)"),
 ]
@@ -71,7 +72,7 @@ def _other_solver(result) -> str | None:
 
 
 def targets(results, probe=None, quick=False):
-    """The issue 2 and 6 targets. `met` is None (with a `reason`) where the run cannot
+    """The speed targets. `met` is None (with a `reason`) where the run cannot
     judge one: not measured, an H200 target off an H200 (from `probe`, the machine
     facts), or a quick run's shortened timing."""
     checks = []

@@ -1,4 +1,4 @@
-"""Sampling CFR against OpenSpiel's C++ MCCFR solvers, in one process (issue 4).
+"""Sampling CFR against OpenSpiel's C++ MCCFR solvers, in one process.
 
     python experiments/bench_mccfr.py                  # Leduc + liar's dice 1x6: 5-10 min
     python experiments/bench_mccfr.py --publish        # the same, into results/bench_mccfr.json

@@ -1,14 +1,14 @@
 """Our MCTS against mctx: simulations per second at batch 256 and 32 simulations.
 
-Same game (the seed's 5x5 pursuit-evasion), same 3x128 network, same recurrent_fn;
-medians over repeated calls after compilation. The calls are interleaved in rounds
-(each round times every function `repeats` times, in an order that rotates from round
-to round), so that a change in the machine's load during the run hits all four alike.
-The first call of each function, with its tracing and compilation, is timed apart and
-printed beside its median. Prints our speed-up over mctx (mctx's median
-time divided by ours: 2x means our search runs twice as many simulations per second),
-and its spread over the rounds (a shared machine's load shifts it: mctx's larger ops
-run on two threads and slow down more than ours when the other core is busy).
+Same game (the default 5x5 pursuit-evasion, `pe.Params()`), same 3x128 network, same
+recurrent_fn; medians over repeated calls after compilation. The calls are interleaved
+in rounds (each round times every function `repeats` times, in an order that rotates
+from round to round), so that a change in the machine's load during the run hits all
+four alike. The first call of each function, with its tracing and compilation, is timed
+apart and printed beside its median. Prints our speed-up over mctx (mctx's median time
+divided by ours: 2x means our search runs twice as many simulations per second), and its
+spread over the rounds (a shared machine's load shifts it: mctx's larger ops run on two
+threads and slow down more than ours when the other core is busy).
 
     python experiments/bench_mcts.py [--batch 256] [--sims 32] [--repeats 4] [--rounds 5]
                                      [--only both|gumbel|puct] [--waves] [--out PATH]
@@ -20,7 +20,7 @@ XLA:CPU sees one core, splits no op over two threads, and mctx runs at its faste
 with every median, round and ratio to `results/local/bench_mcts.json` on CPU,
 `results/local/bench_mcts_<backend>.json` on an accelerator (ignored by git, so a trial
 run replaces nothing; `--publish`: the same names directly under `results/`, the
-tracked files the README cites; `--out` wins over both). It ends with issue 5's
+tracked files the README cites; `--out` wins over both). It ends with the speed
 target, our Gumbel search at least 2x mctx's simulations per second, judged on this
 process's ratio (PASS or FAIL; `pass` in the JSON).
 
@@ -169,7 +169,7 @@ def _sweep(args, ours_gumbel, model_only, params):
     return results
 
 
-TARGET = 2.0  # issue 5: our Gumbel search at least 2x mctx's simulations per second
+TARGET = 2.0  # the speed target: our Gumbel search at >= 2x mctx's simulations per second
 # The sizes of a full run, and of a --quick one: a smoke run (the script and its report
 # work; its ratio is not judged) that finishes within a minute on a 2-core CPU, most of
 # it compilation. An option given explicitly wins over either.
@@ -381,7 +381,7 @@ def main(argv=None):
             print(f"  search overhead beyond the model ({model * 1e3:.2f} ms): ours "
                   f"{ours_extra * 1e3:.2f} ms, mctx {mctx_extra * 1e3:.2f} ms, "
                   f"{mctx_extra / ours_extra:.2f}x")
-    if "ratio_gumbel" in results:  # issue 5's target; a smoke run's is not judged
+    if "ratio_gumbel" in results:  # the speed target; a smoke run's is not judged
         ratio = results["ratio_gumbel"]
         report["targets"] = [target_result(
             f"our Gumbel search >= {TARGET:g}x mctx's simulations per second",

@@ -1,26 +1,27 @@
-"""Seed 001's conjunction negotiation, its run and its five questions.
+"""Conjunction negotiation: the equilibrium, iterations to 0.001, costs and variants.
 
     python experiments/conjunction.py           # full (about a minute on 2 CPU cores)
     python experiments/conjunction.py --quick   # smaller sweep grid, lower iteration cap
 
-1. The seed's run: vanilla CFR (`jaxsolve.cfr()`, simultaneous updates, uniform
+1. The equilibrium: vanilla CFR (`jaxsolve.cfr()`, simultaneous updates, uniform
    averaging), 20,000 iterations; the six strategies (Alice's 2 infosets, Bob's 4),
    each player's expected cost and best-response gain (per-player exploitability).
-2. Question 4: the iterations CFR, CFR+, DCFR(1.5, 0, 2) and PCFR+ need before the
-   exploitability (NashConv / 2, OpenSpiel's definition) of their average strategy
-   falls below 0.001. The exploitability is evaluated after *every* iteration inside
-   one compiled scan (the tree is tiny), so the count is exact; "first" is the first
-   iteration below the threshold, "stays" the first after which it never goes back
-   above it within the cap. The solvers do not reach the same equilibrium: the
-   table also gives each one's costs and Alice's strategy at the cap.
-3. Question 2: a cost-structure sweep. The High-priority maneuver cost m (seed: 3)
-   and the collision cost c (both hold, seed: 10) vary on a grid; every other entry
-   stays the seed's. All the tables are solved in ONE vmapped call over
-   `jaxsolve.sweep(tree, utilities=[B, Z, P])`, vanilla CFR for 20,000 iterations
-   as in the seed; NashConv is reported per table so that points where CFR has not
-   settled (general-sum: no convergence guarantee) are visible.
-4. Questions 3 and 5: `alice_sees_bob_priority=True` and `num_actions=3` against the
-   original, same solver and iterations.
+2. Iterations to 0.001: the iterations CFR, CFR+, DCFR(1.5, 0, 2) and PCFR+ need before
+   the exploitability (NashConv / 2, OpenSpiel's definition) of their average strategy
+   falls below 0.001. The exploitability is evaluated after *every* iteration inside one
+   compiled scan (the tree is tiny), so the count is exact; "first" is the first
+   iteration below the threshold, "stays" the first after which it never goes back above
+   it within the cap. The solvers do not reach the same equilibrium: the table also
+   gives each one's costs and Alice's strategy at the cap.
+3. How the equilibrium follows the costs: a sweep. The High-priority maneuver cost m
+   (default 3) and the collision cost c (both hold, default 10) vary on a grid; every
+   other entry stays the default table's. All the tables are solved in ONE vmapped
+   call over `jaxsolve.sweep(tree, utilities=[B, Z, P])`, vanilla CFR for 20,000
+   iterations as in 1; NashConv is reported per table so that points where CFR has
+   not settled (general-sum: no convergence guarantee) are visible.
+4. Without the imperfect information (`alice_sees_bob_priority=True`: Alice sees
+   Bob's priority) and with a third action (`num_actions=3`: maneuver up, down or
+   hold), against the default game, same solver and iterations.
 
 Writes results/conjunction.json, results/conjunction_sweep.png and
 results/conjunction_convergence.png.
@@ -74,7 +75,7 @@ def seed_run(params, iters):
     return jax.tree_util.tree_map(lambda x: float(x) if isinstance(x, np.floating) else x, out)
 
 
-# ------------------------------------------------------------ question 4
+# ------------------------------------------------- iterations to 0.001
 
 def exploitability_trace(solver, tree, iters):
     """[iters] exploitability of the average strategy after each iteration, and that
@@ -110,7 +111,7 @@ def iterations_to_threshold(tree, cap):
     return rows, traces
 
 
-# ------------------------------------------------------------ question 2
+# ------------------------------------------------------- the cost sweep
 
 def terminal_cost_index(tree_of):
     """[Z, P] index into the flattened (2,2,2,2,2) cost table of each terminal's
@@ -190,7 +191,7 @@ def plot_sweep(res, path):
         fig.colorbar(im, ax=ax)
     axes.flat[-1].axis("off")
     fig.suptitle(f"Conjunction: equilibrium (vanilla CFR, {res['iterations']} it.) over "
-                 f"{res['tables']} cost tables, one vmapped call; red star = the seed's table")
+                 f"{res['tables']} cost tables, one vmapped call; red star: default costs")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -226,7 +227,9 @@ def plot_convergence(traces, path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--quick", action="store_true", help="32x32 sweep, 20,000-iteration cap")
-    ap.add_argument("--cap", type=positive(int), default=200_000, help="iteration cap for question 4")
+    ap.add_argument("--cap", type=positive(int), default=200_000,
+                    help="iteration cap of the iterations-to-0.001 comparison "
+                         "(default 200,000)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args(argv)
@@ -236,12 +239,12 @@ def main(argv=None):
     out = dict(quick=args.quick)
 
     out["seed_run"] = seed_run({}, SEED_ITERS)
-    print_strategies("the seed's game", out["seed_run"])
+    print_strategies("the default game", out["seed_run"])
 
     out["variants"] = {"alice_sees_bob_priority": seed_run({"alice_sees_bob_priority": True}, SEED_ITERS),
                        "num_actions=3": seed_run({"num_actions": 3}, SEED_ITERS)}
-    print_strategies("alice_sees_bob_priority=True (question 3)", out["variants"]["alice_sees_bob_priority"])
-    print_strategies("num_actions=3 (question 5)", out["variants"]["num_actions=3"])
+    print_strategies("alice_sees_bob_priority=True (Alice sees Bob's priority)", out["variants"]["alice_sees_bob_priority"])
+    print_strategies("num_actions=3 (maneuver up, down or hold)", out["variants"]["num_actions=3"])
     print(f"\n{'variant':<28}{'Alice cost':>11}{'Bob cost':>10}{'total':>9}{'exploit.':>11}")
     for name, r in [("original", out["seed_run"])] + list(out["variants"].items()):
         a, b = r["expected_cost"]["alice"], r["expected_cost"]["bob"]
@@ -259,14 +262,14 @@ def main(argv=None):
               f"{r['exploitability_at_20000']:>13.2e}{r['final']:>13.2e}"
               f"{cost['alice']:>18.4f} / {cost['bob']:.4f}"
               f"{m['alice p=H']:>15.4f} / {m['alice p=L']:.4f}")
-    print("(vanilla CFR ends at the seed's equilibrium, High Alice holding; the others "
+    print("(vanilla CFR ends at the equilibrium where High Alice holds; the others "
           "where Alice always maneuvers, held there by Bob's threat to hold after a hold "
           "she never plays: a Nash equilibrium, not subgame perfect)")
     plot_convergence(traces, os.path.join(args.out, "conjunction_convergence.png"))
 
     grid_m = np.round(np.linspace(0.5, 8.0, n), 6)
     grid_c = np.round(np.linspace(1.0, 20.0, n), 6)
-    grid_m[np.argmin(np.abs(grid_m - 3.0))] = 3.0      # include the seed's table
+    grid_m[np.argmin(np.abs(grid_m - 3.0))] = 3.0      # include the default table
     grid_c[np.argmin(np.abs(grid_c - 10.0))] = 10.0
     res = sweep(grid_m, grid_c, SEED_ITERS)
     out["sweep"] = res

@@ -1,4 +1,4 @@
-"""Convergence against wall-clock time and against histories touched (issue 4).
+"""Convergence against wall-clock time and against histories touched.
 
     python experiments/convergence.py                       # 4 games x 6 solvers, 20 s each
     python experiments/convergence.py --quick               # ~2 s each: a smoke run

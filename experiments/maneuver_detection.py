@@ -1,5 +1,5 @@
-"""Maneuver detection (seed 000's capstone variant): equilibrium, value, and how
-they move as the sensors get better or worse.
+"""Maneuver detection: equilibrium, value, and how they move as the sensors get better
+or worse.
 
     python experiments/maneuver_detection.py           # 41 factors, 20,000 CFR+ iterations
     python experiments/maneuver_detection.py --quick   # 21 factors, 5,000 iterations

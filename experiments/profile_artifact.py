@@ -1,7 +1,8 @@
 """Does the network run slower after many small kernels, or only look slower in a profile?
 
 In an XLA:CPU profile of the Gumbel search, the network's first two layers take
-longer (by median) than in a loop of model calls alone: 11 -> 17 us and 42 -> 53 us.
+longer (by median) than in a loop of model calls alone: 17 against 11 us, 53 against
+42 us.
 This script times the question without the profiler. It uses three jitted loops, each
 with the root call and 32 steps:
 
@@ -11,9 +12,9 @@ with the root call and 32 steps:
 * `model`:  the model calls alone.
 
 If the kernels slowed the network down, `both - kernels - model` would be positive:
-about 0.5 ms at the profile's per-layer figures. Measured on the 2-core CPU it is
-negative (-0.23 to -0.48 ms in four runs; one root call and one dispatch are counted
-twice), so the slowdown belongs to the profiler, and per-op profile times are upper
+about 0.5 ms at the profile's per-layer figures. On a 2-core CPU it is negative, a
+few tenths of a millisecond (one root call and one dispatch are counted twice), so
+the slowdown belongs to the profiler, and per-op profile times are upper
 bounds.
 
     python experiments/profile_artifact.py [--rounds 30] [--repeats 3]

@@ -1,19 +1,20 @@
-"""AlphaZero on pursuit-evasion: the seed's reflection plots, graded by the exact solver.
+"""AlphaZero on pursuit-evasion: what it learns, graded by the exact solver.
 
 Writes to results/local/pursuit/ (ignored by git, so a trial run replaces nothing),
 or with --publish to the tracked results/pursuit/ that the README cites, or to --out DIR:
-  loss.png          policy / value / total loss over training (question 1)
+  loss.png          policy / value / total loss over training: does the network learn?
   win_rates.png     win rate vs random as each side over training, with the exact best
-                    rates and the self-play evader win rate (question 2)
+                    rates and the self-play evader win rate: are the self-play games
+                    balanced, and is that optimal play?
   value_heatmap.png the value network's prediction per evader cell beside the exact
                     value, in a reachable position whose exact values differ from
-                    cell to cell (question 4)
-  simulations.png   strength and mistake rate against the number of simulations (3)
+                    cell to cell: what has the value network learned?
+  simulations.png   strength and mistake rate against the number of simulations
   scaling.png       5x5 / 7x7 / 11x11: win rate vs random (worse side) and mistake rate
-                    against training seconds, with 11x11 without exploring starts (5)
+                    against training seconds, with 11x11 without exploring starts
   summary.json      all figures, including the wall time to >= 95% vs random
 
-Recipe (every run, every size): the seed's 3x128 MLP, Gumbel search with 16
+Recipe (every run, every size): a 3x128 MLP, Gumbel search with 16
 simulations, 64 self-play games and 32 AdamW steps per iteration, and half of the
 self-play games started from random reachable positions ("exploring starts",
 `TrainConfig.explore_fraction`; evaluation always starts from the initial position).
@@ -209,7 +210,7 @@ def strength_vs_sims(env, graphdef, params, sol, sims_list):
 def main(argv=None):
     ap = argparse.ArgumentParser(
         description="AlphaZero on the pursuit-evasion goal variant: trains a 5x5 agent, "
-        "draws the seed's reflection plots and grades the agent against the exact solver; "
+        "plots what it learns and grades it against the exact solver; "
         "then the 5x5 / 7x7 / 11x11 scaling runs. The module docstring lists the files.")
     ap.add_argument("--iterations", type=int, default=60,
                     help="self-play-and-train iterations of the 5x5 main run (default 60)")
@@ -241,8 +242,8 @@ def main(argv=None):
     try:
         for n in args.sizes:
             env = pe.goal_variant(n)
-            # The exact solver grades every size: one too large for it used to fail
-            # after the main run, losing summary.json.
+            # The exact solver grades every size: one too large for it would fail
+            # only after the main run, losing summary.json.
             if exact.estimate_bytes(env) > exact.DEFAULT_MAX_BYTES:
                 raise ValueError(f"--sizes {n}: the exact solver that grades the scaling "
                                  f"runs needs about {exact.estimate_bytes(env) / 2**30:.1f} "

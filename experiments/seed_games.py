@@ -1,4 +1,4 @@
-"""Seed 000's games solved: Mini Maneuver and Orbital Pursuit-Evasion (both detection modes).
+"""Mini Maneuver and Orbital Pursuit-Evasion (both detection modes) solved and checked.
 
     python experiments/seed_games.py            # 1,000 CFR+ iterations, OpenSpiel on all
     python experiments/seed_games.py --quick    # OpenSpiel only on Mini Maneuver

@@ -1,4 +1,4 @@
-"""Spoof (seed 002): the game value against the round limit `max_rounds` = 1..8.
+"""Spoof: the game value against the round limit `max_rounds` = 1..8.
 
     python experiments/spoof_rounds.py           # max_rounds 1..8, cap 20,000 iterations
     python experiments/spoof_rounds.py --quick   # max_rounds 1..6, cap 5,000
@@ -8,7 +8,7 @@ exploitability (NashConv / 2) of its average strategy is below 1e-4, or the cap.
 value reported is Player 0's (the toggler's) expected payoff under that strategy;
 it is within 2 x exploitability of the true game value (|u0 - v*| <= NashConv in a
 two-player zero-sum game). Player 1 sets the starting arrangement
-(shuffle_initial=False, the seed's rules); the draw after `max_rounds` pays 0.
+(shuffle_initial=False, the game's default); the draw after `max_rounds` pays 0.
 
 Writes results/spoof_rounds.json and results/spoof_rounds.png.
 """

@@ -1,4 +1,10 @@
-"""Conjunction negotiation (seed 001): two satellite operators, private priorities.
+"""Conjunction negotiation: two satellite operators, private priorities.
+
+Two operators whose satellites face a possible collision each decide whether to
+maneuver out of the way, knowing only their own satellite's mission priority. The
+game and its cost table come from a course project on solving this negotiation with
+vanilla CFR; the project asks what a third action (maneuver up or down) would
+change, and `num_actions=3` is one answer.
 
 Rules. Chance assigns Alice's (player 0) priority, then Bob's (player 1), each
 independently 0 = "High" or 1 = "Low" with probability 1/2. Alice, knowing her own
@@ -11,28 +17,27 @@ negative utilities):
 
 General-sum: utility_sum() is None.
 
-Actions. num_actions=2 (the seed): 0 = "Maneuver" (M), 1 = "Hold" (H).
-num_actions=3 (the seed's bonus question): 0 = "Maneuver up", 1 = "Maneuver down",
-2 = "Hold".
+Actions. num_actions=2 (default): 0 = "Maneuver" (M), 1 = "Hold" (H).
+num_actions=3: 0 = "Maneuver up", 1 = "Maneuver down", 2 = "Hold".
 
 Parameters:
   costs: array of shape (2, 2, A, A, 2), A = num_actions, indexed [alice_priority,
     bob_priority, alice_action, bob_action, player] (priority 0 = High, 1 = Low).
-    Default None: the seed's table for A = 2 (SEED_COSTS below; in it each
+    Default None: for A = 2 the default cost table (SEED_COSTS below; in it each
     operator pays -3 for maneuvering at High priority and -1 otherwise, except
     that both holding is a collision, -10 each); for A = 3 its extension
     THREE_ACTION_COSTS, built from the 2-action table by reading up/down as M:
-      * one maneuvers (up or down), the other holds -> the seed's M/H entry;
-      * both hold                                  -> the seed's H/H (collision);
-      * opposite directions (up/down, down/up)     -> the seed's M/M entry: the
+      * one maneuvers (up or down), the other holds -> the M/H entry;
+      * both hold                                  -> the H/H entry (collision);
+      * opposite directions (up/down, down/up)     -> the M/M entry: the
         satellites separate, and both pay their maneuver cost;
-      * same direction (up/up, down/down)          -> the seed's H/H entry (-10,
+      * same direction (up/up, down/down)          -> the H/H entry (-10,
         -10): both shift the same way, the relative geometry is unchanged and
         the conjunction persists, exactly as if both had held.
     So with three actions the players must coordinate a direction, which is what
     the extra action adds strategically.
   alice_sees_bob_priority: bool, default False. True removes Alice's uncertainty
-    (the seed's question 3): her infoset then also holds Bob's priority.
+    (she sees Bob's priority before deciding): her infoset then also holds it.
   num_actions: 2 (default) or 3.
 
 Information states (default): Alice 2 infosets "alice p=H" / "alice p=L"; Bob 4
@@ -59,8 +64,9 @@ _ACTION_NAMES = {2: ("Maneuver", "Hold"), 3: ("Maneuver up", "Maneuver down", "H
 _ACTION_SHORT = {2: ("M", "H"), 3: ("U", "D", "H")}
 
 
-def _seed_costs() -> np.ndarray:
-    """The seed's table, [alice_priority, bob_priority, alice_action, bob_action, player]."""
+def _default_costs() -> np.ndarray:
+    """The default 2-action cost table, [alice_priority, bob_priority, alice_action,
+    bob_action, player]."""
     c = np.zeros((2, 2, 2, 2, 2))
     # rows: (alice_prio, bob_prio): {(a, b): (alice_cost, bob_cost)}
     table = {
@@ -88,12 +94,12 @@ def _three_action_costs(two: np.ndarray) -> np.ndarray:
     return c
 
 
-SEED_COSTS = _seed_costs()
+SEED_COSTS = _default_costs()
 THREE_ACTION_COSTS = _three_action_costs(SEED_COSTS)
 
 
 class Conjunction(Game):
-    """The seed-001 conjunction game; see the module docstring."""
+    """The conjunction negotiation game; see the module docstring."""
 
     players = 2
 

@@ -1,4 +1,9 @@
-"""Maneuver Detection: the capstone variant of Mini Maneuver (end of seed 000).
+"""Maneuver Detection: Mini Maneuver with maneuver intensities and noisy detection.
+
+The tutorial that gives Mini Maneuver sketches this richer variant as its capstone
+game: four maneuver intensities, five sensor allocations, and a detection that
+succeeds with a probability set by both. The sketch gives no numbers; the defaults
+below are this module's choice, and every one of them is a parameter.
 
 Rules. Chance deals the Operator (player 0) a private situation, as in Mini
 Maneuver: 0 = "No-maneuver" (nothing to hide) or 1 = "Maneuver" (a mission needs a

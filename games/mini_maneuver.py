@@ -1,4 +1,8 @@
-"""Mini Maneuver (seed 000): a two-player signalling game, the seed's rules exactly.
+"""Mini Maneuver: a two-player signalling game about hiding a satellite maneuver.
+
+The game is the warm-up example of a tutorial on writing custom OpenSpiel games for
+space situational awareness; the rules, information-state strings and tensor below
+are the tutorial's.
 
 Rules. Chance deals the Operator (player 0) one private card, each with probability
 1/2: 0 = "No-maneuver" (N) or 1 = "Maneuver" (M). The Operator sees the card and
@@ -16,11 +20,11 @@ the Operator has 2 infosets (one per card), the Observer 2 (one per signal).
 
 The game has no parameters.
 
-Information states (the seed's strings exactly):
+Information states:
   Operator: "card=NO_MANEUVER" / "card=MANEUVER", with ",my_action=0|1" (0 = Signal,
     1 = Quiet) appended once it has acted; "" before the deal.
   Observer: "signal=S" / "signal=Q" once the Operator has acted ("" before).
-Information-state tensor, length 4 (float32), the seed's layout:
+Information-state tensor, length 4 (float32):
   [0] card is N, [1] card is M   (Operator only; zero for the Observer)
   [2] signal S, [3] signal Q     (both players, once the Operator has acted)
 """
@@ -38,7 +42,7 @@ OPERATOR, OBSERVER = 0, 1
 
 _CARD_NAMES = ("No-maneuver", "Maneuver")
 _CARD_SHORT = ("N", "M")
-_CARD_IDS = ("NO_MANEUVER", "MANEUVER")  # the seed's enum names, used in its strings
+_CARD_IDS = ("NO_MANEUVER", "MANEUVER")  # the names in the information-state strings
 _OPERATOR_NAMES = ("Signal", "Quiet")
 _OPERATOR_SHORT = ("S", "Q")
 _OBSERVER_NAMES = ("Watch", "Skip")

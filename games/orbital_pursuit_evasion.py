@@ -1,4 +1,11 @@
-"""Orbital Pursuit-Evasion (seed 000): a 5x5 grid sensor-allocation game.
+"""Orbital Pursuit-Evasion: a 5x5 grid sensor-allocation game.
+
+An Attacker spacecraft tries to reach the centre of a grid of orbital phase space
+undetected, while a Defender chooses each turn which of its sensors to activate. The
+game comes from the same tutorial on writing custom OpenSpiel games for space
+situational awareness as Mini Maneuver. The tutorial gives each sensor a detection
+probability yet detects every covered Attacker; `detection` picks either reading, and
+`infostate="seed"` reproduces the tutorial's information-state strings and tensor.
 
 Rules. Cells are (row, col), 0..4, row 0 at the north; the centre is (2, 2). Chance
 picks the Attacker's (player 0) entry cell uniformly: 0 = N (0,2), 1 = S (4,2),
@@ -22,27 +29,29 @@ Every centre neighbour lies under the cross, so the Attacker is always exposed t
 sensor 4 on the turn before it wins (value -1 deterministic, -0.8 stochastic).
 
 Parameters:
-  detection: "deterministic" (default; the seed's code) or "stochastic" (the seed's
-    note: per-sensor detection probabilities, as a chance node).
+  detection: "deterministic" (default): a covered Attacker is always detected; or
+    "stochastic": a covered Attacker is detected with the sensor's probability (0.7
+    for a corner sensor, 0.9 for the centre cross), drawn at a chance node.
   infostate: "perfect_recall" (default) or "seed".
     perfect_recall: Attacker "entry=N,moves=S.Stay,pos=(1,2),turn=2" -- its entry
       and its own moves (it never sees the Defender's sensor; that it was not
       detected is implied by the game going on, so there is nothing more to see).
-      Defender: the seed's "(sensor, result)" history, e.g. "s4=N,s0=N" ("no_history"
+      Defender: its "(sensor, result)" history, e.g. "s4=N,s0=N" ("no_history"
       at first), which is already perfect recall; a pending stochastic detection
       shows as "s4=?".
-    seed: the seed's strings exactly: Attacker "entry=0,pos=(1,2),turn=1" (entry
-      index, position, turn). These FORGET the Attacker's own moves: different move
-      sequences reaching the same cell on the same turn (e.g. N-then-S vs Stay-Stay,
-      or a clamped move vs Stay) share one infoset, so the game has IMPERFECT
-      RECALL for the Attacker (`jaxsolve check` reports NOTE perfect_recall for
-      player 0, a finding rather than a failure: the game still compiles), and CFR's
-      guarantees (and exact exploitability) do not hold in this mode.
-Information-state tensors, length 30 (float32) for both players, the seed's sizes:
+    seed: the tutorial's strings: Attacker "entry=0,pos=(1,2),turn=1" (entry
+      index, position, turn; the turn does not count a winning move). These FORGET
+      the Attacker's own moves: different move sequences reaching the same cell on
+      the same turn (e.g. N-then-S vs Stay-Stay, or a clamped move vs Stay) share
+      one infoset, so the game has IMPERFECT RECALL for the Attacker (`jaxsolve
+      check` reports NOTE perfect_recall for player 0, a finding rather than a
+      failure: the game still compiles), and CFR's guarantees (and exact
+      exploitability) do not hold in this mode.
+Information-state tensors, length 30 (float32) for both players:
   Defender: turn t in 0..2 occupies [10t, 10t+10): [10t + s] sensor s chosen,
-    [10t + 5 + s] sensor s detected (the seed's layout).
-  Attacker, infostate="seed" (the seed's layout): [0:4] entry one-hot, [4:29]
-    position one-hot (row * 5 + col), [29] turn / 3.
+    [10t + 5 + s] sensor s detected.
+  Attacker, infostate="seed": [0:4] entry one-hot, [4:29] position one-hot
+    (row * 5 + col), [29] turn / 3.
   Attacker, infostate="perfect_recall": [0:4] entry one-hot, [4:19] move one-hot
     per turn (4 + 5 * turn + move), [19:24] row one-hot, [24:29] column one-hot,
     [29] turn / 3 -- a faithful encoding of the perfect-recall infostate.
@@ -75,7 +84,7 @@ def _move(pos: tuple[int, int], action: int) -> tuple[int, int]:
 
 
 class OrbitalPursuitEvasion(Game):
-    """The seed's grid game; see the module docstring for rules and parameters."""
+    """The 5x5 sensor-allocation game; the module docstring has rules and parameters."""
 
     players = 2
     actions = 5
@@ -178,8 +187,8 @@ class OrbitalPursuitEvasionState(State):
             self._winner = DEFENDER
 
     def _turn(self) -> int:
-        # The seed's counter skips the winning move (it stops counting on reaching
-        # the centre); reproduce that in "seed" mode, count every move otherwise.
+        # The "seed" strings do not count the winning move (the turn counter stops on
+        # reaching the centre); perfect-recall strings count every move.
         won = self._seed_strings and self._winner == ATTACKER
         return len(self._moves) - (1 if won else 0)
 

@@ -1,6 +1,13 @@
 """Pursuit-evasion on a grid: a pure-JAX, pgx-style two-player environment.
 
-Rules (seed 003, "AlphaZero-lite for pursuit-evasion"):
+An evader spacecraft crosses a region of space while a defender points a sensor to
+keep it in view. The game comes from a course project that trains an AlphaZero-style
+agent on it ("AlphaZero-lite for pursuit-evasion"), whose defaults (5x5, 20 turns,
+threshold 0.5, the evader starting on the sensor's cell) `Params()` keeps. The
+project describes the sensor two ways, as a cone of 3 cells adjacent to the
+defender and as a ray of 3 cells; `sensor` picks either.
+
+Rules:
 
 * An evader sits on a `grid_size` x `grid_size` grid (default 5x5, start at the centre).
   A defender sits at the centre cell and points a sensor in one of 8 compass
@@ -10,18 +17,19 @@ Rules (seed 003, "AlphaZero-lite for pursuit-evasion"):
   (illegal when `allow_stay=False`). The defender plays a sensor direction 0..7; with
   `turn_rate < 4` it may turn at most `turn_rate` eighths of a circle per move.
 * After each defender move the evader is *detected* if its cell is in the sensor's
-  footprint: `sensor="ray"` (the seed's code) sees the cells 1..`sensor_range` steps
-  along the chosen direction; `sensor="wedge"` (the seed's prose, "3 cells") sees the
-  three cells adjacent to the centre in directions d-1, d, d+1.
+  footprint: `sensor="ray"` (default) sees the cells 1..`sensor_range` steps along
+  the chosen direction; `sensor="wedge"` sees the three cells adjacent to the centre
+  in directions d-1, d, d+1.
 * After `max_turns` defender moves the game ends. The defender wins if the detection
   rate exceeds `threshold`; otherwise the evader wins. With `goal_row` set, the evader
   must moreover stand on that row at the end (the "cross the grid" variant).
 * Rewards are +1/-1, `rewards[0]` for the evader and `rewards[1]` for the defender.
 
-The seed's 35 features (5x5): one-hot evader cell (row-major, 25), one-hot sensor
-direction (8), turns remaining / max_turns, current player. `obs_detections=True`
-appends detections / max_turns and the detections still allowed / max_turns: the
-seed's observation omits the detection count, so its value is not a function of it.
+Observation, 35 features on 5x5: one-hot evader cell (row-major, 25), one-hot
+sensor direction (8), turns remaining / max_turns, current player. `obs_detections=True`
+appends detections / max_turns and the detections still allowed / max_turns:
+without them the observation omits the detection count, so a position's value is
+not a function of its observation.
 
 The API follows pgx: `init(params, key) -> State`, `step(params, state, action) ->
 State`; both are pure, jit- and vmap-able (pass `params` statically: it is a hashable
@@ -179,12 +187,12 @@ class Params:
 
     @property
     def max_detections(self) -> int:
-        """Largest detection count with which the evader can still win: the largest k
-        in 0..max_turns with not (k / max_turns > threshold), the seed's rule taken
+        """Largest detection count with which the evader can still win: the largest k in
+        0..max_turns with not (k / max_turns > threshold), the rule's comparison taken
         literally in float64. (A floor of threshold * max_turns needs a tolerance for
         thresholds such as 0.29, where 0.29 * 100 = 28.999999999999996, and any
-        tolerance misjudges thresholds just below k / max_turns.) At least 0, since
-        the threshold lies in [0, 1)."""
+        tolerance misjudges thresholds just below k / max_turns.) At least 0, since the
+        threshold lies in [0, 1)."""
         t = self.max_turns
         return max(k for k in range(t + 1) if not k / t > self.threshold)
 
@@ -319,7 +327,7 @@ def step(params: Params, state: State, action: jax.Array) -> State:
     checked (search masks them); stepping a terminated state returns it with zero
     rewards. One game at a time: step a batch under `jax.vmap`."""
     # Checked on shapes, which are static under jit and vmap: a batch passed directly
-    # failed deep inside JAX ("Incompatible shapes for broadcasting").
+    # would fail deep inside JAX ("Incompatible shapes for broadcasting").
     if np.ndim(state.cell) != 0 or np.ndim(action) != 0:
         raise ValueError(f"step: takes one game's state and a [] action, got state.cell of "
                          f"shape {np.shape(state.cell)} and action of shape {np.shape(action)};"

@@ -1,4 +1,10 @@
-"""Spoof, the 3-coin game (seed 002), bounded to `max_rounds` rounds.
+"""Spoof, the 3-coin game, bounded to `max_rounds` rounds.
+
+A blind player tries to turn three coins all heads up while a sighted opponent
+rearranges them. The rules below are those of the gym-spoof two-agent environment,
+which takes the game from Doyen and Raskin, "Games with Imperfect Information:
+Theory and Algorithms"; the round bound and the draw are this module's, since the
+unbounded game need not end.
 
 Rules. Three coins in positions 0, 1, 2. First the starting arrangement, two heads
 and one tail, is set: by Player 1, who picks the position of the tail (actions 0,
@@ -14,7 +20,7 @@ arrangements (outcome = position of the tail). Then rounds, each:
 After `max_rounds` rounds without a result the game is a draw.
 Returns: Player 0 wins (+1, -1), Player 1 wins (-1, +1), draw (0, 0). Zero-sum.
 
-When the win is checked. The seed repeats "toggle, optional swap, report the
+When the win is checked. The rules repeat "toggle, optional swap, report the
 count" until all heads or all tails. A swap never changes the number of heads, so
 the result is fixed the moment the coin is toggled; we check it right after the
 toggle and end the game there, so Player 1 is never asked a swap that cannot

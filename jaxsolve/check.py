@@ -5,7 +5,7 @@
     report.ok                      # False if any check failed
     report["legal_actions_valid"].history     # first offending history (action list)
 
-The checks are those of OpenSpiel's game checker (seed 000), listed in `CHECKS`.
+The checks are those of OpenSpiel's game checker, listed in `CHECKS`.
 SKIP means not applicable (the game declares nothing to check against); perfect
 recall is reported per player as a finding, never as a failure. The tree is walked
 breadth-first and iteratively when it has at most `max_nodes` histories, so a

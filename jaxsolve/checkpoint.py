@@ -177,8 +177,8 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
 
 
 def _upgraded(state):
-    """A state of an earlier jaxsolve in today's layout: MCCFRState.touched was a
-    scalar before it became a compensated (total, carry) pair."""
+    """A state saved in the older layout brought to the current one: an MCCFRState
+    whose `touched` is a scalar gets it as a compensated (total, carry) pair."""
     from jaxsolve.sampling import MCCFRState  # noqa: PLC0415  (sampling imports solvers)
 
     if isinstance(state, MCCFRState) and np.ndim(state.touched) == 0:

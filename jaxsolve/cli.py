@@ -120,7 +120,7 @@ def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
             continue
         if key == "game" and is_file_game(expect["game"]):
             continue  # a saved tree may have moved; its content digest is checked below
-        # (checkpoints written before --solver-param existed ran the defaults: {})
+        # (a checkpoint of the older format, without solver_params, ran the defaults: {})
         theirs = meta.get(key, {} if key == "solver_params" else None)
         if json.dumps(theirs, sort_keys=True) != json.dumps(expect[key], sort_keys=True):
             problems.append(f"{key} {theirs!r}, not {expect[key]!r}")
@@ -566,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_games.add_subparser(sub, _positive_int, _nonnegative_real)
 
     check = sub.add_parser("check", help="run the conformance checks on a game",
-                           description="Conformance checks (seed 000): one line per check "
+                           description="Conformance checks: one line per check "
                            "and the first offending history of each failure. Exit 0 if all "
                            "pass, 1 if one fails, 2 on bad input.")
     check.add_argument("game", metavar="GAME", nargs="?", help="a built-in game, "

@@ -126,8 +126,8 @@ FINAL_KINDS = ("average", "current", "threshold", "purify")
 def final_policy(tree: GameTree, state, kind: str = "average",
                  tau: float | None = None, solver=None) -> jnp.ndarray:
     """[I, A] the strategy to report from a solver state, derived from the training
-    iterates in one of four ways (seed 004: the final strategy may differ from the
-    one training plays):
+    iterates in one of four ways (the strategy reported may differ from the one
+    training plays):
 
       "average"    the average strategy (`average_policy`), what CFR's guarantee is for;
       "current"    the last iterate, regret matching of the regrets (`current_policy`,

@@ -2,10 +2,10 @@
 outcome sampling as special cases (Lanctot et al. 2009, "Monte Carlo Sampling for
 Regret Minimization in Extensive Games").
 
-The scheme is seed 004's: when player p traverses, every decision node and chance
-node either **expands** all its actions or **samples** one. A sample is thus a set
-Q of leaves; a leaf z is in Q with probability q(z), the product of the sampling
-probabilities at the sampled nodes on its path. Every counterfactual value is then
+The scheme: when player p traverses, every decision node and chance node either
+**expands** all its actions or **samples** one. A sample is thus a set Q of leaves;
+a leaf z is in Q with probability q(z), the product of the sampling probabilities
+at the sampled nodes on its path. Every counterfactual value is then
 estimated without bias by weighting each leaf of Q by 1/q(z):
 
     v~(I, a) = sum_{z in Q below Ia} u_p(z) pi_{-p}(z) pi_c(z) pi_p(z | Ia) / q(z)
@@ -735,7 +735,7 @@ def sampled_cfr(batch_size: int = DEFAULT_BATCH_SIZE, *, expand_own: bool = True
                 exploration: float = 0.0, averaging: str = "traverser",
                 rule: str = "cfr", traversal: str = "auto", split: str = "systematic",
                 name: str | None = None) -> Solver:
-    """Monte-Carlo CFR with a scheme of one's own (seed 004's sample / expand_all).
+    """Monte-Carlo CFR with a scheme of one's own: which nodes sample, which expand all.
 
     Args:
       batch_size: B samples per player per step, walked in parallel; the regret

@@ -340,8 +340,8 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
 
 def cfr(alternating: bool = False) -> Solver:
     """Vanilla CFR (Zinkevich et al. 2007, "Regret Minimization in Games with
-    Incomplete Information"). Simultaneous updates by default, as in the textbook
-    and seed 001; `alternating=True` matches OpenSpiel's `CFRSolver`."""
+    Incomplete Information"). Simultaneous updates by default, as in the paper;
+    `alternating=True` matches OpenSpiel's `CFRSolver`."""
     alternating = validate.flag("alternating", alternating, "cfr")
     return _solver("cfr" if not alternating else "cfr-alt", alternating=alternating,
                    floor=False, alpha=None, beta=None, gamma=0.0, predictive=False)

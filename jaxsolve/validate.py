@@ -373,8 +373,8 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
                     f"{' and '.join(f'.{f}' for f in needs)} [I, A]), got {_kind(state)}",
              ArgumentTypeError)
     # One float dtype for the rows and weights: a loaded state with one field of
-    # another precision (float16 regrets) failed deep inside the compiled loop, whose
-    # carry must keep its types.
+    # another precision (float16 regrets) would fail deep inside the compiled loop,
+    # whose carry must keep its types.
     own = _library_state(state)
     floats = {field: np.dtype(getattr(state, field).dtype) for field in _STATE_FLOATS
               if (own or field in needs) and hasattr(getattr(state, field, None), "dtype")}

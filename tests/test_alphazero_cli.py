@@ -43,7 +43,7 @@ def _assert_same_checkpoint(a, b):
 
 def _untrained(path, step=0, with_config=True):
     """A checkpoint as `train` saves it (with its config unless `with_config` is
-    False), of the 3x3 seed game, at iteration `step`, without training."""
+    False), of the 3x3 base game (--variant seed), at iteration `step`, untrained."""
     cfg = train.TrainConfig(env=pe.Params(grid_size=3), hidden=(8,), games_per_iter=4)
     state = train.init(cfg)[1]._replace(step=jnp.int32(step))
     train.save(str(path), state, config=cfg if with_config else None)
@@ -115,8 +115,8 @@ def test_ctrl_c_before_an_iteration_completes_saves_nothing(tmp_path, capsys, mo
             "continue it instead") in err
     assert "interrupted before an iteration completed; nothing saved" in err
     assert path.read_bytes() == before
-    # A file there that is no checkpoint is left alone: `--checkpoint notes.txt` used
-    # to replace it with a checkpoint (with a note) once the first iteration was saved.
+    # A file there that is no checkpoint is left alone: `--checkpoint notes.txt` must
+    # not be replaced by a checkpoint once the first iteration is saved.
     junk = tmp_path / "notes.txt"
     junk.write_text("notes")
     assert pursuit("train", *TINY, "--checkpoint", str(junk)) == 2
@@ -139,7 +139,7 @@ XLA_OOM = "RESOURCE_EXHAUSTED: Out of memory allocating 27564006760 bytes."
 ])
 def test_out_of_memory_is_one_line_naming_the_options(command, patch, hint, tmp_path, capsys,
                                                       monkeypatch):
-    # The walkthrough's `--games 2000000` ended in a JAX traceback with this message;
+    # Out of memory (as `--games 2000000` runs out) is one line, not a JAX traceback;
     # the allocation is replaced by raising JAX's own error type.
     path = tmp_path / "az.npz"
     _untrained(path)
@@ -160,8 +160,8 @@ def test_out_of_memory_is_one_line_naming_the_options(command, patch, hint, tmp_
 
 def _fake_rates(monkeypatch):
     """`evaluate.evaluate` returning fixed rates and the counts behind them: 252 of 256
-    games won as the defender, 12 mistakes in 2643 won positions (the walkthrough's
-    figures)."""
+    games won as the defender, 12 mistakes in 2643 won positions (figures of a real
+    run)."""
     rates = {"win_vs_random_as_evader": 1.0, "win_vs_random_as_defender": 252 / 256,
              "mistake_rate": 12 / 2643}
     counts = {"games_per_side": 256, "wins_vs_random_as_evader": 256,
@@ -179,7 +179,7 @@ def test_eval_prints_the_counts_behind_each_rate(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert {k: result[k] for k in [*rates, *counts]} == {**rates, **counts}
-    # 3x3 seed game: the evader stays on the unseen centre and always wins (best 1.0).
+    # 3x3 base game: the evader stays on the unseen centre and always wins (best 1.0).
     assert result["best_vs_random_as_evader"] == 1.0
     assert "pursuit: win_vs_random_as_evader: 1.0 (256/256); best possible 1.0" in err
     assert "pursuit: win_vs_random_as_defender: 0.984375 (252/256); best possible" in err
@@ -196,7 +196,7 @@ def test_a_checkpoint_without_config_says_what_it_assumes(tmp_path, capsys, monk
     assert (f"pursuit: note: {path} records no configuration (saved without config=); "
             "assuming variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=16, "
             "search=gumbel") in capsys.readouterr().err
-    # Read with the wrong width, it is refused, and the note (which came only after a
+    # Read with the wrong width, it is refused, and the note (not only one after a
     # successful load) says what was assumed.
     assert pursuit("eval", "--variant", "seed", "--grid", "3", "--checkpoint", str(path)) == 2
     err = capsys.readouterr().err
@@ -301,7 +301,7 @@ def _root_value(params):
 ])
 def test_solve_plays_the_game_of_turns_threshold_and_start(argv, params, ignored, capsys):
     out = _solved(capsys, *argv)
-    # The parameters as JSON fields (they were once one repr string).
+    # The parameters as JSON fields, not one repr string.
     assert out["params"] == json.loads(json.dumps(dataclasses.asdict(params)))
     assert out["root_value"] == _root_value(params)
     if ignored is not None:  # the option decides the verdict: it cannot pass unread
@@ -365,8 +365,8 @@ def test_exploring_starts_that_round_to_none_are_one_line(argv, said, tmp_path, 
 
 
 def test_a_seed_that_resuming_would_ignore_is_refused(tmp_path, capsys):
-    """train --resume --seed 7 was accepted and recorded, but the run went on from the
-    checkpoint's saved key: the seed changed nothing of the training."""
+    """train --resume --seed 7 is refused: the run goes on from the checkpoint's saved
+    key, so the seed would change nothing of the training while being recorded."""
     path = tmp_path / "az.npz"
     _untrained(path)  # seed 0
     assert pursuit("train", "--resume", "--seed", "7", "--checkpoint", str(path)) == 2

@@ -93,7 +93,7 @@ def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
 
 
 @pytest.mark.parametrize("threshold, turns, allowed", [
-    # The seed's rule, detections / turns > threshold, worked out by hand:
+    # The rule, detections / turns > threshold, worked out by hand:
     (0.5, 20, 10),            # 10/20 = 0.5 is not above 0.5; 11/20 is
     (0.5, 2, 1),              # 1/2 is not above 0.5
     (0.4999999999, 2, 0),     # 1/2 > 0.4999999999: a single detection loses
@@ -107,7 +107,7 @@ def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
 def test_max_detections_follows_the_seeds_strict_rule(threshold, turns, allowed):
     p = pe.Params(grid_size=3, max_turns=turns, threshold=threshold)
     assert p.max_detections == allowed
-    # And literally the seed's comparison on either side of the boundary.
+    # And literally the rule's comparison on either side of the boundary.
     assert not allowed / turns > threshold and (allowed + 1) / turns > threshold
 
 
@@ -119,7 +119,7 @@ def test_rules_compare_thresholds_by_the_detections_they_allow():
     assert third != above and third.rules() == above.rules()
     assert third.rules() != below.rules()
     assert repr(below.rules()["threshold"]) == "0.333 (at most 0 detections)"
-    # The seed's centre, given or left out, is one start.
+    # The centre, given or left out, is one start.
     assert pe.Params(evader_start=(2, 2)).rules() == pe.Params().rules()
     assert pe.Params(evader_start=(2, 1)).rules() != pe.Params().rules()
     # A solution is of the game with those rules, whichever threshold was written.
@@ -301,7 +301,8 @@ def test_params_refuse_bad_fields_by_name(fields, message):
 
 
 def test_goal_variant_of_one_turn_names_the_threshold_it_would_default_to():
-    # It blamed "threshold ... got 1.0", a parameter the caller never gave.
+    # The error names max_turns, not "threshold ... got 1.0", a parameter the caller
+    # never gave.
     with pytest.raises(ValueError, match=re.escape("goal_variant: max_turns=1 makes the "
                                                    "default threshold 1 / max_turns = 1")):
         pe.goal_variant(5, max_turns=1)

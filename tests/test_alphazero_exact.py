@@ -60,8 +60,8 @@ def test_a_threshold_just_below_one_half_makes_one_detection_lose():
     # cell on row 2 - a neighbour of the centre - is seen at the second defender move
     # whatever it does, while going through the unseen centre avoids the first. Best
     # play thus gives exactly one detection in 2 turns: the evader wins iff 1/2 does
-    # not exceed the threshold (the seed's `detections / turns > threshold`). The
-    # walkthrough's independent brute force (/tmp/walk_az/indep.py) agrees: -1, +1.
+    # not exceed the threshold (the rule is `detections / turns > threshold`). A brute
+    # force over every move sequence agrees: -1, +1.
     def game(threshold):
         return pe.Params(grid_size=3, max_turns=2, threshold=threshold,
                          evader_start=(1, 0), goal_row=2)
@@ -129,7 +129,7 @@ def test_mistakes_and_state_value_under_jit():
 
 
 def test_a_solution_of_another_game_is_refused():
-    """Out-of-range gathers clamp, so a 5x5 solution grading a 3x3 game used to give a
+    """Out-of-range gathers clamp, so a 5x5 solution grading a 3x3 game would give a
     mistake rate of 0 without a word; a solution of the same size but other rules
     would grade it wrongly. The solved Params, or failing that the shapes, say so."""
     small = pe.Params(grid_size=3, max_turns=2)
@@ -152,15 +152,15 @@ def test_a_solution_of_another_game_is_refused():
 
 @pytest.mark.parametrize("side", [2, -1, 0.5, "evader"])
 def test_best_vs_random_names_a_bad_side(side):
-    # Before, any side but 0 returned the defender's rate.
+    # Any side but 0 or 1 is refused, not read as the defender's.
     with pytest.raises(ValueError, match=r"best_vs_random: side must be 0 \(evader\) or 1 "
                                          r"\(defender\), got"):
         exact.best_vs_random(pe.Params(grid_size=3, max_turns=1), side)
 
 
 def test_a_game_beyond_max_bytes_is_refused_before_allocating():
-    # Unlimited, --grid 61 ended in RESOURCE_EXHAUSTED inside JAX and the seed rules on
-    # 301x301 in NumPy's _ArrayMemoryError; max_turns=10**6 was accepted.
+    # Unlimited, --grid 61 would end in RESOURCE_EXHAUSTED inside JAX and the base rules
+    # on 301x301 in NumPy's _ArrayMemoryError, and max_turns=10**6 would be accepted.
     small = pe.Params(grid_size=3, max_turns=2)
     need = exact.estimate_bytes(small)
     # By hand from the docstring: a slab is 4 B x K=4 x C=9 x S=8 = 1152 B; the sweep
@@ -191,6 +191,6 @@ def test_a_game_beyond_max_bytes_is_refused_before_allocating():
 
 
 def test_every_game_the_repo_solves_fits_the_default():
-    # The largest: 11x11 with the seed rules (20 turns) and the 11x11 goal variant.
+    # The largest: 11x11 with the base rules (20 turns) and the 11x11 goal variant.
     for params in (pe.Params(grid_size=11), pe.goal_variant(11)):
         assert exact.estimate_bytes(params) < exact.DEFAULT_MAX_BYTES / 40

@@ -401,8 +401,8 @@ def test_configs_store_canonical_values():
 
 
 def test_train_refuses_bad_iterations_and_a_state_of_another_configuration():
-    # Checked before anything compiles: -3 used to run 0 iterations, 1.5 to fail in
-    # range(), and another network's state inside the jitted step's matrix product.
+    # Checked before anything compiles: unchecked, -3 would run 0 iterations, 1.5 fail
+    # in range(), and another network's state inside the jitted step's matrix product.
     for iterations in (1.5, -3):
         with pytest.raises(ValueError, match=re.escape(
                 f"train: iterations must be None or an integer >= 0, got {iterations}")):
@@ -431,7 +431,7 @@ def test_evaluation_arguments_are_checked_before_compiling():
                                          jax.random.PRNGKey(0), **kw)
     with pytest.raises(ValueError, match="evaluate: batch must be an integer >= 1, got 0"):
         run(batch=0)
-    # The TrainConfig for its SearchConfig used to end in an AttributeError ('kind').
+    # The TrainConfig for its SearchConfig is named, not an AttributeError ('kind').
     with pytest.raises(ValueError, match=re.escape(
             "evaluate: cfg must be the agent's selfplay.SearchConfig (TrainConfig.search), "
             "got TrainConfig(")):
@@ -453,7 +453,7 @@ def test_evaluation_arguments_are_checked_before_compiling():
 def test_checkpoint_records_its_game_and_network(tmp_path):
     """A checkpoint saved with its config refuses a run of another game or network,
     naming the setting; other settings may change (more simulations later on); one
-    saved without a config (the format before the record) loads unchecked."""
+    saved without a config (the older format, without the record) loads unchecked."""
     _, state = train.init(CFG)
     path = str(tmp_path / "ckpt.npz")
     train.save(path, state, config=CFG)
@@ -484,9 +484,9 @@ def test_damaged_checkpoints_are_named(tmp_path):
     for name, error in (("truncated.npz", "BadZipFile"), ("damaged.npz", "Bad CRC-32")):
         with pytest.raises(ValueError, match=f"{name}: not a readable checkpoint .*{error}"):
             train.load(str(tmp_path / name), state)
-    # Intact archives whose arrays no training writes: text where numbers belong (it
-    # used to fail in "could not convert string to float"), a network of NaN (it used
-    # to be graded, losing every game), a negative iteration count.
+    # Intact archives whose arrays no training writes: text where numbers belong (not
+    # "could not convert string to float"), a network of NaN (which would be graded,
+    # losing every game), a negative iteration count.
     members = dict(np.load(path))
     first = members["leaf_0000"]
     for name, leaf, says in (
@@ -503,8 +503,8 @@ def test_damaged_checkpoints_are_named(tmp_path):
 
 def test_puct_self_play_takes_the_most_visited_move_after_the_temperature_moves(monkeypatch):
     # The search's move, which `play` takes after `temperature_moves`, must be PUCT's
-    # most visited action (root noise on). Before, `play` asked for a sample at
-    # temperature 1 there too, and ~1 move in 13 was not the most visited one.
+    # most visited action (root noise on), not a sample at temperature 1, in which
+    # about 1 move in 13 is not the most visited one.
     cfg = selfplay.SearchConfig(num_simulations=16, kind="puct")
     graphdef, params = network.init_params(ENV.obs_size, hidden=(8,), seed=1)
     real, seen = selfplay.run_search, []
@@ -572,7 +572,7 @@ def test_evaluation_progress_counts_every_ply_and_changes_no_rate(compiled, caps
     ({"max_seconds": -1.0}, "train: max_seconds must be None or a finite number >= 0, got -1.0"),
 ])
 def test_train_refuses_settings_that_would_be_ignored(kwargs, message):
-    # Each was accepted and silently ignored (no evaluation; no time limit).
+    # Each would otherwise be silently ignored (no evaluation; no time limit).
     with pytest.raises(ValueError, match=re.escape(message)):
         train.train(CFG, 1, progress=False, **kwargs)
 
@@ -648,8 +648,9 @@ def test_ctrl_c_during_an_iteration_waits_for_it(two_iterations, tmp_path, monke
 
 
 def test_train_leaves_the_callers_state_usable():
-    """The jitted iteration donates its input: a state passed to train() was deleted
-    ("Array has been deleted"), so the README's load-then-train could not reuse it."""
+    """The jitted iteration donates its input: a state passed to train() must not be
+    deleted by it ("Array has been deleted"), so the README's load-then-train can
+    reuse it."""
     _, s = train.init(CFG)
     _, a, _ = train.train(CFG, 1, state=s, progress=False)
     _, b, _ = train.train(CFG, 1, state=s, progress=False)  # s again, still whole

@@ -201,8 +201,8 @@ def test_run_called_directly_compiles_once_for_any_count():
 @pytest.mark.parametrize("make", [jaxsolve.cfr_plus, lambda: jaxsolve.outcome_sampling(8)],
                          ids=["cfr+", "os-mccfr"])
 def test_a_fresh_state_can_be_donated(make):
-    # init used to return one zeros buffer in four fields, and XLA refused to donate
-    # it ("Attempt to donate the same buffer twice"): benchmarks donate the state.
+    # init must not return one zeros buffer in several fields: XLA refuses to donate
+    # it ("Attempt to donate the same buffer twice"), and benchmarks donate the state.
     tree = builtin_tree("kuhn_poker")
     solver = make()
     state = (solver.init(tree) if solver.name == "cfr+"

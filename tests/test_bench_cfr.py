@@ -146,7 +146,7 @@ def test_every_timed_block_is_kept_beside_the_median(cfr):
     (["--max-memory-gib", "lots"], "argument --max-memory-gib: expected a number, got 'lots'"),
 ])
 def test_counts_and_budgets_must_be_positive(cfr, capsys, argv, named):
-    """Refused while parsing, before any child process runs: a negative --cap used to run
+    """Refused while parsing, before any child process runs: a negative --cap would run
     and print an empty C++ row."""
     with pytest.raises(SystemExit) as exit_info:
         cfr.cli.main([*argv, "--out", "/nonexistent/never-written.json"])
@@ -195,9 +195,9 @@ def test_any_openspiel_game_by_its_spec(cfr, capsys):
 
 
 def test_a_ratio_from_fewer_than_three_timed_blocks_is_not_judged(cfr):
-    """`--liars-iters 20` timed C++ in one block of 20 iterations, its cold first one
-    included, and printed "1x100" and a verdict; now the table says what was timed and
-    the target is not judged."""
+    """`--liars-iters 20` times C++ in one block of 20 iterations, its cold first one
+    included: the table says what was timed (not "1x100") and the target is not
+    judged."""
     liars = {"liars": {"jaxsolve": {"timed_blocks": 5, "ms_per_iter": 1.0},
                        "openspiel_cpp": {"timed_blocks": 1},
                        "ratios": {"cpp_ms_per_iter_over_jaxsolve": 8.0}}}

@@ -25,7 +25,7 @@ def _bench_mccfr(monkeypatch):
     (["--equal-configs", "256:cfr,0256:cfr"], "--equal-configs: duplicate entries 256:cfr"),
     (["--games", "leduc,leduc"], "--games: duplicate entries leduc"),
     (["--schemes", "es,os,es"], "--schemes: duplicate entries es"),
-    # A negative budget used to run, and compare exploitabilities "at -1 s".
+    # A negative budget would run, and compare exploitabilities "at -1 s".
     (["--seconds", "-1"], "argument --seconds: must be a finite number above 0, got -1"),
     (["--seconds", "inf"], "argument --seconds: must be a finite number above 0, got inf"),
     (["--repeats", "0"], "argument --repeats: must be an integer above 0, got 0"),

@@ -91,8 +91,8 @@ def test_the_local_results_are_ignored_by_git():
 
 
 @pytest.mark.parametrize("name, argv, says", [
-    # Each used to run to the end and publish figures of -5 or 0 iterations (exit 0),
-    # or to fail in a traceback after the solves.
+    # Unchecked, each would run to the end and publish figures of -5 or 0 iterations
+    # (exit 0), or fail in a traceback after the solves.
     ("seed_games", ["--iters", "-5"], "argument --iters: must be an integer above 0, got -5"),
     ("conjunction", ["--cap", "0"], "argument --cap: must be an integer above 0, got 0"),
     ("spoof_rounds", ["--max-rounds", "0"], "argument --max-rounds: must be an integer above 0"),

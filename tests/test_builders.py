@@ -224,7 +224,7 @@ def test_built_tree_saves_and_loads(tmp_path):
     (lambda: liars_dice(faces="6"), "^liars_dice: dice must be two integers .* faces='6'"),
 ])
 def test_builder_arguments_of_the_wrong_kind_are_named(make, says):
-    # Each was a bare TypeError from range(), len() or a comparison.
+    # Each is named, not a bare TypeError from range(), len() or a comparison.
     with pytest.raises(TypeError, match=says):
         make()
 
@@ -239,8 +239,8 @@ def test_builder_arguments_of_the_wrong_kind_are_named(make, says):
     ({"ship_sizes": 1}, "ship_sizes must be a list or tuple"),
 ])
 def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
-    """Each was cast into another game (bool("no") is True: the repeated-shots game;
-    int(2.5) a 2-wide board) or into NaN payoffs."""
+    """Each is refused rather than cast into another game (bool("no") is True: the
+    repeated-shots game; int(2.5) a 2-wide board) or into NaN payoffs."""
     with pytest.raises(jaxsolve.ArgumentError, match=f"^battleship: {says}"):
         battleship(**kwargs)
 
@@ -254,8 +254,9 @@ def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
                                      "got bool"),
     (lambda: battleship(dtype="big"), "^battleship: dtype must be np.float32 or np.float64, "
                                       "got 'big'"),
-    # A budget that is no number was a bare TypeError from a comparison; a negative
-    # one was accepted as "refuse everything" with a message about the game's size.
+    # A budget that is no number is named (not a bare TypeError from a comparison); a
+    # negative one is refused, not read as "refuse everything" with a message about
+    # the game's size.
     (lambda: battleship(max_bytes="big"), "^battleship: max_bytes must be a number"),
     (lambda: goofspiel(3, max_bytes=-1), "^goofspiel: max_bytes must be positive, got -1"),
 ])

@@ -76,7 +76,7 @@ def test_orbital_seed_infostates_pass_but_report_imperfect_recall():
     assert report.ok, str(report)
     assert report.perfect_recall == (False, True)
     assert report["perfect_recall"].message.startswith("player 0: imperfect recall")
-    # The game's docstring says the perfect-recall check does not pass; it printed PASS.
+    # The game's docstring says the perfect-recall check does not pass: not PASS.
     assert report["perfect_recall"].status == "NOTE"
     assert "NOTE perfect_recall: player 0: imperfect recall" in str(report)
     assert len(report.findings) == 1 and "player 0 has imperfect recall" in report.findings[0]
@@ -90,8 +90,8 @@ def test_large_tree_is_checked_along_playouts_and_says_so():
 
 
 def test_numpy_action_lists_pass_as_compile_game_takes_them():
-    # legal_actions() as a NumPy array (and chance outcomes as NumPy scalars) compile;
-    # the playouts used to stop the checks with "The truth value of an array with more
+    # legal_actions() as a NumPy array (and chance outcomes as NumPy scalars) compile,
+    # so the playouts take them too, without "The truth value of an array with more
     # than one element is ambiguous".
     import numpy as np  # noqa: PLC0415
 
@@ -266,8 +266,9 @@ def test_exceptions_from_the_game_are_reported_not_raised():
     ("child", "apply_action", [0]),
 ])
 def test_a_missing_protocol_method_is_named(method, check, history):
-    # They used to stop the checks in game_info with "AttributeError: 'S' object has no
-    # attribute 'returns'", at history [] whichever state lacked it.
+    # Each fails the check that calls it, at the history that lacks it, rather than
+    # stopping the checks in game_info with "AttributeError: 'S' object has no
+    # attribute 'returns'" at history [].
     game = SpecGame(decision(0, "p0", *[chance((1.0, decision(1, "p1", leaf(1, -1),
                                                               leaf(0, 0))))] * 2))
 
@@ -285,7 +286,7 @@ def test_a_missing_protocol_method_is_named(method, check, history):
 
 
 def test_a_nan_chance_probability_is_one_finding_not_two():
-    # NaN != NaN, so two calls returning [(0, nan), ...] were also called different.
+    # NaN != NaN, so two calls returning [(0, nan), ...] must not be called different too.
     game = SpecGame(chance((float("nan"), leaf(1, -1)), (0.5, leaf(0, 0))))
     report = check_game(game)
     assert_fails(report, "chance_outcomes", [], "nan")

@@ -127,9 +127,9 @@ def jax_to_numpy(state):
 
 
 def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
-    """Values a solver never writes are refused at load (they resumed silently: NaN
-    policies, negative weights); a field of another precision is named by run (it
-    failed deep inside the compiled loop)."""
+    """Values a solver never writes are refused at load (a resumed run would spread
+    them silently: NaN policies, negative weights); a field of another precision is
+    named by run, not left to fail deep inside the compiled loop."""
     tree = builtin_tree("kuhn_poker")
     solver = jaxsolve.cfr_plus()
     state = jax_to_numpy(RUN(solver, tree, solver.init(tree), 5))
@@ -139,12 +139,12 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
             ("inf", {"regrets": np.where(np.arange(24).reshape(12, 2) == 3, np.inf,
                                          state.regrets)}, "regrets holds 1 NaN or infinite value;"),
             ("negative", {"iteration": np.array(-5, np.int32)}, "iteration is -5"),
-            # it resumed, ran to the end and then failed in the policy table
+            # a resumed run would end only to fail in the policy table
             ("negative_average", {"average": -np.abs(np.asarray(state.average)) - 1.0},
              "average holds a negative value"),
             ("negative_weight", {"total_weight": np.array(-2.0, state.total_weight.dtype)},
              "total_weight holds a negative value"),
-            # it resumed with every later averaging weight 0: an average that stopped
+            # every later averaging weight would be 0: an average that stops
             ("zero_scale", {"weight_scale": np.array(0.0, state.weight_scale.dtype)},
              "weight_scale is 0; a solver keeps it a positive power of two")]:
         save_checkpoint(tmp_path / f"{name}.npz", state._replace(**change), {})
@@ -158,9 +158,9 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
 
 
 def test_a_sampling_checkpoint_of_the_scalar_touched_count_resumes(tmp_path):
-    """Checkpoints written before the count became a compensated pair hold a scalar
-    `touched`: load_checkpoint lays it out as (total, 0), and the run goes on as the
-    same run would have."""
+    """Checkpoints in the older layout hold a scalar `touched` where the current one
+    holds a compensated pair: load_checkpoint lays it out as (total, 0), and the run
+    goes on as the same run would have."""
     tree = builtin_tree("kuhn_poker")
     solver = jaxsolve.external_sampling(4)
     state = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(2)), 3)
@@ -240,7 +240,7 @@ def test_games_name_describes_an_openspiel_game_from_its_registry(capsys):
 
 
 def test_a_parameter_given_twice_is_refused_unless_equal(tmp_path, capsys):
-    # The last one used to win silently.
+    # Neither wins silently.
     assert cli.parse_params(["players=3", "players=3"]) == {"players": 3}
     assert solve(tmp_path, "--param", "players=3", "--param", "players=4") == cli.EXIT_USAGE
     assert "--param players is given twice ('3' and '4'); give it once" in capsys.readouterr().err
@@ -257,9 +257,8 @@ def test_counts_in_a_floats_notation_are_taken_when_whole(tmp_path, capsys):
 
 
 def test_max_nodes_stops_a_too_large_game_before_its_walk_ends(tmp_path, capsys):
-    """Kuhn with 10 players has more than 40 million histories: the default walk ran
-    for a quarter of an hour before it was refused; --max-nodes makes that seconds,
-    and the refusal names the option."""
+    """Kuhn with 10 players has more than 40 million histories, a walk of many minutes;
+    --max-nodes refuses it in seconds, and the refusal names the option."""
     assert solve(tmp_path, "--param", "players=10", "--max-nodes", "5000") == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "more than max_nodes=5,000 histories" in err and "--max-nodes" in err
@@ -269,8 +268,8 @@ def test_max_nodes_stops_a_too_large_game_before_its_walk_ends(tmp_path, capsys)
 
 
 def test_the_table_keeps_one_row_per_infoset_whose_name_has_line_breaks():
-    """OpenSpiel's goofspiel names an infoset with five lines; printed as they were,
-    they broke the table into unaligned fragments."""
+    """OpenSpiel's goofspiel names an infoset with five lines; printed as they are,
+    they would break the table into unaligned fragments."""
     strategy = {"Current player: 0\nP0 hand: 1 2 \nPoints: 0 0\n": {"Bid: 1": 0.25, "Bid: 2": 0.75},
                 "short": {"a\nb": 1.0}}
     lines = cli.format_table(strategy).splitlines()
@@ -289,7 +288,7 @@ def test_parse_params():
         cli.parse_params(["x=(1, {2"])
     with pytest.raises(cli.CLIError, match="is a int; expected a list or tuple"):
         cli.parse_params(["x=(3)"])
-    # OpenSpiel's own list syntax is passed on as written (it was refused as no list).
+    # OpenSpiel's own list syntax is passed on as written, not refused as no list.
     assert cli.parse_params(["ship_sizes=[1;2]"]) == {"ship_sizes": "[1;2]"}
 
 
@@ -362,8 +361,8 @@ def test_unknown_openspiel_game_is_one_line(capsys):
     assert cli.main(["solve", "openspiel:no_such_game"]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "no_such_game" in line
-    # A C++ refusal other than SpielError (nfg_game without its file: map::at) ended
-    # in a traceback.
+    # A C++ refusal other than SpielError (nfg_game without its file: map::at) is one
+    # line too, not a traceback.
     assert cli.main(["solve", "openspiel:nfg_game"]) == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "OpenSpiel cannot load 'nfg_game': IndexError" in line
@@ -431,7 +430,7 @@ def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
 
 
 def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
-    # --sensor used to be dropped with the default --variant goal (the ray sensor ran).
+    # --sensor counts with the default --variant goal too (not the ray sensor).
     assert cli.main(["pursuit", "solve", "--grid", "3", "--sensor", "wedge"]) == 0
     out = capsys.readouterr().out
     result = json.loads(out)
@@ -657,7 +656,7 @@ def _pursuit_checkpoint(path, *argv):
 
 
 def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
-    # It used to resume a checkpoint trained with the ray sensor under --sensor wedge.
+    # A checkpoint trained with the ray sensor does not resume under --sensor wedge.
     ckpt = tmp_path / "pe.npz"
     _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
     assert cli.main(["pursuit", "train", "--variant", "seed", "--grid", "3", "--hidden", "8",
@@ -668,7 +667,7 @@ def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
 
 
 def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
-    # `head -c 3000 pe.npz > t.npz` used to end in a zipfile.BadZipFile traceback.
+    # `head -c 3000 pe.npz > t.npz` is named, not a zipfile.BadZipFile traceback.
     ckpt, truncated = tmp_path / "pe.npz", tmp_path / "t.npz"
     _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
     truncated.write_bytes(ckpt.read_bytes()[:3000])
@@ -692,9 +691,9 @@ def _eval_spy(monkeypatch):
 
 def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, capsys,
                                                                       monkeypatch):
-    # It used to build the default network (128 x 3) and search (16 simulations) and
-    # fail with "it holds 32 arrays, the state has 38 leaves" unless every training
-    # flag was repeated; a repeated flag that differs from training is still refused.
+    # Not the default network (128 x 3) and search (16 simulations), which would fail
+    # with "it holds 32 arrays, the state has 38 leaves" unless every training flag
+    # were repeated; a repeated flag that differs from training is still refused.
     from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     ckpt = tmp_path / "pe.npz"
     _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8",
@@ -816,7 +815,7 @@ def test_resume_refuses_a_game_whose_payoffs_were_edited(tmp_path, capsys):
                                      "ModuleNotFoundError"),
     ("os:getcwd", [], "os:getcwd: getcwd() returned a str, not a game"),
     ("os:sep", [], "os:sep: sep is a str, not a game"),
-    # Without :NAME the file was read as a saved tree ("not an .npz file").
+    # Without :NAME the file is not read as a saved tree ("not an .npz file").
     ("{dir}/my_game.py", [], "{dir}/my_game.py is a Python file: name the game in it after "
                              "a colon, {dir}/my_game.py:NAME"),
 ])
@@ -858,8 +857,8 @@ def _damage_member(path, member):
 
 
 def test_a_damaged_checkpoint_member_is_named_not_a_traceback(tmp_path, capsys):
-    # A flipped byte in regrets.npy used to end in zipfile.BadZipFile (Bad CRC-32), even
-    # without --resume, from the note about the run being replaced.
+    # A flipped byte in regrets.npy is named, not a zipfile.BadZipFile (Bad CRC-32),
+    # even without --resume, where the note about the run being replaced reads it.
     out = tmp_path / "run"
     assert solve(out, "--iters", "4") == 0
     _damage_member(out / cli.CHECKPOINT, "regrets.npy")
@@ -890,11 +889,11 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path, c
 
 
 def test_pursuit_train_refuses_a_folder_for_its_checkpoint(tmp_path, capsys):
-    # It used to train the whole run, then fail to save it (IsADirectoryError).
+    # Refused before training, not after the whole run when saving (IsADirectoryError).
     assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--checkpoint {tmp_path} is a folder" in err
-    # An empty name trained to the end and then failed to rename its temporary file.
+    # An empty name too, before training rather than when the temporary file is renamed.
     assert cli.main(["pursuit", "train", "--checkpoint", ""]) == cli.EXIT_USAGE
     assert "--checkpoint is empty" in capsys.readouterr().err
 
@@ -920,8 +919,8 @@ def test_a_users_script_that_exits_or_parses_arguments_at_import(tmp_path, capsy
 
 
 def test_a_hand_edited_run_record_is_refused_on_resume(tmp_path, capsys):
-    # A string iteration used to end in a TypeError, a convergence entry without
-    # "seconds" in a KeyError.
+    # A string iteration is named, not a TypeError, and a convergence entry without
+    # "seconds" not a KeyError.
     out = tmp_path / "run"
     assert solve(out, "--iters", "4") == 0
     state, meta = load_checkpoint(out / cli.CHECKPOINT)
@@ -974,7 +973,7 @@ def test_sweep_over_a_structural_parameter_solves_one_batch_per_structure(tmp_pa
 def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch):
     """Ctrl-C in the second of three batches (Spoof's round counts): the first point
     is kept whole, the second as far as its last completed call, the third is left
-    out; the record says so and the exit code is 130. (It used to lose them all.)"""
+    out; the record says so and the exit code is 130."""
     from jaxsolve import cli_sweep  # noqa: PLC0415
     real, calls = cli_sweep._run, []
 
@@ -1012,7 +1011,7 @@ def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch
     (["sweep", "SAVED", "--vary", "x=[1, 2]"], "not a saved tree"),
     (["sweep", "spoof"], "--vary"),
     (["sweep", "spoof", "--vary", "max_rounds=[1, 2"], r"^jaxsolve: error: --vary value '\[1, 2'"),
-    # refused before the points are solved (it was refused after, losing them all)
+    # refused before the points are solved, not after, which would lose them all
     (["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--out", "FILE"],
      "cannot write to --out .*: .*File exists"),
 ])
@@ -1028,7 +1027,7 @@ def test_sweep_bad_input_is_one_line(argv, says, tmp_path, capsys):
 
 def test_a_closed_pipe_drops_the_printout_but_not_the_files(tmp_path, monkeypatch):
     """`jaxsolve solve ... | head -1`: the reader leaves after a line. The command
-    used to fail with 'cannot write the results' and lose strategy.json and the plot."""
+    still writes strategy.json and the plot, without 'cannot write the results'."""
     class HeadOne:  # a pipe whose reader exits after the first line
         def __init__(self):
             self.lines = 0
@@ -1078,8 +1077,8 @@ def test_version_and_python_dash_m(capsys):
 
 
 def test_usage_shows_game_as_required(capsys):
-    # argparse takes GAME as optional (so that `--param k=v GAME` works) and printed
-    # it as [GAME]; every command that needs it shows it plainly.
+    # argparse takes GAME as optional (so that `--param k=v GAME` works) and would
+    # print it as [GAME]; every command that needs it shows it plainly.
     for command in ("solve", "sweep", "check"):
         assert cli.main([command, "--help"]) == 0
         usage = capsys.readouterr().out.split("\n\n")[0]

@@ -32,7 +32,7 @@ def test_chance_not_summing_to_one():
 
 @pytest.mark.parametrize("player", [2, -2 - 5])
 def test_player_out_of_range(player):
-    # Players numbered 1..2 instead of 0..1 used to end in an IndexError from the walk.
+    # Players numbered 1..2 instead of 0..1 are named, not an IndexError from the walk.
     game = SpecGame(decision(0, "a", decision(player, "b", leaf(0, 0)), leaf(1, -1)))
     msg = _error(game)
     assert f"current_player() returned {player}, expected 0..1" in msg and "history [0]" in msg
@@ -75,7 +75,7 @@ def test_action_beyond_declared_range():
 
 
 def test_huge_action_ids_are_refused_before_any_array_is_made(monkeypatch):
-    # Chip amounts as ids: [0, 10**9] used to end in NumPy's "MemoryError: Unable to
+    # Chip amounts as ids: [0, 10**9] would end in NumPy's "MemoryError: Unable to
     # allocate 26.1 GiB for an array with shape (7, 1000000001)". Ids up to 2**24 - 1
     # are taken; decisions and chance outcomes alike.
     node = decision(0, "a", leaf(0, 0), leaf(1, -1), actions=[0, 10**9])
@@ -125,7 +125,7 @@ def test_tree_beyond_max_nodes_reports_memory():
     def full(d):
         return leaf(0, 0) if d == 0 else decision(d % 2, f"d{d}", full(d - 1), full(d - 1))
     msg = _error(SpecGame(full(12)), max_nodes=1000)
-    # Sizes in readable units (this was "0.00 GiB"); the walk's ~1 KiB a history, the
+    # Sizes in readable units (not "0.00 GiB"); the walk's ~1 KiB a history, the
     # measured peak, is what runs out, far beyond the arrays' tens of bytes.
     assert "max_nodes=1,000" in msg
     reached = int(re.search(r"reached ([\d,]+) at depth", msg).group(1).replace(",", ""))
@@ -206,7 +206,7 @@ def variant(**methods) -> Game:
 
 
 def test_a_game_that_never_ends_is_refused_at_max_depth():
-    never = variant(ends_at=None)  # the audit's example: one action, forever
+    never = variant(ends_at=None)  # one action, forever
     with pytest.raises(GameError, match=r"history \[0, 0, .*, \.\.\., (0, )*0\] \(10000 actions\).*"
                        r"history of length 10000 with no terminal state.*never end"):
         compile_game(never)
@@ -422,9 +422,9 @@ class Wide(State):
 
 
 def test_max_nodes_is_checked_while_a_level_grows():
-    # Checked once a level was complete, the limit let this game make all 40,200
-    # children before refusing it; now the walk stops before the node whose children
-    # would cross it.
+    # Checked only once a level is complete, the limit would let this game make all
+    # 40,200 children before refusing it; the walk stops before the node whose
+    # children would cross it.
     Wide.made = 0
     with pytest.raises(GameError, match=r"more than max_nodes=1,000 histories \(reached "
                                         r"1,001 at depth 2\).*about 1001\.0 KiB"):
@@ -443,7 +443,8 @@ def test_infoset_key_errors_name_the_key_and_the_history():
     with pytest.raises(GameError, match=r"history \[0, 1\].*infoset_key\(state, 0\) "
                                         r"returned int, expected str"):
         compile_game(kuhn, infoset_key=lambda s, p: 0)
-    # abstract() passes its key through: the audit's case, which was a bare AttributeError.
+    # abstract() passes its key through, so its errors are named too, not a bare
+    # AttributeError.
     from jaxsolve.abstraction import abstract
     with pytest.raises(GameError, match=r"history \[0, 1\].*infoset_key\(state, 0\) raised"):
         abstract(kuhn, lambda s, p: f"{s.no_such_field}")
@@ -455,7 +456,7 @@ def test_infoset_key_errors_name_the_key_and_the_history():
                     r"player\)"),
 ])
 def test_an_infoset_key_that_is_no_two_argument_function_is_refused(key, got):
-    # Each used to fail at the first decision node with a bare TypeError.
+    # Refused up front, not a bare TypeError at the first decision node.
     with pytest.raises(jaxsolve.ArgumentTypeError, match=r"^compile_game: infoset_key must "
                        r"be None or a function \(state, player\) -> str, " + got):
         compile_game(KuhnPoker(), infoset_key=key)

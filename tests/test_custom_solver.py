@@ -181,9 +181,9 @@ def test_a_solver_written_from_the_building_blocks_equals_openspiel():
 
 
 def test_a_float32_state_of_ones_own_runs_on_in_float32_under_x64():
-    """regret_matching's uniform fallback was float64 under x64 (legal / legal.sum()),
-    so the building blocks turned a float32 state into float64 and `run` failed inside
-    its loop (carry types differ). The float32 run follows the float64 one, which the
+    """regret_matching's uniform fallback keeps the state's dtype under x64 (legal /
+    legal.sum() would be float64), so the building blocks keep a float32 state float32
+    and `run`'s loop carries one type. The float32 run follows the float64 one, which the
     test above checks against OpenSpiel, to float32 round-off."""
     tree = pyspiel_tree("kuhn_poker")
     legal = jnp.asarray(tree.legal)
@@ -209,9 +209,9 @@ class OwnNames(NamedTuple):
 
 
 def test_a_state_of_ones_own_may_use_cfrstates_field_names():
-    """run read fields named like CFRState's as CFRState's: a per-player `regrets`
-    [P, I, A] was refused as "a batch axis of 2", an [I] `prediction` as "another
-    game", an int `total_weight` as "must share one float dtype". A state of one's own
+    """run does not read fields named like CFRState's as CFRState's: a per-player
+    `regrets` [P, I, A] is not "a batch axis of 2", an [I] `prediction` not "another
+    game", an int `total_weight` not "must share one float dtype". A state of one's own
     is checked only for what a function needs (average_policy: `.average` [I, A])."""
     tree = pyspiel_tree("kuhn_poker")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
@@ -233,7 +233,7 @@ class CountedAverage(NamedTuple):
 
 def test_run_takes_a_state_of_ones_own_without_regrets():
     """The Solver docstring: any state works with `run`. This one has no `.regrets`
-    (run used to refuse it while run_until took it): it averages the uniform policy,
+    (run takes it as run_until does): it averages the uniform policy,
     whose NashConv in Kuhn poker is the published 11/12."""
     tree = pyspiel_tree("kuhn_poker")
     legal = jnp.asarray(tree.legal, jnp.float64)
@@ -265,8 +265,8 @@ def test_bad_variants_and_rules_are_refused():
 
 def test_sequences_refuse_misshapen_inputs():
     """The building blocks index with the tree's arrays: a policy in the wrong layout
-    used to give a wrong answer silently (own_reach of an [I, A] policy) or fail
-    deep inside JAX."""
+    would give a wrong answer silently (own_reach of an [I, A] policy) or fail deep
+    inside JAX."""
     tree = pyspiel_tree("kuhn_poker")
     policy = jaxsolve.uniform_policy(tree)
     flat = seq.flatten(tree, policy)
@@ -289,7 +289,7 @@ def test_sequences_refuse_misshapen_inputs():
          r"^sequences\.counterfactual_values: player must be one of 0\.\.1"),
         (lambda: seq.best_response(tree, weights, 5), r"^sequences\.best_response: player must"),
         (lambda: seq.others_reach(reach, chance, 2), r"^sequences\.others_reach: player must be"),
-        # A sweep's batch was read as its first game outside vmap.
+        # A sweep's batch outside vmap is refused, not read as its first game.
         (lambda: seq.chance_reach(batch), r"^sequences\.chance_reach: the tree has a batch axis "
                                           r"of 3 .*jax\.vmap"),
         (lambda: seq.player_reach(batch, flat), r"^sequences\.player_reach: the tree has a batch"),
@@ -301,7 +301,7 @@ def test_sequences_refuse_misshapen_inputs():
 
 def test_a_traced_player_is_refused_with_the_static_idiom():
     """best_response and counterfactual_values pick the player's arrays in Python: a
-    traced player used to fail inside JAX (TracerBoolConversionError)."""
+    traced player would fail inside JAX (TracerBoolConversionError)."""
     tree = pyspiel_tree("kuhn_poker")
     policy = jaxsolve.uniform_policy(tree)
     for f in (jaxsolve.counterfactual_values, jaxsolve.best_response):

@@ -260,7 +260,7 @@ def test_gumbel_search_runs_per_device_under_shard_map(results):
 
 
 def test_a_policy_that_is_no_distribution_is_refused_as_unsharded(results):
-    # It was evaluated (1.1667) while jaxsolve.exploitability refuses it.
+    # Refused as jaxsolve.exploitability refuses it, not evaluated (1.1667).
     message = results["bad_policy"]
     assert message.startswith("nash_conv_sharded: ") and "sums to 2" in message, message
 
@@ -282,7 +282,7 @@ def _kuhn_sweep():
 
 def test_sampling_solvers_are_refused_on_a_terminal_split_tree():
     """Their traversal gathers utilities by whole-tree terminal ids, which a device's
-    slice of the terminals does not have (it used to return wrong regrets)."""
+    slice of the terminals does not have (they would return wrong regrets)."""
     import jax
 
     import jaxsolve
@@ -315,7 +315,7 @@ def test_batch_arguments_are_checked_by_name():
         distributed.solve_batch(jaxsolve.cfr_plus(), batch, 0, 5)
     with pytest.raises(jaxsolve.GameError, match="one tree, not a batch"):
         distributed.solve_batch(jaxsolve.cfr_plus(), kuhn, 0, 5)
-    one_game = jaxsolve.cfr_plus().init(kuhn)  # used to fail deep inside shard_map
+    one_game = jaxsolve.cfr_plus().init(kuhn)  # named, not deep inside shard_map
     with pytest.raises(jaxsolve.ArgumentError, match=re.escape(
             "exploitability_batch: states.average is [12, 2] but the batch needs [3, 12, 2]")):
         distributed.exploitability_batch(batch, axes, one_game)

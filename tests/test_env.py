@@ -1,4 +1,4 @@
-"""The environment view of a GameTree, on Spoof with the seed's workflow (seed 002):
+"""The environment view of a GameTree, on Spoof played as a two-agent environment:
 a random initial arrangement from the key, turns passing Player 0 (toggle) -> Player 1
 (keep/swap) -> Player 0 ..., per-player observations, rewards at the end, many games
 at once under vmap; checked against the protocol game stepped in Python."""
@@ -69,7 +69,7 @@ def key_with_tail(tail):
 
 def test_spoof_player0_is_told_the_true_number_of_heads():
     # Tail at 0: THH. Toggle 2: THT (1 head). Swap 0 and 1: HTT. Toggle 1: HHT (2
-    # heads). Keep. Player 0 must have been told 1 and then 2 heads (seed 002).
+    # heads). Keep. Player 0 must have been told 1 and then 2 heads.
     state = INIT(TREE, key_with_tail(0))
     for a in (2, 1, 1, 0):
         state = STEP(TREE, state, a, jax.random.key(0))
@@ -184,8 +184,8 @@ def test_every_game_ends_with_its_terminal_utilities_on_leduc():
 
 
 def test_a_state_of_another_game_or_a_player_out_of_range_is_refused():
-    # A Leduc state stepped on Kuhn failed in a broadcast inside JAX; observe(tree,
-    # state, 5) on a 2-player game returned -1 (a clamped index).
+    # Unchecked, a Leduc state stepped on Kuhn would fail in a broadcast inside JAX,
+    # and observe(tree, state, 5) on a 2-player game return -1 (a clamped index).
     kuhn, leduc = builtin_tree("kuhn_poker"), builtin_tree("leduc_poker")
     state = env.init(leduc, jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=r"^env.step: state.observation|^env.step: state.legal"):
@@ -203,8 +203,8 @@ def test_a_state_of_another_game_or_a_player_out_of_range_is_refused():
 
 @pytest.mark.parametrize("action", [-0.5, 1.7, "1", True, np.array([0, 1])])
 def test_an_action_that_is_not_one_integer_is_refused(action):
-    """A float was cast (-0.5 played Pass, 1.7 played Bet), a string accepted: a move
-    nobody chose. Integers outside [0, A), even beyond int32, stay illegal moves."""
+    """A float is not cast (-0.5 would play Pass, 1.7 Bet), nor a string accepted: a
+    move nobody chose. Integers outside [0, A), even beyond int32, stay illegal moves."""
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     state, key = env.init(tree, jax.random.PRNGKey(0)), jax.random.PRNGKey(1)
     with pytest.raises(jaxsolve.ArgumentTypeError, match="^env.step: action must be one integer"):

@@ -1,7 +1,7 @@
-"""Bad input to the CFR half's public array API is refused at the edge, by name
+"""Bad input to the CFR solvers' public array API is refused at the edge, by name
 (jaxsolve.validate), and the checks cost nothing under jit and vmap.
 
-One test per gap the audit found; each asserts the exception type and what the
+One test per kind of bad input; each asserts the exception type and what the
 message says. Errors raise before anything is traced, so only the last tests
 compile (Kuhn-sized)."""
 
@@ -93,8 +93,8 @@ def test_wrongly_shaped_policies_name_the_shape(make, says, kuhn, kuhn3, policy)
     ([1.5, -0.5], r"infoset 3 \('.*'\) holds a negative value"),
 ], ids=["unnormalised", "zero", "nan", "negative"])
 def test_a_policy_that_is_not_a_distribution_is_refused(name, row, says, kuhn):
-    # Each used to give a plausible number: an all-zero policy had exploitability 0,
-    # a solver's unnormalised average 5e6.
+    # Unchecked, each would give a plausible number: an all-zero policy exploitability
+    # 0, a solver's unnormalised average 5e6.
     bad = np.asarray(jaxsolve.uniform_policy(kuhn)).copy()
     bad[3] = row
     for as_array in (jnp.asarray, np.asarray):
@@ -104,7 +104,7 @@ def test_a_policy_that_is_not_a_distribution_is_refused(name, row, says, kuhn):
 
 
 def test_probability_on_an_illegal_action_is_refused():
-    # Action ids 0 and 2: column 1 is illegal, and mass put there used to be dropped.
+    # Action ids 0 and 2: column 1 is illegal, and mass put there is refused, not dropped.
     from toy_games import SpecGame, decision, leaf
     tree = jaxsolve.compile_game(SpecGame(decision(0, "a", leaf(1, -1), leaf(0, 0),
                                                    actions=[0, 2])))
@@ -351,7 +351,7 @@ def test_the_checks_pass_under_jit_vmap_and_grad(kuhn, policy):
 
 # ---------------------------------------------------------------- host-side entry points
 def test_host_side_functions_say_so_when_traced_or_given_the_wrong_kind(kuhn):
-    # sweep inside jit used to fail with a TracerArrayConversionError from np.asarray.
+    # sweep inside jit says so, not a TracerArrayConversionError from np.asarray.
     with pytest.raises(TypeError, match="^sweep: builds the batch on the host, so it runs "
                                         "outside jit"):
         jax.jit(lambda u: jaxsolve.sweep(kuhn, utilities=u)[0].utilities)(

@@ -1,4 +1,4 @@
-"""The benchmark that defines issue 5's speed target: its ratio arithmetic against hand
+"""The benchmark that judges the MCTS speed target: its ratio arithmetic against hand
 values, and an end-to-end run at tiny sizes (the script and its report, not speed)."""
 
 import json
@@ -46,7 +46,7 @@ def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
     ratio = report["ratio_gumbel"]
     assert ratio["ratio"] == results["ratio_gumbel"] and len(ratio["per_round"]) == 2
     assert report["overhead_ms_gumbel"]["model_alone"] == report["calls"]["model_only"]["ms"]
-    # Not a smoke run: issue 5's target is judged on this process's ratio.
+    # Not a smoke run: the speed target is judged on this process's ratio.
     [target] = report["targets"]
     assert target["pass"] is (ratio["ratio"] >= bench_mcts.TARGET) and "not_judged" not in target
     assert f"[{'PASS' if target['pass'] else 'FAIL'}] our Gumbel search >= 2x" in printed
@@ -157,8 +157,8 @@ def test_results_record_the_commit_they_were_measured_at(monkeypatch):
 
 
 def test_the_value_heatmap_shows_a_reachable_position_of_both_verdicts(monkeypatch):
-    """Seed question 4's heatmap used to fix turn 1, no detection and the sensor pointing
-    S: in the goal variant the sensor starts pointing N and turns 45 degrees a move, so
+    """The value heatmap must not fix turn 1, no detection and the sensor pointing S:
+    in the goal variant the sensor starts pointing N and turns 45 degrees a move, so
     no play reaches that position, and the evader wins from every cell at turn 1 (one
     colour). Checked against `pe.reachable` and the exact values, cell by cell."""
     import numpy as np  # noqa: PLC0415
@@ -182,8 +182,8 @@ def test_the_value_heatmap_shows_a_reachable_position_of_both_verdicts(monkeypat
 
 def test_pursuit_experiment_refuses_a_size_the_exact_solver_cannot_grade(monkeypatch, capsys,
                                                                           tmp_path):
-    """`--sizes 45` trained the 5x5 main run for a minute, then failed in exact.solve
-    and lost summary.json: refused before any training now, by the solver's own
+    """`--sizes 45` is refused before any training (not after a minute of the 5x5 main
+    run, failing in exact.solve and losing summary.json), by the solver's own
     estimate (45x45 goal variant: 46 turns, ~6.7 GiB against the 4 GiB limit)."""
     monkeypatch.syspath_prepend(str(EXPERIMENTS))
     sys.modules.pop("pursuit_alphazero", None)

@@ -1,5 +1,7 @@
-"""The seed games (seeds 000-002): whole-tree walks against the facts the seeds state,
-parameter validation, and equilibrium facts derived by hand in the comments."""
+"""The small games (Mini Maneuver, Orbital Pursuit-Evasion, Maneuver Detection,
+Conjunction, Spoof): whole-tree walks against the facts their sources state (see each
+game's module docstring), parameter validation, and equilibrium facts derived by hand
+in the comments."""
 
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ def test_mini_maneuver_structure():
     state = state.child(1)
     assert [state.action_to_string(0, a) for a in (0, 1)] == ["Signal", "Quiet"]
     assert [state.action_to_string(1, a) for a in (0, 1)] == ["Watch", "Skip"]
-    # Payoffs exactly as the seed lists them: (card, signal, response) -> Operator.
+    # Payoffs exactly as the tutorial lists them: (card, signal, response) -> Operator.
     table = {(path[0][2], path[2][2]): r for path, r in terminals}
     assert table == {(1, 0): [-2.0, 2.0], (1, 1): [1.0, -1.0],
                      (0, 0): [1.0, -1.0], (0, 1): [0.0, 0.0]}
@@ -237,17 +239,17 @@ def test_orbital_names_and_tensors():
 
 
 # -- Maneuver detection ---------------------------------------------------------------
-# The parameter table, as literals. Seed 000 ("Mapping this to the capstone", its last
-# section) fixes only the structure: the card is dealt as in Mini Maneuver ("each with
+# The parameter table, as literals. The tutorial's sketch of this variant fixes only
+# the structure: the card is dealt as in Mini Maneuver ("each with
 # probability 0.5"), the Operator picks one of 4 maneuver intensities, the Observer one
 # of 5 sensor allocations, and detection is a chance node whose probability depends on
-# both. The seed gives NO numbers for the detection probabilities or the payoffs; those
+# both. It gives NO numbers for the detection probabilities or the payoffs; those
 # below are the defaults written out in the docstring of games/maneuver_detection.py
 # ("Defaults (intensity rows None/Small/Medium/Large; allocation columns as above)"),
 # i.e. the game's specification, copied from that text rather than imported. The
 # situation order (0 = No-maneuver, 1 = Maneuver), intensity order and allocation order
 # are pinned to the game's own action names in the test below.
-MD_SITUATION_PROBS = (0.5, 0.5)                      # seed 000, Mini Maneuver's deal
+MD_SITUATION_PROBS = (0.5, 0.5)                      # Mini Maneuver's deal
 MD_INTENSITIES = ("None", "Small", "Medium", "Large")
 MD_ALLOCATIONS = ("Wide survey", "Small-burn watch", "Medium-burn watch",
                   "Large-burn watch", "Passive")
@@ -352,8 +354,8 @@ def test_maneuver_detection_structure_and_mixing():
     ob = _md_observer_lp(payoff, w)
     y = ob.x[:5]
     assert ob.fun == pytest.approx(value, abs=1e-9)        # LP duality: same value
-    # (Sanity of the construction, not asserted: an auditor's separate operator LP over
-    # the same defaults found 0.1313036, N: None/Small (0.266, 0.734), M: Medium/Large
+    # (Sanity of the construction, not asserted: a separate operator LP over the same
+    # defaults gives 0.1313036, N: None/Small (0.266, 0.734), M: Medium/Large
     # (0.508, 0.492); this LP reproduces it.)
     # Uniqueness: over the optimal faces (value within 1e-9 of optimum), minimise and
     # maximise every coordinate of x and y; each range collapsing to a point means the
@@ -413,8 +415,8 @@ def test_conjunction_structure():
     histories, own, terminals, chance = walk(game)
     assert counts(own) == (2, 4) and len(terminals) == 16
     assert all(o == [(0, 0.5), (1, 0.5)] for _, o in chance) and len(chance) == 3
-    # Returns are the seed's table entries: all 16 rows of the cost table in seed 001
-    # ("The game", "Cost structure"), copied as literals in the seed's column order:
+    # Returns are the cost table's entries: all 16 rows of the course project's table,
+    # copied as literals in its column order:
     # Alice priority, Bob priority, A action, B action -> (Alice cost, Bob cost).
     seed_table = {
         "HHMM": (-3, -3), "HHMH": (-3, -1), "HHHM": (-1, -3), "HHHH": (-10, -10),
@@ -439,12 +441,12 @@ def test_conjunction_structure():
     assert counts(own3) == (2, 6) and len(terminals3) == 36
     c = three.costs
     assert c[0, 0, 0, 0].tolist() == [-10, -10]       # both up: conjunction persists
-    assert c[0, 0, 0, 1].tolist() == [-3, -3]         # up / down: the seed's M/M
-    assert c[1, 0, 1, 2].tolist() == [-1, -1]         # down / hold: the seed's M/H
+    assert c[0, 0, 0, 1].tolist() == [-3, -3]         # up / down: the M/M entry
+    assert c[1, 0, 1, 2].tolist() == [-1, -1]         # down / hold: the M/H entry
 
 
 def test_conjunction_equilibrium_by_hand():
-    # Hand derivation from the seed's table (priority 0 = High, action 0 = M, 1 = H).
+    # Hand derivation from the default table (priority 0 = High, action 0 = M, 1 = H).
     # Bob after Alice's M: High Bob pays -3 to maneuver and -1 to hold -> Hold;
     #   Low Bob pays -1 either way (indifferent).
     # Bob after Alice's H: holding collides (-10) -> Maneuver (-3 High, -1 Low).

@@ -124,8 +124,8 @@ def test_a_python_game_where_a_pyspiel_game_belongs_is_named():
 
 @pytest.mark.parametrize("shape", [(3, 2), (12,), (12, 1), (2, 12)])
 def test_to_tabular_policy_refuses_a_policy_of_another_shape(shape):
-    # (3, 2) and (12,) ended in a bare IndexError, (12, 1) was silently cut to its
-    # first column.
+    # Unchecked, (3, 2) and (12,) would end in a bare IndexError, (12, 1) be silently
+    # cut to its first column.
     game, tree = pyspiel_game("kuhn_poker"), pyspiel_tree("kuhn_poker")
     with pytest.raises(jaxsolve.ArgumentError, match=r"to_tabular_policy: policy has shape "
                        + re.escape(str(shape)) + r" but the tree has 12 infosets x 2 actions"):
@@ -133,7 +133,7 @@ def test_to_tabular_policy_refuses_a_policy_of_another_shape(shape):
 
 
 def test_to_tabular_policy_refuses_a_game_other_than_the_trees():
-    # 2-player Kuhn's infosets are all among the 3-player tree's: it was accepted.
+    # 2-player Kuhn's infosets are all among the 3-player tree's: the player count tells.
     tree3 = pyspiel_tree("kuhn_poker", players=3)
     policy = np.full((tree3.sizes.num_infosets, tree3.sizes.num_actions), 0.5)
     with pytest.raises(jaxsolve.ArgumentError, match=r"to_tabular_policy: the tree is of a "
@@ -148,7 +148,7 @@ def test_to_tabular_policy_refuses_a_game_other_than_the_trees():
 
 
 def test_as_openspiel_game_refuses_a_compiled_tree():
-    # It failed later, with an AttributeError from inside the view.
+    # Refused here, not later with an AttributeError from inside the view.
     from jaxsolve import games
     from jaxsolve.openspiel import as_openspiel_game
 
@@ -166,13 +166,14 @@ def test_an_unknown_openspiel_game_names_the_close_ones_not_all(capfd):
     message = str(info.value)
     assert "Unknown game 'kuhn_pokr'; did you mean 'kuhn_poker'" in message
     assert "Available games" not in message and len(message) < 200
-    # OpenSpiel's C++ also printed its whole list of games on the process's stderr.
+    # Nor does OpenSpiel's C++ print its whole list of games on the process's stderr.
     assert "leduc_poker" not in capfd.readouterr().err
 
 
 def test_openspiels_own_string_form_carries_the_parameters():
-    """"kuhn_poker(players=3)" is how OpenSpiel names a game with parameters; it was
-    refused as an unknown game. Uniform play's NashConv is OpenSpiel's own figure."""
+    """"kuhn_poker(players=3)" is how OpenSpiel names a game with parameters; it is
+    loaded, not refused as an unknown game. Uniform play's NashConv is OpenSpiel's own
+    figure."""
     from open_spiel.python import policy as os_policy
     from open_spiel.python.algorithms import exploitability
 
@@ -189,7 +190,7 @@ def test_openspiels_own_string_form_carries_the_parameters():
 
 def test_from_tabular_policy_reads_openspiels_cpp_policies_and_dicts():
     """What OpenSpiel's C++ solvers return (pyspiel.Policy, pyspiel.TabularPolicy) and
-    TabularPolicy.to_dict() used to fail with an AttributeError; each now gives the
+    TabularPolicy.to_dict() are read, not an AttributeError; each gives the
     rows OpenSpiel's Python TabularPolicy of the same policy gives, and OpenSpiel's
     own NashConv of it."""
     from open_spiel.python import policy as os_policy
@@ -222,7 +223,7 @@ def test_compiling_a_game_openspiel_cannot_reload_prints_nothing(capfd):
 
 
 def test_an_unregistered_pyspiel_game_compiles_quietly(capfd):
-    # Naming it used to call load_game("m"), which printed OpenSpiel's 127-line list of
+    # Naming it must not call load_game("m"), which prints OpenSpiel's 127-line list of
     # the games it knows. Matching pennies: the row player's value is 0 (by hand).
     game = pyspiel.create_matrix_game("m", "m", ["H", "T"], ["H", "T"],
                                       [[1, -1], [-1, 1]], [[-1, 1], [1, -1]])
@@ -291,7 +292,7 @@ class _Bare:
 def test_openspiel_python_cfr_runs_on_a_game_without_the_optional_methods():
     """OpenSpiel's Python CFRSolver, through `as_openspiel_game`, on a game that has
     only the protocol's required methods: its iterates equal our alternating CFR's
-    (it failed with an AttributeError inside OpenSpiel)."""
+    (not an AttributeError inside OpenSpiel)."""
     from open_spiel.python.algorithms import cfr as os_cfr
 
     from jaxsolve.openspiel import as_openspiel_game

@@ -29,9 +29,9 @@ def test_table_round_trip_and_names():
 
 
 def test_table_keeps_actions_that_share_a_name():
-    # A game whose action_to_string names two actions alike used to get a row keyed by
-    # name that kept one of their probabilities (summing to less than 1), which
-    # from_table then refused. Kuhn with both actions named "Bet" at every infoset:
+    # A game whose action_to_string names two actions alike must not get a row keyed by
+    # name that keeps one of their probabilities (summing to less than 1), which
+    # from_table would then refuse. Kuhn with both actions named "Bet" at every infoset:
     import dataclasses  # noqa: PLC0415
     kuhn = builtin_tree("kuhn_poker")
     names = kuhn.names

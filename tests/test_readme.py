@@ -106,7 +106,7 @@ def test_readme_custom_solver_example_runs(capsys):
 
 
 def test_readme_sampling_and_abstraction_example_runs(capsys):
-    """The second block (Monte-Carlo CFR, seed 004's masks, final strategies, an
+    """The second block (Monte-Carlo CFR, sampling masks, final strategies, an
     abstraction) runs as printed on the Leduc tree the first block builds, with 100
     iterations instead of 1000; the lifted coarse policy is a valid policy of the true
     game, so its exploitability there is a finite positive number."""

@@ -207,10 +207,11 @@ def test_sampling_solvers_approach_the_kuhn_equilibrium(make, steps, bound):
 @pytest.mark.parametrize("traversal", ["frontier", "counts"])
 def test_external_sampling_averages_a_one_player_game(traversal):
     """External sampling averages the opponents' infosets; a one-player game has none,
-    and its average used to stay uniform (exploitability that of uniform play) while the
-    regrets learned. Chance deals 0 or 1 (0.3, 0.7), the player sees it and picks:
-    after 0, action 0 pays 1 and action 1 pays 0; after 1, 0 and 2. By hand, the best
-    policy plays 0 then 1, worth 0.3 + 1.4 = 1.7, and uniform play is worth 0.85."""
+    and its average must still learn, not stay uniform (exploitability that of uniform
+    play) while the regrets learn. Chance deals 0 or 1 (0.3, 0.7), the player sees it
+    and picks: after 0, action 0 pays 1 and action 1 pays 0; after 1, 0 and 2. By hand,
+    the best policy plays 0 then 1, worth 0.3 + 1.4 = 1.7, and uniform play is worth
+    0.85."""
     game = SpecGame(chance((0.3, decision(0, "saw 0", leaf(1.0), leaf(0.0))),
                            (0.7, decision(0, "saw 1", leaf(0.0), leaf(2.0)))), players=1)
     tree = jaxsolve.compile_game(game)
@@ -229,7 +230,7 @@ def test_bad_input_is_refused_with_a_clear_message():
         jaxsolve.outcome_sampling(batch_size=0)
     with pytest.raises(ValueError, match="exploration"):
         jaxsolve.outcome_sampling(exploration=1.5)
-    # Bad settings are ArgumentErrors, as the README says (the mask's were GameErrors).
+    # Bad settings, the mask's included, are ArgumentErrors, as the README says.
     with pytest.raises(jaxsolve.ArgumentError, match="exploration=0"):
         jaxsolve.outcome_sampling(exploration=0.0).init(tree)
     with pytest.raises(jaxsolve.ArgumentError, match="mask has shape"):

@@ -1,10 +1,11 @@
-"""CFR on the seed games converges to values nobody here computed with CFR.
+"""CFR on the small games converges to values nobody here computed with CFR.
 
-The truth for each zero-sum seed game is the independent sequence-form LP in
+The truth for each zero-sum game here is the independent sequence-form LP in
 tests/reference (HiGHS; it shares no code with jaxsolve). For the general-sum
-conjunction game there is no LP; the check is that vanilla CFR's average after the
-seed's 20,000 iterations is an approximate equilibrium, with its per-player
-best-response values confirmed by the reference's own tree walk.
+conjunction game there is no LP; the check is that vanilla CFR's average after
+20,000 iterations (the run of the game's course project) is an approximate
+equilibrium, with its per-player best-response values confirmed by the reference's
+own tree walk.
 
 Tolerances. For a two-player zero-sum game and any profile sigma with value u0 and
 best-response values BR0 (player 0 against sigma_1) and BR1 (player 1 against
@@ -39,7 +40,7 @@ except ImportError:  # tests/ is a package
 ROUND_OFF = 1e-9           # float64 arithmetic and HiGHS feasibility tolerance (1e-10)
 CFR_PLUS_ITERATIONS = 1000
 CFR_PLUS_EXPLOITABILITY = 1e-3   # NashConv / 2; see the module docstring
-CFR_ITERATIONS = 20_000          # seed 001's run
+CFR_ITERATIONS = 20_000          # the course project's run
 CFR_NASH_CONV = 1e-3             # measured 2.3e-4 (vanilla CFR's average, O(1/sqrt(T)))
 
 ZERO_SUM = [
@@ -132,7 +133,7 @@ def test_cfr_plus_best_responses_equal_the_reference_walk(case):
 
 def test_conjunction_vanilla_cfr_20000_iterations():
     game, tree = games.load("conjunction"), builtin_tree("conjunction")
-    solver = jaxsolve.cfr()  # simultaneous updates, as in seed 001
+    solver = jaxsolve.cfr()  # simultaneous updates, as in the course project
     policy = AVERAGE(tree, RUN(solver, tree, solver.init(tree), CFR_ITERATIONS))
     nash_conv = float(NASH_CONV(tree, policy))
     assert 0.0 <= nash_conv < CFR_NASH_CONV
@@ -145,7 +146,7 @@ def test_conjunction_vanilla_cfr_20000_iterations():
     np.testing.assert_allclose(values, expected_values(game, strategies), atol=1e-12)
     gains = br - values
     assert np.all(gains >= -1e-12) and np.all(gains < CFR_NASH_CONV)
-    # Where the seed's run ends. The game has a continuum of equilibria (Low-priority
+    # Where this run ends. The game has a continuum of equilibria (Low-priority
     # Alice pays -1 whether she maneuvers or holds against a Bob who maneuvers after
     # her hold, test_games_seed.py's derivation), so the one a run ends at is not
     # determined by equilibrium alone; the four rows below follow from the cost table
@@ -186,7 +187,7 @@ def test_conjunction_cfr_plus_family_reaches_another_equilibrium(make):
     maneuver (-3) is a best reply only because Bob holds after her hold, which she never
     plays, with probability q >= 2/9 (holding costs her -10 q - (1 - q) <= -3), though
     holding there would cost Bob -10 against -3 or -1: a Nash equilibrium that is not
-    subgame perfect. Vanilla CFR's is the seed's (the test above)."""
+    subgame perfect. Vanilla CFR ends elsewhere (the test above)."""
     game, tree = games.load("conjunction"), builtin_tree("conjunction")
     solver = make()
     policy = AVERAGE(tree, RUN(solver, tree, solver.init(tree), 2000))

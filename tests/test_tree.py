@@ -45,7 +45,7 @@ def test_save_load_round_trip(tmp_path):
     path = tree.save(tmp_path / "kuhn3")
     assert path == tmp_path / "kuhn3.npz"
     loaded = GameTree.load(path)
-    # Names with dots keep them: a sweep's points 1.5 and 1.25 both used to write
+    # Names with dots keep them: a sweep's points 1.5 and 1.25 must not both write
     # "point_1.npz", the second silently replacing the first.
     assert tree.save(tmp_path / "point_1.5").name == "point_1.5.npz"
     assert tree.save(tmp_path / "point_1.25").name == "point_1.25.npz"
@@ -203,7 +203,7 @@ def _swap(field, a, b):
 
 
 # Files whose every index is in range but whose arrays do not describe one game, each
-# of which loaded before (and gave wrong numbers). Kuhn's layout, read off the
+# of which would load unchecked (and give wrong numbers). Kuhn's layout, read off the
 # compiled tree: node 0 deals player 0's card (nodes 1-3 deal player 1's), nodes 4-9
 # are player 0's first decisions (infosets 0-2, one per card, actions 0 pass, 1 bet),
 # nodes 10-21 player 1's replies (infosets 3-8), infosets 9-11 player 0's second

@@ -1,20 +1,21 @@
-"""AlphaZero for the pursuit-evasion game (seed 003), in jitted JAX, graded by exact play.
+"""AlphaZero for the pursuit-evasion game, in jitted JAX, graded by exact play.
 
 Design, one concept per module:
 
-* `jaxsolve.games.pursuit_evasion` (games/pursuit_evasion.py) - the rules as a pure
-  pgx-style environment: `init(params, key)`, `step(params, state, action)`, a
-  `State` pytree with `current_player`, `observation` (the seed's 35 features on
-  5x5), `rewards`, `terminated`, `legal_action_mask`. `Params` is a frozen, hashable dataclass.
+* `jaxsolve.games.pursuit_evasion` - the rules as a pure pgx-style environment:
+  `init(params, key)`, `step(params, state, action)`, a `State` pytree with
+  `current_player`, `observation` (35 features on 5x5), `rewards`, `terminated`,
+  `legal_action_mask`. `Params` is a frozen, hashable dataclass.
 * `exact` - backward induction over the whole (turn, detections, cell, sensor, player)
   state space in NumPy array code: the value and optimal moves of every state,
   `root_value` (+1 = evader wins), and the best win rate reachable against random play.
-  Verdicts: the seed's default 5x5 game is a forced evader win - the centre-mounted
-  sensor never sees the centre, so "stay" wins - and even random play wins it for the
-  evader. `jaxsolve.games.pursuit_evasion.goal_variant(g)` (cross the grid from the
-  top edge to the bottom edge in g+1 turns, seen at most once, the sensor turning 45
-  degrees per move) is also an evader win on 5x5, 7x7 and 11x11, but only with precise play: an
-  evader moving at random wins 0.25% of games on 5x5 against the optimal defender.
+  Verdicts: the default 5x5 game (`pe.Params()`) is a forced evader win - the
+  centre-mounted sensor never sees the centre, so "stay" wins - and even random play
+  wins it for the evader. `jaxsolve.games.pursuit_evasion.goal_variant(g)` (cross the
+  grid from the top edge to the bottom edge in g+1 turns, seen at most once, the sensor
+  turning 45 degrees per move) is also an evader win on 5x5, 7x7 and 11x11, but only
+  with precise play: an evader moving at random wins 0.25% of games on 5x5 against the
+  optimal defender.
 * `network` - a Flax NNX policy/value MLP (3x128 by default) used functionally:
   `(graphdef, params) = init_params(...)`, `apply(graphdef, params, obs)`.
 * `search` - our batched MCTS with the mctx callback interface

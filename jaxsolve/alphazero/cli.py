@@ -116,7 +116,7 @@ def env_from_args(args, recorded: pe.Params | None = None) -> pe.Params:
     game = {"sensor": sensor, "max_turns": default["turns"] if turns is None else turns,
             "threshold": default["threshold"] if threshold is None else threshold}
     if start is not None and tuple(start) != default["start"]:
-        game["evader_start"] = tuple(start)  # the seed's centre stays None, as in Params()
+        game["evader_start"] = tuple(start)  # the centre stays None, as in Params()
     try:
         if variant == "goal":
             return pe.goal_variant(grid, **game)
@@ -368,12 +368,12 @@ def _game_options(parser, left_out: str | None = None):
         "the game" + (f" (an option left out is {left_out}, not the default named)"
                       if left_out else ""))
     p.add_argument("--variant", choices=["seed", "goal"], default=None,
-                   help="seed: the seed's rules (a forced evader win); goal (default): cross "
-                        "the grid")
+                   help="seed: the base game (20 turns from the centre, a forced evader "
+                        "win); goal (default): cross the grid")
     p.add_argument("--grid", type=_grid, default=None, help="board side, odd (default 5)")
     p.add_argument("--sensor", choices=["ray", "wedge"], default=None,
                    help="ray (default): the cells along the sensor's direction; wedge: the "
-                        "seed prose's 3-cell cone")
+                        "3-cell cone next to the sensor")
     p.add_argument("--turns", type=_at_least_one, default=None, metavar="T",
                    help="defender moves in a game (default: grid + 1 with --variant goal, "
                         "20 with seed)")
@@ -413,7 +413,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     options and `--help`."""
     p = subparsers.add_parser(
         "pursuit", help="AlphaZero on the pursuit-evasion game",
-        description="AlphaZero on the pursuit-evasion game (seed 003): `solve` gives the "
+        description="AlphaZero on the pursuit-evasion game: `solve` gives the "
                     "exact verdict, `train` trains an agent by self-play, `eval` grades a "
                     "trained one. `jaxsolve pursuit COMMAND --help` lists each one's options.")
     commands = p.add_subparsers(dest="pursuit_command", metavar="{solve,train,eval}",

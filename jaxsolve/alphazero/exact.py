@@ -30,10 +30,10 @@ from jaxsolve.builders.assemble import format_bytes
 from jaxsolve.games import pursuit_evasion as pe
 
 # solve() refuses a game whose arrays would need more than this (`estimate_bytes`).
-# Every game the repo solves fits many times over - the largest, 11x11 with the seed
-# rules (20 turns), needs about 85 MiB, the 11x11 goal variant 35 MiB - while the goal
-# variant on a 41x41 grid (4.66 GiB estimated, 4.55 GiB measured) and anything larger
-# is refused before NumPy or JAX runs out of memory part-way.
+# Every game the repo solves fits many times over - the largest, 11x11 with the base
+# rules (`pe.Params`, 20 turns), needs about 85 MiB, the 11x11 goal variant 35 MiB -
+# while the goal variant on a 41x41 grid (4.66 GiB estimated, 4.55 GiB measured) and
+# anything larger is refused before NumPy or JAX runs out of memory part-way.
 DEFAULT_MAX_BYTES = 4 * 2**30
 
 
@@ -101,8 +101,8 @@ def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
     alive (a second 20T+1), and each conversion stages one more copy of the array
     converted (at most a q array, 9T). Checked against the growth of ru_maxrss:
     goal_variant(21) estimated 366 MiB, measured 346 MiB (its sweep alone 160 and
-    158 MiB); goal_variant(41) 4.66 GiB and 4.55 GiB; 41x41 seed rules 1.14 and
-    1.07 GiB.
+    158 MiB); goal_variant(41) 4.66 GiB and 4.55 GiB; the base rules on 41x41 1.14
+    and 1.07 GiB.
     """
     t = params.max_turns
     slab = 4 * (t + 2) * params.num_cells * pe.NUM_DIRS
@@ -216,7 +216,7 @@ def best_vs_random(params: pe.Params, side: int, *,
 
 def random_vs_random(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> float:
     """Probability that the evader wins when both sides play uniformly at random,
-    computed in float32 (within ~1e-7: the seed game's 0.99999992 reads 1.0).
+    computed in float32 (within ~1e-7: the default game's 0.99999992 reads 1.0).
     `max_bytes` as in `solve`."""
     _check_size(params, max_bytes, "random_vs_random", solution=False)
     v_e, _, _, _ = _sweep(params, "mean", "mean")

@@ -1,4 +1,4 @@
-"""Policy/value network: a Flax NNX multilayer perceptron (the seed's 3x128 by default).
+"""Policy/value network: a Flax NNX multilayer perceptron (3 x 128 by default).
 
 The model is used functionally, as mctx expects of a callback: `init_params` splits
 the NNX module into a static `GraphDef` and a pytree of parameters, and `apply`

@@ -55,7 +55,7 @@ class TrainConfig:
 
     * `env`: the game's rules (`jaxsolve.games.pursuit_evasion.Params`).
     * `search`: the self-play search (`selfplay.SearchConfig`: Gumbel or PUCT, simulations).
-    * `hidden`: the network's hidden layer widths (default the seed's 3 x 128).
+    * `hidden`: the network's hidden layer widths (default 3 x 128).
     * `games_per_iter`: self-play games per iteration, played as one batch.
     * `train_steps`, `batch_size`: gradient steps per iteration, positions per step.
     * `learning_rate`, `weight_decay`: AdamW's (`optax.adamw`).
@@ -84,9 +84,9 @@ class TrainConfig:
     def recipe(cls, grid_size: int = 5, **overrides) -> "TrainConfig":
         """The configuration the README measures and `jaxsolve pursuit train` uses by
         default: the goal variant on a `grid_size` board, half of the self-play games
-        from exploring starts, Gumbel search with 16 simulations, the seed's 3 x 128
-        MLP; `overrides` replace any field. (The plain defaults are the seed's game,
-        a forced evader win, without exploring starts.)"""
+        from exploring starts, Gumbel search with 16 simulations, a 3 x 128 MLP;
+        `overrides` replace any field. (The plain defaults are the base game
+        `pe.Params()`, a forced evader win, without exploring starts.)"""
         return cls(**{"env": pe.goal_variant(grid_size), "explore_fraction": 0.5,
                       "search": selfplay.SearchConfig(num_simulations=16), **overrides})
 
@@ -104,8 +104,8 @@ class TrainConfig:
             ("temperature_moves", checks.integer(0)),
             ("explore_fraction", checks.interval(0, 1)),
             ("seed", checks.integer(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
-        # round(fraction * games) games explore: a fraction that rounds to none asked
-        # for exploring starts and silently got none.
+        # round(fraction * games) games explore: a fraction that rounds to none would
+        # ask for exploring starts and silently get none.
         if self.explore_fraction > 0 and self.num_exploring == 0:
             raise ValueError(f"TrainConfig: explore_fraction={self.explore_fraction} of "
                              f"games_per_iter={self.games_per_iter} games rounds to no "
@@ -169,7 +169,7 @@ def make_iteration(cfg: TrainConfig, graphdef):
         wins = traj.outcome > 0
         metrics = dict(loss=losses[0], policy_loss=losses[1], value_loss=losses[2])
         # Each win rate only where its games were played (explore_fraction=1 plays
-        # none from the initial position: a rate of 0/0 was reported as 0).
+        # none from the initial position, whose rate 0/0 must not read as 0).
         if traj.from_start is None:
             metrics["selfplay_evader_wins"] = jnp.mean(wins)
         else:
@@ -497,7 +497,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     last completed iteration: one in progress is finished first (a second Ctrl-C stops
     at once), so that state is never lost half-way.
 
-    The config's defaults are the seed's game (`pe.Params()`, a forced evader win) and
+    The config's defaults are the base game (`pe.Params()`, a forced evader win) and
     no exploring starts; the recipe the README measures (and the CLI's defaults) is
     `TrainConfig.recipe(grid_size)`.
     """
@@ -517,7 +517,8 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
     # The jitted iteration donates its input; a state the caller passed is copied
-    # first, so that theirs stays usable (it was deleted: "Array has been deleted").
+    # first, so that theirs stays usable (donated, it would be deleted: "Array has
+    # been deleted").
     state = fresh if state is None else jax.tree.map(jnp.copy, _check_state(state, fresh))
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown, seconds = [], {}, 0.0
