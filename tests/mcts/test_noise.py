@@ -1,4 +1,4 @@
-"""The Gumbel search's root noise (`jaxsolve.alphazero.noise`) against JAX's own sampler:
+"""The Gumbel search's root noise (`jaxsolve.mcts._noise`) against JAX's own sampler:
 the same numbers, bit for bit, from raw and typed keys, and JAX's draw itself wherever
 the straight-line path does not apply."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax.extend.random import threefry_2x32
 
-from jaxsolve.alphazero import noise
+from jaxsolve.mcts import _noise as noise
 
 
 def test_threefry_matches_jax():
