@@ -29,10 +29,10 @@ tree and of what the step before returned:
 2. `fetch_embeddings` reads the stored embedding of the node the last edge leaves.
 3. The model, `recurrent_fn`, steps from there, once for the whole batch.
 4. `expand` stores the new node's prior logits and embedding in the rows of this
-   simulation, links it under its parent and makes the leaf's row: a new node's (one
-   visit, the model's value), or, where the walk stopped at a node already in the
-   tree (terminal, or at the depth cap), that node's with one more visit, so that its
-   stored value is backed up again and nothing is expanded.
+   simulation, links it under its parent and makes the `Leaf`: the new node's row
+   (one visit, the model's value), or, where the walk stopped at a node already in
+   the tree (terminal, or at the depth cap), that node's with one more visit, so that
+   its stored value is backed up again and nothing is expanded.
 5. `backup` writes the leaf's row and its parent's in one scatter, climbs the rest of
    the path by parent pointers (`_climb`) and updates the root once (`_update_root`).
 
@@ -103,6 +103,14 @@ class Path(NamedTuple):
     child: jax.Array  # [B, k] int32, the node it leads to; N (tree.num_nodes) if unexpanded
     child_row: jax.Array  # [B, k, 8] that node's row of `nodes` (all zeros if unexpanded)
     length: jax.Array  # [B, k] int32, edges from the root to `child`
+
+
+class Leaf(NamedTuple):
+    """Where each walk of a wave ends, as `expand` makes it for `backup`: [B, k] each."""
+
+    node: jax.Array  # [B, k] int32: the new node, or the existing node the walk ended at
+    row: jax.Array  # [B, k, 8] its row of `nodes` with this simulation's visit
+    q: jax.Array  # [B, k] what it returns to its parent: reward + discount * value
 
 
 def _node_rows(node, m):
@@ -244,9 +252,11 @@ def expand(tree: Tree, sim, path: Path, out: RecurrentFnOutput, embedding,
     new nodes under their parents in `children`. `tree.nodes` is left as it is: the
     leaf's row is returned for `backup` to write with its parent's.
 
-    Returns (tree, leaf [B, k] int32 ids: the new node, or the existing one the walk
-    ended at; leaf row [B, k, 8]: a new node's (one visit, q = reward + discount *
-    value, value 0 at a terminal state), or the existing node's with one more visit)."""
+    Returns (tree, `Leaf`): a new node's row has one visit, q = reward + discount *
+    value, the value 0 at a terminal state; an existing node's is its row with one
+    more visit. The leaf's q is computed from the values the row is made of, not read
+    back from the row, so that XLA fuses the row into the scatter that writes it
+    instead of materialising it for a second reader."""
     b, n_nodes, a = tree.children.shape
     k = path.parent.shape[1]
     dt = tree.nodes.dtype
@@ -275,14 +285,15 @@ def expand(tree: Tree, sim, path: Path, out: RecurrentFnOutput, embedding,
         jnp.broadcast_to(new, (b, k)), mode="drop", unique_indices=True).reshape(children.shape)
     reward = jnp.where(is_new, unflat(out.reward).astype(dt), stats[..., N_REWARD])
     discount = jnp.where(is_new, unflat(out.discount).astype(dt), stats[..., N_DISCOUNT])
+    leaf_value = jnp.where(is_new, value, stats[..., N_VALUE])
     one = jnp.ones((b, k), dt)
-    leaf_row = jnp.where(is_new[..., None], jnp.stack(
+    row = jnp.where(is_new[..., None], jnp.stack(
         [one, reward + discount * value, value, value, reward, discount,
          terminal.astype(dt), parent.astype(dt)], -1),
         stats.at[..., N_VISITS].add(1.0))
-    leaf = jnp.where(is_new, new, child)
+    leaf = Leaf(node=jnp.where(is_new, new, child), row=row, q=reward + discount * leaf_value)
     tree = Tree(nodes=tree.nodes, children=children, logits=logits, embeddings=embeddings)
-    return tree, leaf, leaf_row
+    return tree, leaf
 
 
 def _running_mean(row, q, count_added=1.0):
@@ -334,26 +345,26 @@ def _update_root(nodes, returns):
         _running_mean(top, jnp.sum(returns, -1), k))
 
 
-def backup(nodes: jax.Array, path: Path, leaf: jax.Array, leaf_row: jax.Array) -> jax.Array:
+def backup(nodes: jax.Array, path: Path, leaf: Leaf) -> jax.Array:
     """Backs the wave's returns up from its leaves to the root; returns the nodes
     [B, N + 1, 8].
 
-    `leaf` [B, k] and `leaf_row` [B, k, 8] are `expand`'s, `path` `select_path`'s. The
-    leaf's row is written with its parent's in one scatter: the parent (unless it is
-    the root) takes q = reward + discount * value of the leaf's row; then `_climb`
+    `leaf` is `expand`'s, `path` `select_path`'s ([B, k] fields). The leaf's row is
+    written with its parent's in one scatter: the parent (unless it is the root)
+    takes the leaf's q = reward + discount * value; then `_climb`
     carries q <- reward + discount * q up to the root's child, and `_update_root`
     gives the root all k returns at once."""
     b, m, _ = nodes.shape
-    k = leaf.shape[1]
+    k = leaf.node.shape[1]
     parent = path.parent
     above = gather_rows(nodes, parent)
-    q = leaf_row[..., N_REWARD] + leaf_row[..., N_DISCOUNT] * leaf_row[..., N_VALUE]
+    q = leaf.q
     above = jnp.concatenate([_running_mean(above, q), above[..., N_RAW:]], -1)
-    index = jnp.stack([_node_rows(leaf, m),
+    index = jnp.stack([_node_rows(leaf.node, m),
                        jnp.where(parent == ROOT, _dropped(b, m, jnp.arange(k, dtype=jnp.int32)),
                                  _node_rows(parent, m))], -1)
     nodes = nodes.reshape(b * m, NODE_FIELDS).at[index].set(
-        jnp.stack([leaf_row, above], 2), mode="drop", unique_indices=True).reshape(nodes.shape)
+        jnp.stack([leaf.row, above], 2), mode="drop", unique_indices=True).reshape(nodes.shape)
     with jax.named_scope("backup"):
         nodes, qrg = _climb(nodes, above[..., N_PARENT].astype(jnp.int32), path.length,
                             jnp.stack([q, above[..., N_REWARD], above[..., N_DISCOUNT]], -1))
@@ -379,8 +390,8 @@ def simulate(params, key: jax.Array, recurrent_fn: Callable, tree: Tree, sim, *,
     with jax.named_scope("model"):
         out, new_embedding = recurrent_fn(params, jax.random.fold_in(key, sim),
                                           path.action.reshape(-1), embedding)
-    tree, leaf, leaf_row = expand(tree, sim, path, out, new_embedding, layout)
-    return dataclasses.replace(tree, nodes=backup(tree.nodes, path, leaf, leaf_row))
+    tree, leaf = expand(tree, sim, path, out, new_embedding, layout)
+    return dataclasses.replace(tree, nodes=backup(tree.nodes, path, leaf))
 
 
 def _plan(plan: Optional[Plan], num_simulations: int, num_actions: int) -> Plan:
@@ -457,5 +468,5 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
     return dataclasses.replace(tree, embeddings=embeddings)
 
 
-__all__ = ["Path", "backup", "expand", "fetch_embeddings", "init_tree", "search",
+__all__ = ["Leaf", "Path", "backup", "expand", "fetch_embeddings", "init_tree", "search",
            "select_child", "select_path", "simulate"]

@@ -153,14 +153,16 @@ def test_expand_stores_the_new_node_and_links_it():
         prior_logits=jnp.tile(jnp.array([[1.0, 2.0, 3.0]], F32), (3, 1)),
         value=jnp.array([0.25, 0.5, 0.9], F32),
         legal_action_mask=jnp.array([[True, True, False], [True] * 3, [False] * 3]))
-    new, leaf, leaf_row = _search.expand(tree, 2, path, out, {"x": jnp.array([30, 31, 32])}, None)
-    assert leaf.tolist() == [[3], [2], [3]]
+    new, leaf = _search.expand(tree, 2, path, out, {"x": jnp.array([30, 31, 32])}, None)
+    assert leaf.node.tolist() == [[3], [2], [3]]
     # A new node: one visit, q = r + g v = 1 - 0.25, value and raw value 0.25, the edge's
     # reward and discount, its parent. At a terminal state the value is 0, whatever the
     # model said. An existing node: its row with one more visit.
-    np.testing.assert_array_equal(leaf_row[0, 0], [1, 0.75, 0.25, 0.25, 1, -1, 0, 2])
-    np.testing.assert_array_equal(leaf_row[1, 0], tree.nodes[1, 2].at[0].add(1))
-    np.testing.assert_array_equal(leaf_row[2, 0], [1, -1, 0, 0, -1, 0, 1, 0])
+    np.testing.assert_array_equal(leaf.row[0, 0], [1, 0.75, 0.25, 0.25, 1, -1, 0, 2])
+    np.testing.assert_array_equal(leaf.row[1, 0], tree.nodes[1, 2].at[0].add(1))
+    np.testing.assert_array_equal(leaf.row[2, 0], [1, -1, 0, 0, -1, 0, 1, 0])
+    # What each leaf returns to its parent: r + g v (node 2 in batch 1: 0 - 1 * -0.2).
+    np.testing.assert_allclose(leaf.q, [[0.75], [0.2], [-1]], atol=1e-7)
     # Linked under their parents; batch 1's edges unchanged.
     expected = np.asarray(tree.children).copy()
     expected[0, 2, 1] = expected[2, 0, 1] = 3
@@ -193,10 +195,11 @@ def test_backup_of_known_paths_gives_the_hand_computed_statistics():
     path = _search.Path(parent=jnp.array([[2], [0], [1]]), action=jnp.zeros((3, 1), jnp.int32),
                         child=jnp.array([[5], [5], [2]]), child_row=jnp.zeros((3, 1, 8), F32),
                         length=jnp.array([[3], [1], [2]]))
-    leaf = jnp.array([[3], [1], [2]])
     leaf_row = jnp.stack([_row(1, 0.6, 0.4, 1, -1, 2), _row(1, -0.2, 0.5, 0.3, -1, 0),
                           tree.nodes[2, 2].at[0].add(1)])[:, None]
-    nodes = np.asarray(_search.backup(tree.nodes, path, leaf, leaf_row))
+    leaf = _search.Leaf(node=jnp.array([[3], [1], [2]]), row=leaf_row,
+                        q=jnp.array([[0.6], [-0.2], [1.0]], F32))
+    nodes = np.asarray(_search.backup(tree.nodes, path, leaf))
     stats = lambda b, node: nodes[b, node, :3].tolist()  # visits, q, value
     np.testing.assert_allclose(nodes[0, 3], leaf_row[0, 0])
     np.testing.assert_allclose(stats(0, 2), [2, -0.1, 0.2], atol=1e-6)
@@ -222,7 +225,8 @@ def test_backup_of_a_wave_gives_the_root_every_return_at_once():
                         child=jnp.full((1, 2), 5), child_row=jnp.zeros((1, 2, 8), F32),
                         length=jnp.ones((1, 2), jnp.int32))
     leaf_row = jnp.stack([_row(1, 0.2, -0.2, 0, -1, 0), _row(1, 0.4, -0.4, 0, -1, 0)])[None]
-    nodes = np.asarray(_search.backup(tree.nodes, path, jnp.array([[1, 2]]), leaf_row))
+    leaf = _search.Leaf(node=jnp.array([[1, 2]]), row=leaf_row, q=jnp.array([[0.2, 0.4]], F32))
+    nodes = np.asarray(_search.backup(tree.nodes, path, leaf))
     np.testing.assert_allclose(nodes[0, 0, :3], [3, 0, 0.2], atol=1e-6)
     np.testing.assert_array_equal(nodes[0, 1:3], leaf_row[0])
 
