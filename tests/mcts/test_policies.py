@@ -58,8 +58,8 @@ def _ours_and_mctx(graphdef, params, states, kind, sims, key, noise=False):
 @pytest.mark.parametrize("kind", ["puct", "gumbel"])
 def test_visit_counts_equal_mctx_with_root_noise(net, roots, kind):
     # The same key gives both searches the same Dirichlet or Gumbel noise (and PUCT the
-    # same sampled action at temperature 1): the keys are split in mctx's order. Before,
-    # our Gumbel came from the other half of the split, and the visits differed.
+    # same sampled action at temperature 1): the keys are split in mctx's order, and the
+    # Gumbel noise drawn from the same half of the split as mctx's.
     graphdef, params = net
     for seed in (42, 7):
         ours, theirs = _ours_and_mctx(graphdef, params, roots, kind, SIMS,
@@ -308,9 +308,9 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
 
 
 @pytest.mark.parametrize("policy, settings, message", [
-    # Unchecked, each of these searched without complaint and returned nonsense: a
+    # Unchecked, each of these would search without complaint and return nonsense: a
     # negative temperature favours the least visited action, alpha <= 0 draws NaN
-    # noise (every visit on action 0), max_depth <= 0 was taken as 1.
+    # noise (every visit on action 0), max_depth <= 0 would be taken as 1.
     ("puct", dict(temperature=-1.0), "temperature must be a finite number >= 0, got -1.0"),
     ("puct", dict(temperature=float("nan")), "temperature must be a finite number >= 0, got nan"),
     ("puct", dict(dirichlet_alpha=0), "dirichlet_alpha must be a finite number > 0, got 0"),
@@ -382,9 +382,9 @@ def test_a_traced_temperature_samples_or_plays_greedily_as_a_concrete_one(net, r
 
 
 def test_alphazero_policy_without_simulations_plays_the_legal_prior(net, roots):
-    """With no simulation there is no visit to count: the weights were all 0 and the
-    sampled action uniform over every action, illegal ones included (action 8 here:
-    the defender cannot stay). Now both follow the root prior over the legal moves."""
+    """With no simulation there is no visit to count: the weights and the sampled
+    action follow the root prior over the legal moves, not a uniform draw over every
+    action, illegal ones included (action 8 here: the defender cannot stay)."""
     graphdef, params = net
     root = selfplay.root_fn(graphdef, ENV, params, roots)
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
