@@ -65,7 +65,8 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from jaxsolve.alphazero import network, policies, selfplay
+from jaxsolve import mcts
+from jaxsolve.alphazero import network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
 from machine import (RESULTS, SMOKE_RUN, add_publish_option, figure_beside,  # noqa: E402
                      machine_info, refuse_published_smoke_run, report_path, target_result,
@@ -311,10 +312,10 @@ def main(argv=None):
         return r, mctx.RootFnOutput(prior_logits=r.prior_logits, value=r.value, embedding=state)
 
     def ours_gumbel(p, k, sims=args.sims):
-        return policies.gumbel_policy(p, k, roots(p)[0], rec, sims).action
+        return mcts.gumbel_policy(p, k, roots(p)[0], rec, sims).action
 
     def ours_gumbel_waves(p, k):
-        return policies.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
+        return mcts.gumbel_policy(p, k, roots(p)[0], rec, args.sims, wave_sizes="auto").action
 
     def mctx_gumbel(p, k):
         r = roots(p)[1]
@@ -332,7 +333,7 @@ def main(argv=None):
         return jax.lax.fori_loop(0, sims, body, (state, root.value))[1]
 
     def ours_puct(p, k):
-        return policies.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
+        return mcts.alphazero_policy(p, k, roots(p)[0], rec, args.sims).action
 
     def mctx_puct(p, k):
         r = roots(p)[1]

@@ -46,7 +46,7 @@ case "$stage" in
   mcts)
     timeout 300 python3 experiments/bench_mcts.py --waves --out "$out/bench_mcts_gpu.json" \
       2>&1 | tee "$out/mcts.log"
-    timeout 220 python3 -m pytest -q -x -p no:cacheprovider tests/test_alphazero_search.py \
+    timeout 220 python3 -m pytest -q -x -p no:cacheprovider tests/mcts/ \
       tests/test_contract.py 2>&1 | tail -30 | tee "$out/gpu_tests.log" ;;
   *)
     echo "unknown stage $stage: cfr-small, cfr-big or mcts" >&2

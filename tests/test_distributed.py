@@ -138,12 +138,13 @@ SCRIPT = textwrap.dedent("""
 
     # AlphaZero search per device: 4 shards of 2 root states, each shard with its own
     # key, under shard_map's replication check, against each shard searched alone (the
-    # one-device search whose visit counts test_alphazero_search compares with mctx's).
+    # one-device search whose visit counts tests/mcts/test_policies.py compares with mctx's).
     # Gumbel only, since each policy costs two compiles here; PUCT runs the same tree
     # code, which is where shard_map's carry types matter.
     import functools
     from jax.sharding import NamedSharding, PartitionSpec as P
-    from jaxsolve.alphazero import network, policies, selfplay
+    from jaxsolve import mcts
+    from jaxsolve.alphazero import network, selfplay
     from jaxsolve.games import pursuit_evasion as pe
     env = pe.Params()
     graphdef, params = network.init_params(env.obs_size)
@@ -154,7 +155,7 @@ SCRIPT = textwrap.dedent("""
 
     def visits(p, k, s):
         root = selfplay.root_fn(graphdef, env, p, s)
-        return policies.gumbel_policy(p, k, root, rec, 6).visit_counts
+        return mcts.gumbel_policy(p, k, root, rec, 6).visit_counts
 
     per_shard = lambda p, k, s: visits(p, jax.random.fold_in(k, jax.lax.axis_index("batch")), s)
     sharded = jax.jit(distributed._shard_map(per_shard, mesh, (P(), P(), P("batch")),

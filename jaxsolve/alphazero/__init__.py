@@ -18,19 +18,12 @@ Design, one concept per module:
   optimal defender.
 * `network` - a Flax NNX policy/value MLP (3x128 by default) used functionally:
   `(graphdef, params) = init_params(...)`, `apply(graphdef, params, obs)`.
-* `search` - our batched MCTS with the mctx callback interface
-  (`recurrent_fn(params, key, action, embedding)`): legal moves masked at every node,
-  terminal nodes never expanded, two-player values by `discount = -1`. The batch walks
-  the tree in lockstep; the backup touches one node per element per level. Visit
-  counts equal mctx's on positions where its root-only masking cannot matter.
-  `selection` holds the rules it calls (PUCT, Gumbel's interior rule and Sequential
-  Halving at the root, the q transformations), `packing` how it stores the nodes'
-  embeddings, and `policies` the two searches users call: `alphazero_policy` (PUCT,
-  Dirichlet root noise) and `gumbel_policy`. `checks` validates what they are given
-  when they are traced (the root's shapes, `num_simulations`, the shapes of the
-  model's outputs) and every setting's type and range (the policies' arguments, the
-  configs' fields), so that bad input is named instead of broadcast or failing
-  inside the loop.
+* the search is `jaxsolve.mcts` (game-agnostic, mctx's callback interface):
+  `alphazero_policy` (PUCT, Dirichlet root noise) and `gumbel_policy` pick the moves
+  of self-play and evaluation; `selfplay` supplies the callbacks.
+* `checks` - the rules every config's settings must obey (the search's, plus named
+  choices and whole configs), so that bad input is named at construction instead of
+  failing inside a jitted function.
 * `selfplay` - the env/network callbacks, B games in lockstep under `lax.scan` with a
   temperature on the first moves, and a replay buffer of device arrays. Optional
   exploring starts (`TrainConfig.explore_fraction`): part of the self-play games begin
@@ -55,16 +48,13 @@ import importlib
 
 # Loaded on first use (PEP 562): `jaxsolve --help` and every CFR command build the
 # `pursuit` parser from `cli`, which needs none of these; importing them eagerly
-# (Flax, optax) cost each command ~1 s before it started.
-_SUBMODULES = ("checks", "cli", "evaluate", "exact", "network", "packing", "policies", "search",
-               "selection", "selfplay", "train")
+# (Flax, optax) would delay every command before it starts.
+_SUBMODULES = ("checks", "cli", "evaluate", "exact", "network", "selfplay", "train")
 _NAMES = {"ExactSolution": "exact", "best_vs_random": "exact", "solve": "exact",
-          "alphazero_policy": "policies", "gumbel_policy": "policies",
           "TrainConfig": "train", "TrainState": "train"}
 
-__all__ = ["ExactSolution", "TrainConfig", "TrainState", "alphazero_policy", "best_vs_random",
-           "checks", "evaluate", "exact", "gumbel_policy", "network", "packing", "policies", "search",
-           "selection", "selfplay", "solve", "train"]
+__all__ = ["ExactSolution", "TrainConfig", "TrainState", "best_vs_random", "checks", "evaluate",
+           "exact", "network", "selfplay", "solve", "train"]
 
 
 def __getattr__(name: str):

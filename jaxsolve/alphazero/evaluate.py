@@ -25,7 +25,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.alphazero import checks, exact, policies, search, selfplay
+from jaxsolve import mcts
+from jaxsolve.alphazero import checks, exact, selfplay
 from jaxsolve.games import pursuit_evasion as pe
 
 OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure MCTS)
@@ -49,7 +50,7 @@ def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
     z = jnp.where(evader_won, 1.0, -1.0)
     value = jnp.where(nxt.current_player == pe.EVADER, z, -z)
     reward = jnp.take_along_axis(nxt.rewards, mover[:, None], 1)[:, 0]
-    out = search.RecurrentFnOutput(
+    out = mcts.RecurrentFnOutput(
         reward=reward, discount=jnp.where(nxt.terminated, 0.0, -1.0),
         prior_logits=jnp.zeros(nxt.legal_action_mask.shape, jnp.float32),
         value=jnp.where(nxt.terminated, 0.0, value), legal_action_mask=nxt.legal_action_mask)
@@ -59,11 +60,11 @@ def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
 def pure_mcts_action(env: pe.Params, num_simulations: int, key, state: pe.State):
     """Actions [B] of PUCT search with uniform priors and rollout values."""
     b = state.cell.shape[0]
-    root = search.RootFnOutput(jnp.zeros((b, pe.NUM_ACTIONS), jnp.float32),
-                               jnp.zeros(b, jnp.float32), state, state.legal_action_mask)
-    out = policies.alphazero_policy(None, key, root, functools.partial(rollout_recurrent_fn, env),
-                                  num_simulations, dirichlet_fraction=0.0, temperature=0.0,
-                                  max_depth=2 * env.max_turns)
+    root = mcts.RootFnOutput(jnp.zeros((b, pe.NUM_ACTIONS), jnp.float32),
+                             jnp.zeros(b, jnp.float32), state, state.legal_action_mask)
+    out = mcts.alphazero_policy(None, key, root, functools.partial(rollout_recurrent_fn, env),
+                                num_simulations, dirichlet_fraction=0.0, temperature=0.0,
+                                max_depth=2 * env.max_turns)
     return out.action
 
 

@@ -29,7 +29,8 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.alphazero import checks, network, policies, search
+from jaxsolve import mcts
+from jaxsolve.alphazero import checks, network
 from jaxsolve.games import pursuit_evasion as pe
 
 
@@ -38,8 +39,8 @@ class SearchConfig:
     """Static search settings (hashable; checked on construction by the policies' rules).
 
     * `num_simulations`: simulations per move (default 32).
-    * `kind`: "gumbel" (`policies.gumbel_policy`, the default) or "puct"
-      (`policies.alphazero_policy`).
+    * `kind`: "gumbel" (`mcts.gumbel_policy`, the default) or "puct"
+      (`mcts.alphazero_policy`).
     * `dirichlet_fraction`, `dirichlet_alpha`: PUCT's root noise.
     * `gumbel_scale`: the scale of Gumbel's root noise (0 turns it off).
     * `max_num_considered_actions`: the root actions Sequential Halving starts with.
@@ -58,15 +59,15 @@ class SearchConfig:
         checks.config_fields("SearchConfig", [
             ("num_simulations", checks.integer(1)),
             ("kind", checks.one_of("gumbel", "puct")),
-            *((name, policies.SETTINGS[name]) for name in shared)], self)
+            *((name, mcts.SETTINGS[name]) for name in shared)], self)
 
 
 
-def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> search.RootFnOutput:
+def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> mcts.RootFnOutput:
     """Root for a batch of states [B]."""
     logits, value = network.apply(graphdef, net_params, state.observation)
     mask = state.legal_action_mask
-    return search.RootFnOutput(network.masked_logits(logits, mask), value, state, mask)
+    return mcts.RootFnOutput(network.masked_logits(logits, mask), value, state, mask)
 
 
 def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.State):
@@ -77,7 +78,7 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
     logits, value = network.apply(graphdef, net_params, nxt.observation)
     mask = nxt.legal_action_mask
     reward = jnp.take_along_axis(nxt.rewards, mover[:, None], 1)[:, 0]
-    out = search.RecurrentFnOutput(
+    out = mcts.RecurrentFnOutput(
         reward=reward, discount=jnp.where(nxt.terminated, 0.0, -1.0),
         prior_logits=network.masked_logits(logits, mask),
         value=jnp.where(nxt.terminated, 0.0, value), legal_action_mask=mask)
@@ -85,18 +86,18 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
 
 
 def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, state: pe.State,
-               *, noise: bool = True, temperature: float = 1.0) -> policies.PolicyOutput:
+               *, noise: bool = True, temperature: float = 1.0) -> mcts.PolicyOutput:
     """Searches from a batch of states [B]. `noise=False` turns off the Dirichlet /
     Gumbel noise (evaluation); PUCT then plays the most visited move."""
     root = root_fn(graphdef, env, net_params, state)
     rec = functools.partial(recurrent_fn, graphdef, env)
     depth = 2 * env.max_turns
     if cfg.kind == "puct":
-        return policies.alphazero_policy(
+        return mcts.alphazero_policy(
             net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
             dirichlet_fraction=cfg.dirichlet_fraction if noise else 0.0,
             dirichlet_alpha=cfg.dirichlet_alpha, temperature=temperature if noise else 0.0)
-    return policies.gumbel_policy(
+    return mcts.gumbel_policy(
         net_params, key, root, rec, cfg.num_simulations, max_depth=depth,
         gumbel_scale=cfg.gumbel_scale if noise else 0.0,
         max_num_considered_actions=cfg.max_num_considered_actions)

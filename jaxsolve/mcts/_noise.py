@@ -1,20 +1,19 @@
 """Gumbel(0, 1) noise for the root of a Gumbel search, bit-identical to
-`jax.random.gumbel` and about half its cost on CPU; key splits likewise.
+`jax.random.gumbel`, and key splits bit-identical to `jax.random.split`, written as
+straight-line Threefry-2x32.
 
-Why not `jax.random.gumbel` itself: on CPU, JAX lowers Threefry-2x32 as a rolled loop of
-five iterations of four rounds, so a draw of [256, 9] is a while loop of small kernels,
-and XLA:CPU splits each round's kernel over two threads and waits for the second one
-to wake, ten times: ~85-100 us, about 2% of a 32-simulation search at batch 256.
-Written as straight-line code, the same 20 rounds fuse into one elementwise kernel
-(~9 us in a profile; XLA splits it too, so one wait remains): 53 against 103 us per
-standalone call, 1.3% of the search in paired runs.
+Why not JAX's own: on CPU, JAX lowers Threefry-2x32 as a rolled loop of five
+iterations of four rounds, so a draw of [256, 9] is a while loop of small kernels, and
+XLA:CPU splits each round's kernel over two threads and waits for the second one to
+wake, once per round. Written out, the same 20 rounds fuse into one elementwise
+kernel. The policies draw their noise and split their key once per search, outside
+the simulation loop, so this is a fixed cost per search, not per simulation.
 
 The numbers are the ones `jax.random.gumbel(key, shape, dtype)` returns, whenever JAX
 draws them the way this module does: a Threefry key, the partitionable counters
 (`jax_threefry_partitionable`, JAX's default), "low" mode (the default) and float32.
 Otherwise `gumbel` simply calls `jax.random.gumbel`. `split` does the same for
-`jax.random.split`, whose rolled Threefry loop the policies would otherwise run once
-per search. tests/test_alphazero_noise.py checks both against JAX, bit for bit, for
+`jax.random.split`. tests/mcts/test_noise.py checks both against JAX, bit for bit, for
 raw and typed keys.
 
 Reference: Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC 2011),
@@ -88,8 +87,7 @@ def _fast_path(key, size, dtype) -> bool:
 def split(key: jax.Array, num: int = 2) -> jax.Array:
     """`jax.random.split(key, num)`, as straight-line code where JAX splits the way
     this module reproduces (a single Threefry key, partitionable counters): key i is
-    Threefry-2x32 of counter (0, i). JAX's own split is a rolled loop on CPU, ~1% of
-    a 32-simulation Gumbel search at batch 256 (paired runs)."""
+    Threefry-2x32 of counter (0, i); elsewhere JAX's own split."""
     validate.prng_key(key, "noise.split")
     if not _threefry_partitionable(key) or not 0 < num < 2 ** 32:
         return jax.random.split(key, num)

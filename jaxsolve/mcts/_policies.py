@@ -1,7 +1,12 @@
 """The search policies: AlphaZero (PUCT, Dirichlet root noise) and Gumbel AlphaZero
 (Sequential Halving at the root), each one `search` plus the root's summary.
 
-Shapes as in `search.RootFnOutput`: B roots, A actions.
+Shapes as in `RootFnOutput`: B roots, A actions. Each policy splits its key in mctx's
+order and draws its root noise as mctx does, so that one key gives both libraries the
+same noise, and the same visit counts where the search's are mctx's.
+
+References: Silver et al. (2017/2018) for AlphaZero; Danihelka et al., "Policy
+improvement by planning with Gumbel" (ICLR 2022) for Gumbel AlphaZero.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ from typing import Callable, NamedTuple, Optional, Sequence, Union
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.alphazero import checks, noise
-from jaxsolve.alphazero.search import RootFnOutput, node_view, search
-from jaxsolve.alphazero.selection import (
+from jaxsolve.mcts import _checks as checks
+from jaxsolve.mcts import _noise as noise
+from jaxsolve.mcts._search import search
+from jaxsolve.mcts._selection import (
     NodeView, considered_visits_table, gumbel_interior_select, gumbel_root_select,
     gumbel_waves, masked_argmax, masked_logits, puct_select, q_completed_by_mix_value,
     score_considered)
+from jaxsolve.mcts._tree import RootFnOutput, node_view
 
 
 class PolicyOutput(NamedTuple):
@@ -35,8 +42,8 @@ class PolicyOutput(NamedTuple):
     value: jax.Array  # [B] root value after search
 
 
-# What each of the policies' settings must be (`SearchConfig` checks its own by the same
-# rules). A concrete value out of range is refused by name; a traced one cannot be read
+# What each of the policies' settings must be (a caller's config checks its own fields
+# by the same rules). A concrete value out of range is refused by name; a traced one cannot be read
 # when the policy is traced and passes unchecked (`checks.unless_traced`).
 SETTINGS = {
     "dirichlet_fraction": checks.interval(0, 1),
@@ -138,8 +145,9 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
     `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
     when every non-terminal root considers the same number m of actions and m is one
     of these (a sequence, or one integer), else one simulation at a time; `"auto"`
-    means the most there can be, min(max_num_considered_actions, A). Both give the same visit counts; each wave
-    size compiles one more search (see the module docstring for when it pays). A
+    means the most there can be, min(max_num_considered_actions, A). Both give the
+    same visit counts; each wave size compiles one more search (waves pay on
+    accelerators, not on a CPU: see `search`). A
     terminal root's output (no legal action) is meaningless either way."""
     num_simulations = checks.num_simulations(num_simulations, "gumbel_policy")
     _, a = checks.root(root, "gumbel_policy")

@@ -1,4 +1,4 @@
-"""The Gumbel search's root noise (`jaxsolve.alphazero.noise`) against JAX's own sampler:
+"""The Gumbel search's root noise (`jaxsolve.mcts._noise`) against JAX's own sampler:
 the same numbers, bit for bit, from raw and typed keys, and JAX's draw itself wherever
 the straight-line path does not apply."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax.extend.random import threefry_2x32
 
-from jaxsolve.alphazero import noise
+from jaxsolve.mcts import _noise as noise
 
 
 def test_threefry_matches_jax():
@@ -66,7 +66,7 @@ def test_split_falls_back_to_jax_for_other_keys():
                                       (jnp.zeros(2, jnp.int32), "int32 array"),
                                       (jnp.zeros((3, 2), jnp.uint32), r"uint32 array of shape \(3, 2\)")])
 def test_what_is_not_a_key_is_named(key, got):
-    # Named, not "'int' object has no attribute 'dtype'" from deep inside the key test.
+    # Named at the edge, not "'int' object has no attribute 'dtype'" from deep inside.
     for draw in (lambda: noise.split(key), lambda: noise.gumbel(key, (3,))):
         with pytest.raises(ValueError, match=f"key must be a jax.random key.*, got {got}"):
             draw()

@@ -1,11 +1,16 @@
 """Action selection for the batched MCTS: the statistics a rule sees (`NodeView`), the
-q transformations, and the PUCT and Gumbel rules.
+q transformations, the PUCT and Gumbel rules, and Sequential Halving's schedule and
+the waves it allows.
 
 Every per-action array is actions-major, [A, B] (not mctx's [B, A]): XLA:CPU emits a
-reduction over a minor axis of 9 as a scalar loop per row, while along the major axis
-it is a few vector instructions, so each reduction over actions below is vectorised
-across the batch (see `search`'s module docstring). A rule maps a `NodeView` to
-actions [B]. Ties go to the lowest action index.
+reduction over a short minor axis as a scalar loop per row, while along the major
+axis it is a few vector instructions, so each reduction over actions below is
+vectorised across the batch. A rule maps a `NodeView` to actions [B]. Ties go to the
+lowest action index (mctx breaks them with tiny random noise instead).
+
+Order-free reductions (min and max) share one variadic reduction (`_min_max`); float
+sums whose order matters are plain `jnp.sum`, as in mctx, so that the q-values and
+hence the visit counts are mctx's.
 
 References: Silver et al. (2017/2018) for PUCT; Schrittwieser et al. (2020),
 Appendix B, for the pb_c schedule and the min-max q normalisation; Danihelka et al.,
@@ -77,10 +82,9 @@ def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
     # mctx weighs the visited q-values by the prior's probabilities. The softmax's
     # normaliser cancels in that weighted mean, so it is taken with exp(logits)
     # (legal maximum 0: in (0, 1]), and the two sums are siblings XLA computes in
-    # one pass: two reductions fewer on the walk's critical path, 1.4-1.6% of the
-    # Gumbel search in paired runs, same visit counts. (mctx floors probabilities at
-    # the dtype's tiny, this floors exp(logits): they differ only for a visited
-    # action whose prior is below ~1e-38.)
+    # one pass: two reductions fewer on the walk's critical path. (mctx floors
+    # probabilities at the dtype's tiny, this floors exp(logits): they differ only
+    # for a visited action whose prior is below ~1e-38.)
     # Illegal logits sit at the dtype minimum (exp 0) and are never visited: no mask.
     e = jnp.maximum(jnp.exp(v.prior_logits), jnp.finfo(v.qvalues.dtype).tiny)
     weight = jnp.sum(jnp.where(seen, e, 0.0), 0, keepdims=True)
