@@ -15,7 +15,7 @@ threads and slow down more than ours when the other core is busy).
                                      [--processes N] [--publish] [--quick]
 
 It prints what it ran on first (CPU, cores, load average, versions: the ratio moves
-with the machine's load, see experiments/bench_mcts_history.md; under `taskset -c 1`
+with the machine's load; under `taskset -c 1`
 XLA:CPU sees one core, splits no op over two threads, and mctx runs at its fastest) and writes the same
 with every median, round and ratio to `results/local/bench_mcts.json` on CPU,
 `results/local/bench_mcts_<backend>.json` on an accelerator (ignored by git, so a trial

@@ -4,7 +4,7 @@ and jitted functions shared across tests so each compiles once per session."""
 import os
 
 # XLA:CPU compiles with LLVM at -O0 in the tests: the suite is mostly compilation, and
-# this cuts it by about a third (test_sampling.py and test_alphazero_search.py, the
+# this cuts it by about a third (test_sampling.py and tests/mcts/test_policies.py, the
 # slowest files, each by 30-35%). It changes no result: the HLO passes that decide the
 # arithmetic are untouched, and LLVM may not reorder float operations at any level
 # without fast-math (off in XLA:CPU by default). Set before JAX starts; a level given in

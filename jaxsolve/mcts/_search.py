@@ -60,8 +60,7 @@ in `_tree`), and:
 
 A change to this loop is judged by paired runs of the whole search with the same
 visit counts (experiments/bench_mcts.py): one that is cheaper alone can be slower
-inside the loop, where it changes which kernels run at once. What was tried and not
-kept is listed in experiments/bench_mcts_history.md.
+inside the loop, where it changes which kernels run at once.
 
 Waves (`search(plan=...)`, `gumbel_policy(wave_sizes=...)`): Gumbel's Sequential
 Halving fixes in advance which root actions most rounds visit, and walks below
