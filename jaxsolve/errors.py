@@ -17,6 +17,16 @@ class ArgumentTypeError(ArgumentError, TypeError):
     a number does). Also a TypeError, so either `except` clause catches it."""
 
 
+class CheckpointNotTreeError(GameError):
+    """A solver checkpoint (`jaxsolve.checkpoint`) where a saved tree belongs.
+    `meta` is the checkpoint's record of its run, from which the command line names
+    the command that resumes it."""
+
+    def __init__(self, message: str, path, meta: dict):
+        super().__init__(message)
+        self.path, self.meta = path, meta
+
+
 class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
 

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import games
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
-from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.errors import CheckpointNotTreeError, CLIError, GameError, one_line
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import batch_size
@@ -203,6 +203,8 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
         try:
             tree = GameTree.load(spec)
+        except CheckpointNotTreeError as e:
+            raise CLIError(_resume_instead(e)) from None
         except GameError as e:
             raise CLIError(one_line(e)) from None
         size = batch_size(tree)
@@ -216,6 +218,23 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
         return compile_game(game, progress=progress, max_nodes=max_nodes)
     except GameError as e:
         raise CLIError(f"{spec}: {one_line(e)}") from None
+
+
+def _resume_instead(error: CheckpointNotTreeError) -> str:
+    """A checkpoint given as GAME: the command that resumes its run, where its record
+    has one (`jaxsolve solve` wrote it); saved from Python with metadata of one's own,
+    there is no command line to repeat, and the error says how to read it."""
+    meta, path = error.meta, Path(error.path)
+    if not isinstance(meta.get("game"), str) or not isinstance(meta.get("algo"), str):
+        return one_line(error)
+    words = ["jaxsolve", "solve", meta["game"], "--algo", meta["algo"]]
+    params = meta.get("params")
+    for key, value in (params.items() if isinstance(params, dict) else ()):
+        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+    words += [w for key in ("batch", "seed") if key in meta for w in (f"--{key}", str(meta[key]))]
+    words += ["--out", str(path.parent), "--resume"]
+    return (f"{path}: this is a solver checkpoint, not a saved tree; resume its run with: "
+            f"{' '.join(words)}")
 
 
 @contextlib.contextmanager

@@ -13,6 +13,8 @@ import jaxsolve
 from conftest import RUN, builtin_tree
 from jaxsolve import GameError, GameTree, cli
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from jaxsolve.errors import CheckpointNotTreeError
+from jaxsolve.tree import CHECKPOINT_V1_FIELDS
 
 
 def test_levels_are_contiguous_and_children_point_one_level_down():
@@ -280,13 +282,18 @@ def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, cap
     state = jaxsolve.cfr_plus().init(tree)
     ckpt = save_checkpoint(tmp_path / "run" / "checkpoint.npz", state,
                            {"game": "kuhn_poker", "params": {"players": 2}, "algo": "dcfr"})
+    # From Python: how to read it; on the command line: the command that resumes it.
+    with pytest.raises(CheckpointNotTreeError, match=r"checkpoint\.npz: this is a solver "
+                       r"checkpoint, not a saved tree; read it with jaxsolve\.checkpoint\."
+                       r"load_checkpoint\('.*checkpoint\.npz'\)$"):
+        GameTree.load(ckpt)
     says = (r"checkpoint\.npz: this is a solver checkpoint, not a saved tree; resume its run "
             r"with: jaxsolve solve kuhn_poker --algo dcfr --param players=2 --out .*run "
             r"--resume")
-    with pytest.raises(GameError, match=says):
-        GameTree.load(ckpt)
     assert cli.main(["solve", str(ckpt)]) == cli.EXIT_USAGE
     assert re.search(says, capsys.readouterr().err)
+    # Format 1 held CFRState's arrays and no state record: the loaders know it by them.
+    assert set(CHECKPOINT_V1_FIELDS) == set(jaxsolve.CFRState._fields)
     with pytest.raises(CheckpointError, match="a saved game tree .*, not a solver checkpoint"):
         load_checkpoint(tree.save(tmp_path / "tree.npz"))
     # Saved from Python with metadata of one's own: no command to repeat, no placeholders.
