@@ -10,8 +10,12 @@ derived with vectorised NumPy.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
+import os
+import sys
+import tempfile
 import warnings
 from typing import Any, Callable
 
@@ -74,8 +78,6 @@ def _spiel_name(game) -> str:
     try:
         import pyspiel  # noqa: PLC0415 - only reached with a game that has get_type
 
-        from jaxsolve.openspiel import _stderr_dropped_on_error  # noqa: PLC0415 (imports us)
-
         # What OpenSpiel's C++ prints before raising ("OpenSpiel exception: Unknown
         # parameter 'rollout_length'" for liars_dice_ir) is dropped with the refusal:
         # the game compiles all the same, under its own name.
@@ -89,6 +91,30 @@ def _spiel_name(game) -> str:
             return str(pyspiel.load_game(short_name, params))
     except Exception:  # noqa: BLE001 - a game OpenSpiel cannot reload keeps its own name
         return str(game)
+
+
+@contextlib.contextmanager
+def _stderr_dropped_on_error():
+    """OpenSpiel's C++ prints its ~150 registered games to the process's stderr (past
+    Python's sys.stderr) before raising on an unknown name; our error names the close
+    ones instead. What C++ writes is held back, and passed on unless the block raises."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real fd 2 (embedded, pytest capture)
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        held.seek(0)
+        text = held.read()
+        if text:
+            sys.stderr.write(text.decode(errors="replace"))
 
 
 def _declared(game, method: str):
