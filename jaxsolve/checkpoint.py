@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from jaxsolve.solvers import CFRState
+from jaxsolve.base import CFRState, MCCFRState
 from jaxsolve.tree import CHECKPOINT_STATE_KEY as _STATE_KEY  # JSON {"type", "fields"}
 from jaxsolve.tree import is_checkpoint, open_npz, read_member
 
@@ -173,8 +173,6 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
 def _upgraded(state):
     """A state of an earlier jaxsolve in today's layout: MCCFRState.touched was a
     scalar before it became a compensated (total, carry) pair."""
-    from jaxsolve.sampling import MCCFRState  # noqa: PLC0415  (sampling imports solvers)
-
     if isinstance(state, MCCFRState) and np.ndim(state.touched) == 0:
         touched = np.asarray(state.touched)
         state = state._replace(touched=np.stack([touched, np.zeros_like(touched)]))

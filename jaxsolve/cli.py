@@ -43,7 +43,7 @@ from jaxsolve import __version__ as jaxsolve_version
 from jaxsolve.cli_out import writable_folder
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
-from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
+from jaxsolve.sampling import SAMPLING_SOLVERS, histories_touched
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import DEFAULT_MAX_NODES
 from jaxsolve.errors import EXIT_INTERRUPTED, EXIT_USAGE, CLIError, GameError, one_line

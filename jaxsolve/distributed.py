@@ -84,11 +84,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxsolve import validate
+from jaxsolve import base, validate
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
-from jaxsolve.solvers import CFRState, Solver, average_policy, run
+from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
 from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
 
@@ -292,12 +292,12 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     Returns:
       the solver's state with a leading axis B on its arrays ([B, I, A], [B]).
     """
-    solver = validate.solver(solver, "solve_batch")
+    solver = check_solver(solver, "solve_batch")
     validate.iterations(num_iterations, "solve_batch")
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     axes = tuple(_batch_axes(in_axes).items())
-    if validate.samples(solver):
+    if base.samples(solver):
         states = _sampling_states(solver, batched_tree, size, key)
     elif key is not None:
         validate.fail("solve_batch", f"key is for sampling solvers; {solver.name} is "
@@ -440,8 +440,8 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
     interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree
     is a valid start. One psum of [I*A + 1] values per player per iteration.
     """
-    solver = validate.solver(solver, "run_sharded")
-    if validate.samples(solver):
+    solver = check_solver(solver, "run_sharded")
+    if base.samples(solver):
         # A sampled traversal gathers the utilities of the terminals it reaches by their
         # ids in the whole tree, which a device holding Z'/D of them does not have.
         validate.fail("run_sharded", f"{solver.name} samples terminals by their ids in the "
@@ -449,7 +449,7 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
                                      "run it with jaxsolve.run on the unsplit tree (it visits "
                                      "few terminals an iteration), or split a batch of games "
                                      "with solve_batch")
-    validate.state_of(solver, tree, state, "run_sharded")
+    base.state_of(solver, tree, state, "run_sharded")
     validate.iterations(num_iterations, "run_sharded")
     return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
 
