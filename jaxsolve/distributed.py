@@ -319,24 +319,6 @@ def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
 
 
 # ------------------------------------------------------------------- terminal sharding
-@dataclasses.dataclass(frozen=True)
-class _TerminalShard(GameTree):
-    """One device's Z/D terminals of a tree, seen only inside `shard_map`.
-
-    `terminal_axis` names the mesh axes the terminals are split over; through it
-    `sequences.terminal_sum` turns every partial sum over terminals into a psum. It
-    is static (pytree metadata), so programs with and without the psum never share
-    a jit cache entry.
-    """
-
-    terminal_axis: tuple[str, ...] = ()
-
-
-jax.tree_util.register_dataclass(
-    _TerminalShard, data_fields=list(_ARRAY_FIELDS),
-    meta_fields=["sizes", "names", "terminal_axis"])
-
-
 def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
     """Places a tree on the mesh with its terminals split over all mesh axes.
 
@@ -414,8 +396,11 @@ def on_terminal_shards(fn, tree: GameTree, *args, mesh: Mesh | None = None):
     mesh = _mesh_of(tree, mesh)
 
     def local(t, *a):
-        fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(GameTree)}
-        return fn(_TerminalShard(**fields, terminal_axis=mesh.axis_names), *a)
+        # One device's Z/D terminals: `GameTree.terminal_axis` names the mesh axes they
+        # are split over, and through it `sequences.terminal_sum` turns every partial
+        # sum over terminals into a psum. It is static (pytree metadata), so programs
+        # with and without the psum never share a jit cache entry.
+        return fn(dataclasses.replace(t, terminal_axis=mesh.axis_names), *a)
 
     specs = (_terminal_specs(tree, mesh),) + (P(),) * len(args)
     return _shard_map(local, mesh, specs, P())(tree, *args)

@@ -166,6 +166,9 @@ class GameTree:
         sizes (`TreeSizes`): the counts above, per-level offsets, perfect recall per
             player, the constant sum of the utilities (None if general-sum).
         names (`TreeNames`): the game's name, infoset strings, action names.
+        terminal_axis (tuple of mesh axis names): the axes this tree's terminals are
+            split over, inside `jaxsolve.distributed`'s `shard_map` only (it sets
+            them); () for a tree holding all its terminals, as everywhere else.
     """
 
     node_player: Any
@@ -186,6 +189,7 @@ class GameTree:
     terminal_chance: Any
     sizes: TreeSizes
     names: TreeNames
+    terminal_axis: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         # The dataclass repr prints every array; a tree is read by its counts.
@@ -819,4 +823,4 @@ def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: st
 
 
 jax.tree_util.register_dataclass(
-    GameTree, data_fields=list(_ARRAY_FIELDS), meta_fields=["sizes", "names"])
+    GameTree, data_fields=list(_ARRAY_FIELDS), meta_fields=["sizes", "names", "terminal_axis"])

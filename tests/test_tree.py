@@ -89,11 +89,11 @@ def test_tree_is_a_pytree_with_static_sizes():
     import jax
     tree = builtin_tree("kuhn_poker")
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    # The leaves are exactly the tree's array fields, each once; sizes and names (the
-    # static metadata) are not leaves.
+    # The leaves are exactly the tree's array fields, each once; sizes, names and
+    # terminal_axis (the static metadata) are not leaves.
     fields = [f.name for f in dataclasses.fields(tree)]
-    arrays = [name for name in fields if name not in ("sizes", "names")]
-    assert len(arrays) == len(fields) - 2
+    arrays = [name for name in fields if name not in ("sizes", "names", "terminal_axis")]
+    assert len(arrays) == len(fields) - 3
     assert sorted(map(id, leaves)) == sorted(id(getattr(tree, name)) for name in arrays)
     again = jax.tree_util.tree_unflatten(treedef, leaves)
     assert again.sizes == tree.sizes and again.names.infosets == tree.names.infosets
