@@ -21,7 +21,8 @@ from typing import Sequence
 
 import games
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import CLIError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import one_line
 from jaxsolve.game_spec import OPENSPIEL_PREFIX, load_game
 
 

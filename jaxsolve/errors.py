@@ -31,17 +31,8 @@ class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
 
 
-# The command line's exit codes besides 0: bad input, Ctrl-C (as a shell reports SIGINT).
-EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
-
-
-class CLIError(Exception):
-    """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
-    exit code 2."""
-
-
 def one_line(e: BaseException) -> str:
     """An exception's message as one line (a KeyError's without its quotes), for the
-    command line's one-line reports."""
+    command line's one-line reports and for errors that quote another's."""
     text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return " ".join(str(text).split()) or type(e).__name__

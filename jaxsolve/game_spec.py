@@ -19,7 +19,8 @@ from typing import Any, Sequence
 
 import games
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
-from jaxsolve.errors import CheckpointNotTreeError, CLIError, GameError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import batch_size
