@@ -19,9 +19,12 @@ import tempfile
 import warnings
 from typing import Any, Callable
 
+import jax
 import numpy as np
 
+from jaxsolve.builders.assemble import format_bytes
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
+from jaxsolve.progress import bar as progress_bar
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
 from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
                            with_infoset_blocks)
@@ -537,8 +540,6 @@ class _Walk:
                             f"{e}") from e
 
     def too_big(self, depth: int, count: int):
-        from jaxsolve.builders.assemble import format_bytes  # noqa: PLC0415
-
         # The walk holds a Python state per history of the frontier, their lists and
         # the node records: peak memory grows by about 0.8 KiB per history compiling
         # pyspiel's liar's dice (294,877 histories), against the ~0.1 KiB each takes
@@ -631,10 +632,8 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:
-        from jaxsolve import progress  # noqa: PLC0415
-
         # `delay`: small games compile before the bar would ever show.
-        with progress.bar(desc=f"compiling {name or _game_name(game)}", unit=" histories",
+        with progress_bar(desc=f"compiling {name or _game_name(game)}", unit=" histories",
                           unit_scale=True, delay=1.0, leave=False) as bar:
             offsets = walk.run(bar)
     else:
@@ -768,8 +767,6 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
 def _check_payoff_range(utilities: np.ndarray) -> None:
     """Without x64 the tree's arrays become float32 on the device, where a payoff
     beyond float32's range turns into inf and every value computed from it with it."""
-    import jax  # noqa: PLC0415
-
     largest = float(np.abs(utilities).max(initial=0.0))
     limit = float(np.finfo(np.float32).max)
     if largest > limit and not jax.config.read("jax_enable_x64"):

@@ -92,6 +92,9 @@ from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
 from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
 
+if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
+    from jax.experimental.shard_map import shard_map as _experimental_shard_map
+
 
 def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
     """`jax.shard_map` (JAX >= 0.6) or the same function from `jax.experimental` before.
@@ -103,8 +106,8 @@ def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
     if hasattr(jax, "shard_map"):
         return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                              check_vma=check)
-    from jax.experimental.shard_map import shard_map  # pragma: no cover - old JAX
-    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
+    return _experimental_shard_map(f, mesh=mesh, in_specs=in_specs,  # pragma: no cover
+                                   out_specs=out_specs, check_rep=check)
 
 
 BATCH_AXIS = "batch"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -21,6 +23,7 @@ import games
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
 from jaxsolve.cli_base import CLIError
 from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
+from jaxsolve.openspiel import load_pyspiel
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import batch_size
@@ -89,9 +92,6 @@ def load_python_game(spec: str, params: dict[str, Any]):
     """The game `FILE.py:NAME` or `module:NAME` names: NAME is a game class or a function
     returning a game, called with the --param values as keyword arguments, or a game
     object itself (then without --param). Every failure is one CLIError naming `spec`."""
-    import importlib  # noqa: PLC0415
-    import importlib.util  # noqa: PLC0415
-
     match = _PYTHON_SPEC.match(spec)
     source, name = match["source"], match["name"]
     try:
@@ -158,7 +158,6 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
         if not name:
             raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
         try:
-            from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
             with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
                 return load_pyspiel(name, **params)
         except ImportError as e:

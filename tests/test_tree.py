@@ -317,14 +317,13 @@ def test_compile_progress_bar_counts_every_history_and_changes_nothing(monkeypat
     import tqdm.auto
 
     import jaxsolve.compile as compile_module
-    import jaxsolve.progress
     seen = {}
 
     class Bar(tqdm.auto.tqdm):  # the real bar, recording what it was told
         def close(self):
             seen["n"], seen["postfix"] = self.n, self.postfix
             super().close()
-    monkeypatch.setattr(jaxsolve.progress, "tqdm", Bar)  # every bar is made there
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)  # jaxsolve.progress makes every bar with it
     monkeypatch.setattr(compile_module, "_PROGRESS_EVERY", 7)
     game = games.load("leduc_poker")
     quiet, shown = jaxsolve.compile_game(game), jaxsolve.compile_game(game, progress=True)
