@@ -7,7 +7,9 @@ passed instead of its compiled tree fails with an AttributeError three calls dow
 The functions here check such arguments on entry and raise an `ArgumentError` (a
 GameError, so a ValueError) or, for an argument of the wrong kind, an
 `ArgumentTypeError` (also a TypeError). Every message starts with `where`, the
-public function's name, and says what was expected.
+public function's name, and says what was expected. The checks of solvers and
+their states build on these and live with the types they know: `jaxsolve.base`
+(`solver_state`, `state_of`) and `jaxsolve.solvers` (`check_solver`).
 
 Every check reads static information only: Python types, array shapes and dtypes
 (known while tracing) and the values of concrete Python or NumPy numbers. So the
