@@ -28,23 +28,17 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from jaxsolve.solvers import CFRState
-from jaxsolve.tree import open_npz, read_member
+from jaxsolve.base import CFRState, MCCFRState
+from jaxsolve.tree import CHECKPOINT_STATE_KEY as _STATE_KEY  # JSON {"type", "fields"}
+from jaxsolve.tree import is_checkpoint, open_npz, read_member
 
 _FORMAT_VERSION = 2
 _READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record
 _META_KEY = "__meta__"
-_STATE_KEY = "__state__"  # JSON {"type": "module:qualname", "fields": [...]}
 
 
 class CheckpointError(ValueError):
     """A checkpoint is missing, unreadable or not a jaxsolve checkpoint."""
-
-
-def is_checkpoint(files: list[str]) -> bool:
-    """Whether an .npz archive with these member names is a checkpoint: format 2 has a
-    state record, format 1 held CFRState's fields."""
-    return _STATE_KEY in files or set(CFRState._fields) <= set(files)
 
 
 def _type_name(cls: type) -> str:
@@ -179,8 +173,6 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
 def _upgraded(state):
     """A state saved in the older layout brought to the current one: an MCCFRState
     whose `touched` is a scalar gets it as a compensated (total, carry) pair."""
-    from jaxsolve.sampling import MCCFRState  # noqa: PLC0415  (sampling imports solvers)
-
     if isinstance(state, MCCFRState) and np.ndim(state.touched) == 0:
         touched = np.asarray(state.touched)
         state = state._replace(touched=np.stack([touched, np.zeros_like(touched)]))

@@ -40,22 +40,25 @@ import numpy as np
 
 from jaxsolve import cli_games, cli_solver, cli_sweep, progress
 from jaxsolve import __version__ as jaxsolve_version
+from jaxsolve.alphazero import cli as alphazero_cli
+from jaxsolve.cli_base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, number_arg
 from jaxsolve.cli_out import writable_folder
 from jaxsolve.cli_pipe import PipeSafeStdout
 from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
-from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched  # registers them in SOLVERS
+from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched
+from jaxsolve.check import check_game
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.compile import DEFAULT_MAX_NODES
-from jaxsolve.errors import EXIT_INTERRUPTED, EXIT_USAGE, CLIError, GameError, one_line
+from jaxsolve.errors import GameError, one_line
 from jaxsolve.game_spec import (
     OPENSPIEL_PREFIX, default_out, is_file_game, is_tree_file, load_game, load_tree,
     parse_params)
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
+from jaxsolve.plot import plot_convergence
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
-EXIT_OK = 0
 CHECKPOINT, STRATEGY, CONVERGENCE, PLOT = (
     "checkpoint.npz", "strategy.json", "convergence.json", "convergence.png")
 EVALUATIONS_PER_RUN = 50  # default --eval-every gives about this many evaluations
@@ -83,8 +86,6 @@ class _Parser(argparse.ArgumentParser):
 def cmd_check(args) -> int:
     """`jaxsolve check`: prints the conformance report; 0 if every check passes, 1 if
     one fails."""
-    from jaxsolve.check import check_game  # noqa: PLC0415
-
     if args.playouts < 0:
         raise CLIError("--playouts must be >= 0")
     if is_tree_file(args.game):  # the checks call a game's code; a tree file has none
@@ -224,8 +225,6 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
                    params: dict, settings: dict, run_info: dict) -> None:
     """Prints and writes the final policy (`--final`), its value and exploitability,
     the convergence record and its plot. `run_info`: batch and seed of a sampling run."""
-    from jaxsolve.plot import plot_convergence  # noqa: PLC0415
-
     iterations = int(state.iteration)
     kind, tau = args.final, _final_tau(args)
     policy = final_policy(tree, state, kind, tau)
@@ -441,33 +440,6 @@ def cmd_solve(args) -> int:
 
 
 # ---------------------------------------------------------------------- parser
-def _whole(text: str) -> int:
-    """An integer written as one (100000, 100_000) or in a float's notation that is
-    exactly whole (1e5, 2.0e3), as a count is often typed; ValueError otherwise."""
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # ValueError for words
-        if not value.is_integer():  # 1.5, inf, nan
-            raise
-        return int(value)
-
-
-def number_arg(kind, describe: str, ok):
-    """An argparse type: `kind(text)` (int or float) for which `ok(value)` holds, else
-    a one-line error `{describe}, got {text}`. Shared with the `pursuit` subcommands."""
-    def parse(text: str):
-        try:
-            value = _whole(text) if kind is int else kind(text)
-        except ValueError:
-            what = "an integer" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"{describe}, got {text}")
-        return value
-    return parse
-
-
 # Counts reach jitted code as int32.
 _positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
                            lambda v: 1 <= v <= 2 ** 31 - 1)
@@ -582,12 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_max_nodes(cli_sweep.add_subparser(sub, _positive_int, _nonnegative_real,
                                           _PYTHON_GAME_HELP))
 
-    try:  # later subcommands (pursuit) live with their code and are optional
-        from jaxsolve.alphazero import cli as alphazero_cli  # noqa: PLC0415
-    except ImportError:
-        alphazero_cli = None
-    if alphazero_cli is not None:
-        alphazero_cli.add_subparser(sub)
+    alphazero_cli.add_subparser(sub)  # `pursuit` lives with the AlphaZero code
     for name in ("solve", "sweep", "check"):
         _usage_requires_game(sub.choices[name])
     return parser

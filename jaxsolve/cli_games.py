@@ -21,8 +21,10 @@ from typing import Sequence
 
 from jaxsolve import games
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import CLIError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import one_line
 from jaxsolve.game_spec import OPENSPIEL_PREFIX, load_game
+from jaxsolve.openspiel import load_pyspiel
 
 
 class _TimeLimit(BaseException):
@@ -94,7 +96,7 @@ def _openspiel_text(name: str) -> tuple[str, dict]:
     """An OpenSpiel game's long name and kind, and its parameters with their defaults
     (from pyspiel's registry: no game is loaded)."""
     try:
-        import pyspiel  # noqa: PLC0415
+        import pyspiel  # noqa: PLC0415 - optional: only openspiel:NAME needs OpenSpiel
     except ImportError:
         raise CLIError(f"{OPENSPIEL_PREFIX}{name}: OpenSpiel is not installed (pip install "
                        "'jaxsolve[openspiel]')") from None
@@ -105,7 +107,6 @@ def _openspiel_text(name: str) -> tuple[str, dict]:
     kind = found[0]
     values = dict(kind.parameter_specification)
     if short != name:  # the values the string gives replace the defaults
-        from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
         try:
             # As OpenSpiel loads it: the turn-based wrapper of a simultaneous game has
             # parameters (and a type) of its own.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from jaxsolve.errors import CLIError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import one_line
 
 
 def check_writable(folder, what: str) -> None:

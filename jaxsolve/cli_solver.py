@@ -17,7 +17,8 @@ import functools
 import inspect
 from typing import Any, Sequence
 
-from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import GameError, one_line
 from jaxsolve.game_spec import parse_params
 from jaxsolve.sampling import SAMPLING_SOLVERS
 from jaxsolve.solvers import SOLVERS, Solver

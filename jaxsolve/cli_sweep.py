@@ -36,8 +36,9 @@ import numpy as np
 
 from jaxsolve import cli_solver, progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
+from jaxsolve.cli_base import EXIT_INTERRUPTED, CLIError
 from jaxsolve.cli_out import writable_folder
-from jaxsolve.errors import EXIT_INTERRUPTED, CLIError, GameError, one_line
+from jaxsolve.errors import GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
 from jaxsolve.compile import compile_game
 from jaxsolve.game_spec import default_out, is_tree_file, load_game, parse_params, parse_value

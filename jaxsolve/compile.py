@@ -10,14 +10,21 @@ derived with vectorised NumPy.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
+import os
+import sys
+import tempfile
 import warnings
 from typing import Any, Callable
 
+import jax
 import numpy as np
 
+from jaxsolve.builders.assemble import format_bytes
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
+from jaxsolve.progress import bar as progress_bar
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
 from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
                            with_infoset_blocks)
@@ -77,8 +84,6 @@ def _spiel_name(game) -> str:
     try:
         import pyspiel  # noqa: PLC0415 - only reached with a game that has get_type
 
-        from jaxsolve.openspiel import _stderr_dropped_on_error  # noqa: PLC0415 (imports us)
-
         # What OpenSpiel's C++ prints before raising ("OpenSpiel exception: Unknown
         # parameter 'rollout_length'" for liars_dice_ir) is dropped with the refusal:
         # the game compiles all the same, under its own name.
@@ -92,6 +97,30 @@ def _spiel_name(game) -> str:
             return str(pyspiel.load_game(short_name, params))
     except Exception:  # noqa: BLE001 - a game OpenSpiel cannot reload keeps its own name
         return str(game)
+
+
+@contextlib.contextmanager
+def _stderr_dropped_on_error():
+    """OpenSpiel's C++ prints its ~150 registered games to the process's stderr (past
+    Python's sys.stderr) before raising on an unknown name; our error names the close
+    ones instead. What C++ writes is held back, and passed on unless the block raises."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real fd 2 (embedded, pytest capture)
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        held.seek(0)
+        text = held.read()
+        if text:
+            sys.stderr.write(text.decode(errors="replace"))
 
 
 def _declared(game, method: str):
@@ -530,8 +559,6 @@ class _Walk:
                             f"{e}") from e
 
     def too_big(self, depth: int, count: int):
-        from jaxsolve.builders.assemble import format_bytes  # noqa: PLC0415
-
         # The walk holds a Python state per history of the frontier, their lists and
         # the node records: peak memory grows by about 0.8 KiB per history compiling
         # pyspiel's liar's dice (294,877 histories), against the ~0.1 KiB each takes
@@ -624,10 +651,8 @@ def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
     game = _turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:
-        from jaxsolve import progress  # noqa: PLC0415
-
         # `delay`: small games compile before the bar would ever show.
-        with progress.bar(desc=f"compiling {name or _game_name(game)}", unit=" histories",
+        with progress_bar(desc=f"compiling {name or _game_name(game)}", unit=" histories",
                           unit_scale=True, delay=1.0, leave=False) as bar:
             offsets = walk.run(bar)
     else:
@@ -761,8 +786,6 @@ def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTr
 def _check_payoff_range(utilities: np.ndarray) -> None:
     """Without x64 the tree's arrays become float32 on the device, where a payoff
     beyond float32's range turns into inf and every value computed from it with it."""
-    import jax  # noqa: PLC0415
-
     largest = float(np.abs(utilities).max(initial=0.0))
     limit = float(np.finfo(np.float32).max)
     if largest > limit and not jax.config.read("jax_enable_x64"):

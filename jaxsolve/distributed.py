@@ -84,13 +84,16 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxsolve import validate
+from jaxsolve import base, validate
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
-from jaxsolve.solvers import CFRState, Solver, average_policy, run
+from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
 from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
+
+if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
+    from jax.experimental.shard_map import shard_map as _experimental_shard_map
 
 
 def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
@@ -103,8 +106,8 @@ def _shard_map(f, mesh: Mesh, in_specs, out_specs, check: bool = True):
     if hasattr(jax, "shard_map"):
         return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                              check_vma=check)
-    from jax.experimental.shard_map import shard_map  # pragma: no cover - old JAX
-    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
+    return _experimental_shard_map(f, mesh=mesh, in_specs=in_specs,  # pragma: no cover
+                                   out_specs=out_specs, check_rep=check)
 
 
 BATCH_AXIS = "batch"
@@ -292,12 +295,12 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     Returns:
       the solver's state with a leading axis B on its arrays ([B, I, A], [B]).
     """
-    solver = validate.solver(solver, "solve_batch")
+    solver = check_solver(solver, "solve_batch")
     validate.iterations(num_iterations, "solve_batch")
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     axes = tuple(_batch_axes(in_axes).items())
-    if validate.samples(solver):
+    if base.samples(solver):
         states = _sampling_states(solver, batched_tree, size, key)
     elif key is not None:
         validate.fail("solve_batch", f"key is for sampling solvers; {solver.name} is "
@@ -319,24 +322,6 @@ def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
 
 
 # ------------------------------------------------------------------- terminal sharding
-@dataclasses.dataclass(frozen=True)
-class _TerminalShard(GameTree):
-    """One device's Z/D terminals of a tree, seen only inside `shard_map`.
-
-    `terminal_axis` names the mesh axes the terminals are split over; through it
-    `sequences.terminal_sum` turns every partial sum over terminals into a psum. It
-    is static (pytree metadata), so programs with and without the psum never share
-    a jit cache entry.
-    """
-
-    terminal_axis: tuple[str, ...] = ()
-
-
-jax.tree_util.register_dataclass(
-    _TerminalShard, data_fields=list(_ARRAY_FIELDS),
-    meta_fields=["sizes", "names", "terminal_axis"])
-
-
 def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
     """Places a tree on the mesh with its terminals split over all mesh axes.
 
@@ -414,8 +399,11 @@ def on_terminal_shards(fn, tree: GameTree, *args, mesh: Mesh | None = None):
     mesh = _mesh_of(tree, mesh)
 
     def local(t, *a):
-        fields = {f.name: getattr(t, f.name) for f in dataclasses.fields(GameTree)}
-        return fn(_TerminalShard(**fields, terminal_axis=mesh.axis_names), *a)
+        # One device's Z/D terminals: `GameTree.terminal_axis` names the mesh axes they
+        # are split over, and through it `sequences.terminal_sum` turns every partial
+        # sum over terminals into a psum. It is static (pytree metadata), so programs
+        # with and without the psum never share a jit cache entry.
+        return fn(dataclasses.replace(t, terminal_axis=mesh.axis_names), *a)
 
     specs = (_terminal_specs(tree, mesh),) + (P(),) * len(args)
     return _shard_map(local, mesh, specs, P())(tree, *args)
@@ -440,8 +428,8 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
     interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree
     is a valid start. One psum of [I*A + 1] values per player per iteration.
     """
-    solver = validate.solver(solver, "run_sharded")
-    if validate.samples(solver):
+    solver = check_solver(solver, "run_sharded")
+    if base.samples(solver):
         # A sampled traversal gathers the utilities of the terminals it reaches by their
         # ids in the whole tree, which a device holding Z'/D of them does not have.
         validate.fail("run_sharded", f"{solver.name} samples terminals by their ids in the "
@@ -449,7 +437,7 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
                                      "run it with jaxsolve.run on the unsplit tree (it visits "
                                      "few terminals an iteration), or split a batch of games "
                                      "with solve_batch")
-    validate.state_of(solver, tree, state, "run_sharded")
+    base.state_of(solver, tree, state, "run_sharded")
     validate.iterations(num_iterations, "run_sharded")
     return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
 

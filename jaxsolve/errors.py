@@ -17,21 +17,22 @@ class ArgumentTypeError(ArgumentError, TypeError):
     a number does). Also a TypeError, so either `except` clause catches it."""
 
 
+class CheckpointNotTreeError(GameError):
+    """A solver checkpoint (`jaxsolve.checkpoint`) where a saved tree belongs.
+    `meta` is the checkpoint's record of its run, from which the command line names
+    the command that resumes it."""
+
+    def __init__(self, message: str, path, meta: dict):
+        super().__init__(message)
+        self.path, self.meta = path, meta
+
+
 class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
 
 
-# The command line's exit codes besides 0: bad input, Ctrl-C (as a shell reports SIGINT).
-EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
-
-
-class CLIError(Exception):
-    """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
-    exit code 2."""
-
-
 def one_line(e: BaseException) -> str:
     """An exception's message as one line (a KeyError's without its quotes), for the
-    command line's one-line reports."""
+    command line's one-line reports and for errors that quote another's."""
     text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return " ".join(str(text).split()) or type(e).__name__

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -19,7 +21,9 @@ from typing import Any, Sequence
 
 from jaxsolve import games
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
-from jaxsolve.errors import CLIError, GameError, one_line
+from jaxsolve.cli_base import CLIError
+from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
+from jaxsolve.openspiel import load_pyspiel
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import batch_size
@@ -88,9 +92,6 @@ def load_python_game(spec: str, params: dict[str, Any]):
     """The game `FILE.py:NAME` or `module:NAME` names: NAME is a game class or a function
     returning a game, called with the --param values as keyword arguments, or a game
     object itself (then without --param). Every failure is one CLIError naming `spec`."""
-    import importlib  # noqa: PLC0415
-    import importlib.util  # noqa: PLC0415
-
     match = _PYTHON_SPEC.match(spec)
     source, name = match["source"], match["name"]
     try:
@@ -157,7 +158,6 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
         if not name:
             raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
         try:
-            from jaxsolve.openspiel import load_pyspiel  # noqa: PLC0415
             with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
                 return load_pyspiel(name, **params)
         except ImportError as e:
@@ -203,6 +203,8 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
         try:
             tree = GameTree.load(spec)
+        except CheckpointNotTreeError as e:
+            raise CLIError(_resume_instead(e)) from None
         except GameError as e:
             raise CLIError(one_line(e)) from None
         size = batch_size(tree)
@@ -216,6 +218,23 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
         return compile_game(game, progress=progress, max_nodes=max_nodes)
     except GameError as e:
         raise CLIError(f"{spec}: {one_line(e)}") from None
+
+
+def _resume_instead(error: CheckpointNotTreeError) -> str:
+    """A checkpoint given as GAME: the command that resumes its run, where its record
+    has one (`jaxsolve solve` wrote it); saved from Python with metadata of one's own,
+    there is no command line to repeat, and the error says how to read it."""
+    meta, path = error.meta, Path(error.path)
+    if not isinstance(meta.get("game"), str) or not isinstance(meta.get("algo"), str):
+        return one_line(error)
+    words = ["jaxsolve", "solve", meta["game"], "--algo", meta["algo"]]
+    params = meta.get("params")
+    for key, value in (params.items() if isinstance(params, dict) else ()):
+        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+    words += [w for key in ("batch", "seed") if key in meta for w in (f"--{key}", str(meta[key]))]
+    words += ["--out", str(path.parent), "--resume"]
+    return (f"{path}: this is a solver checkpoint, not a saved tree; resume its run with: "
+            f"{' '.join(words)}")
 
 
 @contextlib.contextmanager

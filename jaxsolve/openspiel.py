@@ -11,17 +11,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
+import difflib
 from types import SimpleNamespace
 from typing import Any, Mapping
 
+import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve.compile import _child, _declared_actions, _utility_sum, compile_game
+from jaxsolve.compile import (_child, _declared_actions, _stderr_dropped_on_error, _utility_sum,
+                              compile_game)
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
 from jaxsolve.protocol import CHANCE, is_game
 from jaxsolve.tree import GameTree
@@ -29,34 +28,10 @@ from jaxsolve.tree import GameTree
 
 def _pyspiel():
     try:
-        import pyspiel  # noqa: PLC0415
+        import pyspiel  # noqa: PLC0415 - optional: only interop needs OpenSpiel
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("OpenSpiel is not installed: pip install -e '.[openspiel]'") from e
     return pyspiel
-
-
-@contextlib.contextmanager
-def _stderr_dropped_on_error():
-    """OpenSpiel's C++ prints its ~150 registered games to the process's stderr (past
-    Python's sys.stderr) before raising on an unknown name; our error names the close
-    ones instead. What C++ writes is held back, and passed on unless the block raises."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):  # no real fd 2 (embedded, pytest capture)
-        yield
-        return
-    with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        held.seek(0)
-        text = held.read()
-        if text:
-            sys.stderr.write(text.decode(errors="replace"))
 
 
 def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
@@ -82,7 +57,6 @@ def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
             # OpenSpiel's message lists all ~150 registered games; name the close ones.
             message = str(e).split(" Available games are:")[0].strip().rstrip(".")
             if "Unknown game" in message:
-                import difflib  # noqa: PLC0415
                 close = difflib.get_close_matches(game, pyspiel.registered_names(), n=3)
                 message += (f"; did you mean {', '.join(map(repr, close))}?" if close else
                             "; pyspiel.registered_names() lists the games")
@@ -118,7 +92,7 @@ def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
     `game`, which must be the pyspiel game the tree was compiled from: a policy of
     another shape, or a game whose players or information states differ from the
     tree's, is refused (ArgumentError) rather than cut or padded to fit."""
-    from open_spiel.python import policy as os_policy  # noqa: PLC0415
+    from open_spiel.python import policy as os_policy  # noqa: PLC0415 - optional OpenSpiel
 
     where = "to_tabular_policy"
     validate.game_tree(tree, where)
@@ -155,8 +129,6 @@ def from_tabular_policy(tree: GameTree, tabular: Any):
     `pyspiel.TabularPolicy.policy_table()`). Rows are matched by the infoset strings."""
     where = "from_tabular_policy"
     validate.game_tree(tree, where)
-    import jax.numpy as jnp  # noqa: PLC0415
-
     out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
     if hasattr(tabular, "action_probability_array") and hasattr(tabular, "state_lookup"):
         width = min(out.shape[1], tabular.action_probability_array.shape[1])

@@ -46,8 +46,8 @@ def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
         at a floor below the others, labelled.
       target: drawn as a dashed line (a `--target` run's), if positive.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - slow to import
+    from matplotlib.figure import Figure  # noqa: PLC0415 - slow to import
 
     points = [(r["iteration"], r[metric]) for r in history if r["iteration"] > 0]
     fig = Figure(figsize=(6.4, 4.4), dpi=100)
@@ -93,9 +93,9 @@ def sweep_figure(points: list[Mapping[str, Any]], key: str, labels: list[str], t
       labels: the parameter's values as text, for the axis when they are not numbers
         (the points are then placed by position).
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
-    from matplotlib.figure import Figure  # noqa: PLC0415
-    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - slow to import
+    from matplotlib.figure import Figure  # noqa: PLC0415 - slow to import
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - slow to import
 
     numeric = all(isinstance(p["value"], (int, float)) and not isinstance(p["value"], bool)
                   for p in points)

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.errors import ArgumentTypeError, GameError
+from jaxsolve.solvers import average_policy, current_policy
 from jaxsolve.tree import GameTree
 
 FROM_TABLE_DEFAULTS = ("uniform", "error")
@@ -152,8 +153,6 @@ def final_policy(tree: GameTree, state, kind: str = "average",
         tau = validate.tau(tau, "final_policy")
     elif tau is not None:
         raise ValueError(f"tau applies to the 'threshold' final policy only, not {kind!r}")
-    from jaxsolve.solvers import average_policy, current_policy  # noqa: PLC0415
-
     if kind == "current":
         return current_policy(tree, state, solver)
     average = average_policy(tree, state)

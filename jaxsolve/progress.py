@@ -11,8 +11,10 @@ written when it closes.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from tqdm.auto import tqdm
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
 
 LOG_INTERVAL = 30.0  # seconds between redraws of a bar written to a file
 
@@ -20,6 +22,8 @@ LOG_INTERVAL = 30.0  # seconds between redraws of a bar written to a file
 def bar(iterable=None, **options) -> tqdm:
     """`tqdm(iterable, **options)` on stderr, with a terminal's width, redrawn every
     LOG_INTERVAL seconds where stderr is not a terminal; `options` override these."""
+    from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm loads when a bar is drawn
+
     stream = options.get("file", sys.stderr)
     interactive = bool(getattr(stream, "isatty", lambda: False)())
     defaults = {"file": sys.stderr, "dynamic_ncols": True,

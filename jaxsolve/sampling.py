@@ -61,13 +61,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsolve import base
 from jaxsolve import sequences as seq
 from jaxsolve import validate
+from jaxsolve.base import MCCFRState, Solver
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.solvers import (SOLVERS, CFRState, Solver, accumulate_regrets, kahan_add, regret_matching,
-                              rescale_average)
 from jaxsolve.tree import GameTree
+from jaxsolve.updates import accumulate_regrets, kahan_add, regret_matching, rescale_average
 from jaxsolve.visit_counts import SPLITS, visit_counts
 
 AVERAGING = ("traverser", "opponents")
@@ -79,27 +80,6 @@ RULES = {
     "cfr+": dict(floor=True, alpha=None, beta=None, gamma=1.0),  # floored, linear average
     "dcfr": dict(floor=False, alpha=1.5, beta=0.0, gamma=2.0),  # discounted (1.5, 0, 2)
 }
-
-
-# CFRState's fields first, so `average_policy`, `current_policy` and the policy
-# transforms accept both states; then what sampling adds.
-MCCFRState = NamedTuple("MCCFRState", [
-    *((field, jax.Array) for field in CFRState._fields),
-    ("key", jax.Array), ("touched", jax.Array), ("expand", jax.Array),
-    ("expand_chance", jax.Array), ("frontier", jax.Array)])
-MCCFRState.__doc__ = """Solver state of a sampling solver (a pytree of arrays).
-
-    regrets, average, average_carry, prediction: [I, A], iteration: [] int32 (steps
-      completed; one step = B samples per player), total_weight, weight_scale: []
-      float -- as in `jaxsolve.CFRState`.
-    key: [2] uint32, the PRNG key of the next step (same key, same run).
-    touched: [2] float, histories visited so far (over all samples and players) as
-      a compensated sum (total, round-off carry), so that float32 keeps counting past
-      2^24; read it with `histories_touched(state)`.
-    expand: [P, I] bool, row p: the infosets p's traversals expand.
-    expand_chance: [P, C] bool, row p: the chance nodes p's traversals expand.
-    frontier: [K] int32 zeros; its length K is the frontier capacity.
-"""
 
 
 class Estimate(NamedTuple):
@@ -631,7 +611,7 @@ def _check_step(tree: GameTree, state, solver_name: str) -> None:
     """A step needs the MCCFRState of its own init on this tree."""
     where = f"{solver_name}.step"
     validate.game_tree(tree, where, histories=True)
-    validate.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
+    base.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
     if np.shape(state.touched) != (2,):  # checked at trace time: shapes are known
         validate.fail(where, f"state.touched has shape {np.shape(state.touched)}, not (2,): "
                              "a state of a jaxsolve before the compensated count; give it "
@@ -892,4 +872,3 @@ def chance_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
 # By CLI name. Chance sampling is left out: on games with a wide decision tree its
 # frontier is nearly the whole tree per sample (use it through the API).
 SAMPLING_SOLVERS = {"os-mccfr": outcome_sampling, "es-mccfr": external_sampling}
-SOLVERS.update(SAMPLING_SOLVERS)

@@ -103,13 +103,12 @@ def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
     """Completes a sum over terminals that covered only this tree's terminals.
 
     Identity for a GameTree holding all of them. A tree whose terminals are split
-    over mesh axes says so with a `terminal_axis` attribute (the axis name or tuple
-    of names; see `jaxsolve.distributed`) and is only ever seen inside a
-    `shard_map` over those axes: there the partial sums of all devices are added
-    by a `psum`, after which the result is the same on every device.
+    over mesh axes names them in its `terminal_axis` (set by `jaxsolve.distributed`)
+    and is only ever seen inside a `shard_map` over those axes: there the partial
+    sums of all devices are added by a `psum`, after which the result is the same on
+    every device.
     """
-    axis = getattr(tree, "terminal_axis", None)
-    return partial if axis is None else jax.lax.psum(partial, axis)
+    return jax.lax.psum(partial, tree.terminal_axis) if tree.terminal_axis else partial
 
 
 def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:

@@ -38,88 +38,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsolve import base
 from jaxsolve import sequences as seq
 from jaxsolve import validate
-from jaxsolve.errors import ArgumentError
+from jaxsolve.base import CFRState, Solver
+from jaxsolve.errors import ArgumentError, ArgumentTypeError
+from jaxsolve.sampling import SAMPLING_SOLVERS
 from jaxsolve.tree import GameTree
-
-
-class CFRState(NamedTuple):
-    """Solver state, a pytree of arrays.
-
-    Attributes:
-      regrets: [I, A] accumulated (possibly discounted or floored) regrets.
-      average: [I, A] weighted sum of the players' own-reach-weighted strategies,
-        times `weight_scale` (only ratios within a row matter).
-      average_carry: [I, A] Kahan compensation of that sum (its lost low bits).
-      prediction: [I, A] last instantaneous regrets (predictive CFR+), else zeros.
-      iteration: [] int32, iterations completed.
-      total_weight: [] float, sum of the averaging weights so far, times weight_scale.
-      weight_scale: [] float, a power of two keeping the sums in range.
-    """
-
-    regrets: jax.Array
-    average: jax.Array
-    average_carry: jax.Array
-    prediction: jax.Array
-    iteration: jax.Array
-    total_weight: jax.Array
-    weight_scale: jax.Array
-
-
-class Solver(NamedTuple):
-    """A solver: a pair of pure functions, like optax's GradientTransformation.
-
-    init(tree) -> state and step(tree, state) -> state. The built-in factories are
-    cached, so `cfr_plus() is cfr_plus()` and a solver can be a static jit argument
-    (`run`'s compiled loop takes it as one): jit compares solvers by their functions, so
-    build your own solver once and reuse it, or each new one compiles anew.
-    `state_type` is the class of the states init returns; `run` refuses any other
-    (None: not checked). `current(tree, state) -> [I, A]` is the policy the next
-    step plays, for `current_policy(tree, state, solver)` and
-    `final_policy(..., kind="current", solver=...)`; None means regret matching on
-    `state.regrets + state.prediction`, as every built-in solver plays.
-    `check_state(tree, state, where)`, if given, raises ArgumentError for a concrete
-    state of the right type that this solver still cannot continue (a sampling
-    solver's state records its sampling scheme: another scheme's is refused).
-    `steps(tree, state, n)`, if given, takes n steps at once with the iterates of n
-    `step` calls; `run` and `run_until` loop with it (the built-in CFR family keeps
-    each player's rows apart for the length of the loop). None: a loop of `step`.
-
-    Any state works with `run`; `average_policy` needs only an [I, A] field
-    `average` (a weighted sum of own-reach-weighted strategies, normalised per row).
-    `cfr_variant` builds a solver from the CFR family's update with your own
-    regret-to-policy rule; for an update outside the family, write init and step
-    over a state of your own (`jaxsolve.sequences` has the building blocks).
-    """
-
-    init: Callable[[GameTree], Any]
-    step: Callable[[GameTree, Any], Any]
-    name: str
-    state_type: type | None = None
-    current: Callable[[GameTree, Any], jax.Array] | None = None
-    check_state: Callable[[GameTree, Any, str], None] | None = None
-    steps: Callable[[GameTree, Any, Any], Any] | None = None
-
-
-def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
-    """[I, A] policy proportional to positive regrets; uniform over legal where none."""
-    positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
-    total = seq.row_sum(positive, keepdims=True)
-    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0),
-                     _uniform(legal, positive.dtype))
-
-
-def _uniform(legal: jax.Array, dtype) -> jax.Array:
-    """[I, A] uniform over the legal actions, in `dtype`: the fallback of regret
-    matching and of the average policy. (legal / legal.sum() is float64 under
-    jax_enable_x64, which turned a float32 state's policy into float64, and a custom
-    solver built on regret_matching could not continue a float32 state.)"""
-    legal = jnp.asarray(legal, dtype)
-    return legal / seq.row_sum(legal, keepdims=True)
-
-
-_RESCALE_ABOVE = 2.0**40
+from jaxsolve.updates import (RESCALE_ABOVE, accumulate_regrets, instant_regrets, kahan_add,
+                              regret_matching, rescale_average, uniform)
 
 
 def _float_dtype():
@@ -145,9 +72,9 @@ def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None
     own rule (`cfr_variant`; without `solver`, such a state would get regret
     matching, which is not what it plays)."""
     validate.game_tree(tree, "current_policy")
-    if solver is not None and validate.solver(solver, "current_policy").current is not None:
+    if solver is not None and check_solver(solver, "current_policy").current is not None:
         return solver.current(tree, state)
-    validate.solver_state(tree, state, "current_policy", needs=("regrets",))
+    base.solver_state(tree, state, "current_policy", needs=("regrets",))
     # A state of one's own needs only .regrets; CFRState's prediction is zeros except
     # for PCFR+.
     regrets = state.regrets + getattr(state, "prediction", 0.0)
@@ -157,12 +84,12 @@ def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None
 def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
     """[I, A] the average strategy; uniform over legal where never reached."""
     validate.game_tree(tree, "average_policy")
-    validate.solver_state(tree, state, "average_policy", needs=("average",))
+    base.solver_state(tree, state, "average_policy", needs=("average",))
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
     total = seq.row_sum(avg, keepdims=True)
     return jnp.where(total > 0, avg / jnp.where(total > 0, total, 1.0),
-                     _uniform(legal, avg.dtype))
+                     uniform(legal, avg.dtype))
 
 
 def _policy(policy_rule: Callable, regrets: jax.Array, legal: jax.Array,
@@ -183,7 +110,7 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
           policy_rule: Callable = regret_matching, solver_name: str = "solver") -> CFRState:
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
-    validate.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
+    base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
     dtype = state.regrets.dtype
     legal = jnp.asarray(tree.legal)
     owner = jnp.asarray(tree.infoset_player)
@@ -217,55 +144,6 @@ def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
     return CFRState(regrets, average, carry, prediction, state.iteration + 1, total, scale)
 
 
-def instant_regrets(policy: jax.Array, values: jax.Array) -> jax.Array:
-    """[n, A] instantaneous regrets q - v of infosets with counterfactual values
-    `values` [n, A] under `policy` [n, A] (v: the policy-weighted sum of each row).
-
-    A regret within round-off of the row's value, |q - v| <= 4 * A * eps * |v|, is
-    exactly 0. Actions of equal value then have equal regrets: the values of equal
-    subtrees, summed in another order, can differ in their last bits, and CFR+
-    (regrets floored at 0, the policy proportional to the positive ones) turns such
-    a residue of 1e-17 into a pure strategy on an action no better than the others,
-    which on games with many ties (Spoof) slows convergence a thousandfold."""
-    expected = seq.row_sum(policy * values, keepdims=True)
-    regrets = values - expected
-    tolerance = 4 * values.shape[-1] * jnp.finfo(values.dtype).eps * jnp.abs(expected)
-    return jnp.where(jnp.abs(regrets) <= tolerance, 0.0, regrets)
-
-
-def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
-    """[I, A] regrets + instant where `mine` ([I, A] bool: the updating player's legal
-    actions), floored at 0 if `floor` (CFR+), then discounted if `alpha` is not None
-    (DCFR: positive entries times t^alpha / (t^alpha + 1), negative ones times
-    t^beta / (t^beta + 1), t the 1-based iteration as a float); other entries kept."""
-    updated = regrets + instant
-    if floor:
-        updated = jnp.maximum(updated, 0.0)
-    if alpha is not None:
-        pos, neg = t**alpha, t**beta
-        updated = updated * jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
-    return jnp.where(mine, updated, regrets)
-
-
-def kahan_add(total, carry, term, mask):
-    """Compensated `total + term` where `mask` (all [I, A]; elsewhere unchanged):
-    `carry` holds what earlier additions lost to rounding and is fed back in, so
-    float32 sums of 10^6 terms keep their digits. Returns the new (total, carry);
-    start from carry = 0. The solvers add weight * own reach * policy this way."""
-    term = jnp.where(mask, term - carry, 0.0)
-    summed = total + term
-    return summed, jnp.where(mask, (summed - total) - term, carry)
-
-
-def rescale_average(average, carry, total_weight, weight_scale):
-    """(average, carry, total_weight, weight_scale), all multiplied by 2^-40 (exact in
-    binary floating point) once `total_weight` passes 2^40, else unchanged; call it
-    after each iteration's additions, with weights drawn as t^gamma * weight_scale."""
-    factor = jnp.where(total_weight > _RESCALE_ABOVE,
-                       jnp.asarray(2.0**-40, total_weight.dtype), 1.0)
-    return average * factor, carry * factor, total_weight * factor, weight_scale * factor
-
-
 @functools.cache
 def _solver(name: str, **knobs) -> Solver:
     return Solver(functools.partial(init, solver_name=name),
@@ -275,7 +153,7 @@ def _solver(name: str, **knobs) -> Solver:
 
 def _current(tree: GameTree, state: CFRState, *, policy_rule: Callable,
              solver_name: str) -> jax.Array:
-    validate.solver_state(tree, state, f"{solver_name}.current", expected=CFRState,
+    base.solver_state(tree, state, f"{solver_name}.current", expected=CFRState,
                           solver_name=solver_name)
     return _policy(policy_rule, state.regrets + state.prediction, jnp.asarray(tree.legal),
                    solver_name)
@@ -416,9 +294,9 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     see tracers, so a traced negative count runs no iteration without a word, and an
     argument that is no array fails in JAX's own words: call `run` directly where you
     can (it is compiled either way)."""
-    solver = validate.solver(solver, "run")
+    solver = check_solver(solver, "run")
     validate.game_tree(tree, "run")
-    validate.state_of(solver, tree, state, "run")
+    base.state_of(solver, tree, state, "run")
     validate.iterations(num_iterations, "run")
     return _run_steps(solver, tree, state, count_argument(num_iterations))
 
@@ -451,9 +329,27 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "lcfr": lcfr,
     "dcfr": dcfr,
     "pcfr+": pcfr_plus,
+    **SAMPLING_SOLVERS,
 }
-"""Full-width solvers by CLI name; `jaxsolve.sampling` adds its sampling solvers
-(each takes `batch_size`) to this dict when imported, as `jaxsolve` does."""
+"""Every built-in solver by CLI name: the full-width ones above, then the sampling
+solvers of `jaxsolve.sampling` (`SAMPLING_SOLVERS`, each takes `batch_size`)."""
+
+
+def check_solver(value: Any, where: str) -> Solver:
+    """`value`, a `jaxsolve.Solver`; a factory not yet called or a solver's name is
+    refused with the call that makes one (`where`: the public function's name)."""
+    if isinstance(value, Solver):
+        return value
+    expected = "expected a Solver such as jaxsolve.cfr_plus(), got"
+    if isinstance(value, str):
+        by_name = f" (by name: jaxsolve.SOLVERS[{value!r}]())" if value in SOLVERS else ""
+        validate.fail(where, f"{expected} {value!r}{by_name}", ArgumentTypeError)
+    if callable(value):  # e.g. jaxsolve.cfr_plus, the factory, not cfr_plus() the solver
+        name = getattr(value, "__name__", None)
+        got = f"the function {name}: call it: jaxsolve.{name}()" if name else (
+            f"{value!r}: call it to make the Solver")
+        validate.fail(where, f"{expected} {got}", ArgumentTypeError)
+    validate.fail(where, f"{expected} {validate.kind_of(value)}", ArgumentTypeError)
 
 
 # ------------------------------------------------------------------ the loop by player
@@ -487,7 +383,7 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
         return jax.lax.fori_loop(0, num_iterations, lambda _, s: step(tree, s), state)
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
-    validate.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
+    base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
     layout = _player_rows(tree)
     fixed = _player_arrays(tree, layout, state.regrets.dtype)
     fields = (state.regrets, state.average, state.average_carry, state.prediction)
@@ -576,7 +472,7 @@ def _player_step(carry, *, layout, fixed, sizes, alternating: bool, floor: bool,
             average[p], compensation[p] = kahan_add(
                 average[p], compensation[p], weight * own[p][:, None] * policy[p], legal)
     total_weight = total_weight + weight
-    factor = jnp.where(total_weight > _RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
+    factor = jnp.where(total_weight > RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
     average = [x * factor for x in average]
     compensation = [x * factor for x in compensation]
     return ((tuple(regrets), tuple(average), tuple(compensation), tuple(prediction)),

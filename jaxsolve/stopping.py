@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxsolve import validate
+from jaxsolve import base, validate
 from jaxsolve.evaluate import exploitability
-from jaxsolve.solvers import Solver, average_policy, count_argument, loop_steps
+from jaxsolve.solvers import Solver, average_policy, check_solver, count_argument, loop_steps
 from jaxsolve.tree import GameTree
 
 DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
@@ -66,9 +66,9 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations
     ones are checked. Raises ArgumentError for bad arguments, as `run` does.
     """
     where = "run_until"
-    solver = validate.solver(solver, where)
+    solver = check_solver(solver, where)
     validate.game_tree(tree, where)
-    validate.state_of(solver, tree, state, where, needs=("average",))
+    base.state_of(solver, tree, state, where, needs=("average",))
     if not validate.traced(target):
         validate.finite_real("target", target, where, low=0.0)
     if not validate.traced(max_iterations):

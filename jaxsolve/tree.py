@@ -36,7 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, CheckpointNotTreeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree_structure import check_structure
 
@@ -166,6 +166,9 @@ class GameTree:
         sizes (`TreeSizes`): the counts above, per-level offsets, perfect recall per
             player, the constant sum of the utilities (None if general-sum).
         names (`TreeNames`): the game's name, infoset strings, action names.
+        terminal_axis (tuple of mesh axis names): the axes this tree's terminals are
+            split over, inside `jaxsolve.distributed`'s `shard_map` only (it sets
+            them); () for a tree holding all its terminals, as everywhere else.
     """
 
     node_player: Any
@@ -186,6 +189,7 @@ class GameTree:
     terminal_chance: Any
     sizes: TreeSizes
     names: TreeNames
+    terminal_axis: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         # The dataclass repr prints every array; a tree is read by its counts.
@@ -440,6 +444,17 @@ def observed_utility_sum(utilities) -> float | None:
 # ---------------------------------------------------------------------- reading files
 _NPZ_MAGIC = b"PK\x03\x04"  # an .npz file is a zip archive, which starts with these bytes
 _META_KEYS = ("format_version", "sizes", "game", "infosets", "actions")
+# What marks a solver checkpoint (`jaxsolve.checkpoint`), jaxsolve's other .npz file:
+# the record of its state's type (format 2), or CFRState's arrays (format 1, which
+# had no such record).
+CHECKPOINT_STATE_KEY = "__state__"
+CHECKPOINT_V1_FIELDS = ("regrets", "average", "average_carry", "prediction", "iteration",
+                        "total_weight", "weight_scale")
+
+
+def is_checkpoint(files: list[str]) -> bool:
+    """Whether an .npz archive with these member names is a solver checkpoint."""
+    return CHECKPOINT_STATE_KEY in files or set(CHECKPOINT_V1_FIELDS) <= set(files)
 
 
 def open_npz(path: Path, error: type[Exception]):
@@ -521,25 +536,12 @@ def _parse_meta(record: np.ndarray, path: Path) -> dict:
 
 
 def _refuse_checkpoint(files: list[str], meta: dict, path: Path) -> None:
-    """A solver checkpoint is an .npz with a __meta__ record too; say what it is."""
-    # Imported here: jaxsolve.checkpoint imports the solvers, which import this module.
-    from jaxsolve.checkpoint import is_checkpoint  # noqa: PLC0415
-
-    if not is_checkpoint(files):
-        return
-    if not isinstance(meta.get("game"), str) or not isinstance(meta.get("algo"), str):
-        # Saved from Python (save_checkpoint with metadata of one's own): no command
-        # line to repeat, so no placeholders to fill in.
-        raise GameError(f"{path}: this is a solver checkpoint, not a saved tree; read it "
-                        f"with jaxsolve.checkpoint.load_checkpoint({str(path)!r})")
-    words = ["jaxsolve", "solve", meta["game"], "--algo", meta["algo"]]
-    params = meta.get("params")
-    for key, value in (params.items() if isinstance(params, dict) else ()):
-        words += ["--param", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
-    words += [w for key in ("batch", "seed") if key in meta for w in (f"--{key}", str(meta[key]))]
-    words += ["--out", str(path.parent), "--resume"]
-    raise GameError(f"{path}: this is a solver checkpoint, not a saved tree; resume its "
-                    f"run with: {' '.join(words)}")
+    """A solver checkpoint is an .npz with a __meta__ record too; say what it is (the
+    command line adds the command that resumes its run, from `meta`)."""
+    if is_checkpoint(files):
+        raise CheckpointNotTreeError(
+            f"{path}: this is a solver checkpoint, not a saved tree; read it with "
+            f"jaxsolve.checkpoint.load_checkpoint({str(path)!r})", path, meta)
 
 
 def _is_count(v) -> bool:
@@ -841,4 +843,4 @@ def _check_chance_support(arrays: dict[str, np.ndarray], s: TreeSizes, where: st
 
 
 jax.tree_util.register_dataclass(
-    GameTree, data_fields=list(_ARRAY_FIELDS), meta_fields=["sizes", "names"])
+    GameTree, data_fields=list(_ARRAY_FIELDS), meta_fields=["sizes", "names", "terminal_axis"])

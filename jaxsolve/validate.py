@@ -7,7 +7,9 @@ passed instead of its compiled tree fails with an AttributeError three calls dow
 The functions here check such arguments on entry and raise an `ArgumentError` (a
 GameError, so a ValueError) or, for an argument of the wrong kind, an
 `ArgumentTypeError` (also a TypeError). Every message starts with `where`, the
-public function's name, and says what was expected.
+public function's name, and says what was expected. The checks of solvers and
+their states build on these and live with the types they know: `jaxsolve.base`
+(`solver_state`, `state_of`) and `jaxsolve.solvers` (`check_solver`).
 
 Every check reads static information only: Python types, array shapes and dtypes
 (known while tracing) and the values of concrete Python or NumPy numbers. So the
@@ -43,7 +45,7 @@ def traced(value: Any) -> bool:
     return isinstance(value, jax.core.Tracer)
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
     """How a message names an unexpected argument: strings by value, the rest by type."""
     return repr(value) if isinstance(value, str) else type(value).__name__
 
@@ -181,7 +183,7 @@ def game_tree(tree: Any, where: str, *, batch_ok: bool = False,
     `histories` (not a `without_histories` view)."""
     if not isinstance(tree, GameTree):
         fail(where, "expected a GameTree (compile the game with jaxsolve.compile_game), "
-                    f"got {_kind(tree)}", ArgumentTypeError)
+                    f"got {kind_of(tree)}", ArgumentTypeError)
     if histories:
         require_histories(tree, where)
     size = None if batch_ok else batch_size(tree)
@@ -220,7 +222,7 @@ def prng_key(key: Any, where: str) -> Any:
     if (typed and np.ndim(key) == 0) or (not typed and dtype == np.uint32
                                         and np.shape(key) == (2,)):
         return key
-    got = f"{dtype} array of shape {np.shape(key)}" if dtype is not None else _kind(key)
+    got = f"{dtype} array of shape {np.shape(key)}" if dtype is not None else kind_of(key)
     fail(where, "key must be a jax.random key, e.g. jax.random.key(0) or "
                 f"jax.random.PRNGKey(0), got {got}", ArgumentTypeError)
 
@@ -230,7 +232,7 @@ def _as_array(value: Any, name: str, where: str, host: bool = False):
     try:
         return np.asarray(value) if host else jnp.asarray(value)
     except (TypeError, ValueError) as e:
-        fail(where, f"{name} must be an array, got {_kind(value)} ({e})", ArgumentTypeError)
+        fail(where, f"{name} must be an array, got {kind_of(value)} ({e})", ArgumentTypeError)
 
 
 def _shape_hint(shape: tuple, expected: tuple) -> str:
@@ -308,104 +310,3 @@ def _first_bad_row(tree: GameTree, policy: np.ndarray) -> str:
                 return (f"{at} sums to {row.sum():.6g}, not 1: {values} (normalise rows, "
                         "e.g. jaxsolve.average_policy for a solver state)")
     return "a row fails the check"  # unreachable: the fused check found one
-
-
-# ---------------------------------------------------------------------- solvers and states
-def solver(value: Any, where: str):
-    """A `jaxsolve.Solver`; a factory not yet called or a solver's name is refused
-    with the call that makes one."""
-    from jaxsolve.solvers import SOLVERS, Solver  # noqa: PLC0415 (solvers imports this module)
-
-    if isinstance(value, Solver):
-        return value
-    if isinstance(value, str):
-        by_name = f" (by name: jaxsolve.SOLVERS[{value!r}]())" if value in SOLVERS else ""
-        fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {value!r}{by_name}",
-             ArgumentTypeError)
-    if callable(value):  # e.g. jaxsolve.cfr_plus, the factory, not cfr_plus() the solver
-        name = getattr(value, "__name__", None)
-        got = f"the function {name}: call it: jaxsolve.{name}()" if name else (
-            f"{value!r}: call it to make the Solver")
-        fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {got}",
-             ArgumentTypeError)
-    fail(where, f"expected a Solver such as jaxsolve.cfr_plus(), got {_kind(value)}",
-         ArgumentTypeError)
-
-
-def samples(value: Any) -> bool:
-    """Whether a `solver` (checked) samples: its state carries a PRNG key, as
-    `jaxsolve.sampling`'s solvers' MCCFRState does, and its init takes one."""
-    return "key" in getattr(value.state_type, "_fields", ())
-
-
-# The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
-_STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
-_STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
-
-
-def _library_state(state: Any) -> bool:
-    """Whether `state` is one of the library's own states (CFRState, MCCFRState), whose
-    field names mean what `_STATE_FLOATS` says. A state of one's own may use those
-    names for anything: only the fields a function `needs` are checked there."""
-    from jaxsolve.sampling import MCCFRState  # noqa: PLC0415 (both import this module)
-    from jaxsolve.solvers import CFRState  # noqa: PLC0415
-
-    return isinstance(state, (CFRState, MCCFRState))
-
-
-def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
-                 solver_name: str | None = None, needs: tuple = ("regrets", "average")) -> Any:
-    """A solver state for `tree`: of type `expected` (what the solver's init returns)
-    if given, else any state with the fields `needs`; its arrays shaped for the tree
-    (every [I, A] field and float weight of the library's own states, only the fields
-    `needs` of a state of one's own)."""
-    if expected is not None and type(state) is not expected:
-        # Sampling solvers' init takes a key: name the call the user has to make.
-        call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
-        fail(where, f"{solver_name or 'this solver'} needs the {expected.__name__} from its "
-                    f"own {call}, got {_kind(state)}", ArgumentTypeError)
-    if not needs and not jax.tree.leaves(state):
-        fail(where, f"expected a solver state (a pytree of arrays), got {_kind(state)}",
-             ArgumentTypeError)
-    if not all(hasattr(state, field) for field in needs):
-        fail(where, "expected a solver state (the CFRState or MCCFRState of solver.init or "
-                    f"jaxsolve.run, or a state of your own with "
-                    f"{' and '.join(f'.{f}' for f in needs)} [I, A]), got {_kind(state)}",
-             ArgumentTypeError)
-    # One float dtype for the rows and weights: a loaded state with one field of
-    # another precision (float16 regrets) would fail deep inside the compiled loop,
-    # whose carry must keep its types.
-    own = _library_state(state)
-    floats = {field: np.dtype(getattr(state, field).dtype) for field in _STATE_FLOATS
-              if (own or field in needs) and hasattr(getattr(state, field, None), "dtype")}
-    kinds = sorted({str(d) for d in floats.values()})
-    if len(kinds) > 1 or (kinds and not np.issubdtype(np.dtype(kinds[0]), np.floating)):
-        listed = ", ".join(f"{f} {d}" for f, d in floats.items())
-        fail(where, f"the state's arrays must share one float dtype, got {listed} (cast "
-                    "them all, e.g. jax.tree.map(lambda x: x.astype(jnp.float64) if "
-                    "jnp.issubdtype(x.dtype, jnp.floating) else x, state))",
-             ArgumentTypeError)
-    want = (tree.sizes.num_infosets, tree.sizes.num_actions)
-    for field in _STATE_ROWS:
-        if not hasattr(state, field) or not (own or field in needs):
-            continue
-        got = tuple(np.shape(getattr(state, field)))
-        if got != want:
-            why = (f"the state has a batch axis of {got[0]}; call through jax.vmap"
-                   if got[1:] == want else "the state was initialised on another game")
-            fail(where, f"state.{field} is {list(got)} but the tree is {list(want)}: {why}")
-    return state
-
-
-def state_of(solver: Any, tree: GameTree, state: Any, where: str, *,
-             needs: tuple = ()) -> Any:
-    """`state` checked as a state `solver` (checked) can continue on `tree`: of the
-    type its init returns (any pytree of arrays with the fields `needs` where the
-    solver names no type: a custom solver's own state), shaped for the tree
-    (`solver_state`), and passing the
-    solver's own `check_state` (e.g. a sampling scheme's masks)."""
-    solver_state(tree, state, where, expected=solver.state_type, solver_name=solver.name,
-                 needs=needs)
-    if solver.check_state is not None:
-        solver.check_state(tree, state, where)
-    return state

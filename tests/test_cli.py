@@ -400,11 +400,9 @@ def test_openspiel_lists_pass_in_either_syntax_and_a_payoff_sweep_is_one_batch(
 
 
 def test_later_subcommands_plug_in(monkeypatch, capsys):
-    """A `jaxsolve.alphazero.cli` module with `add_subparser` adds its command."""
-    import sys
+    """The `jaxsolve.alphazero.cli` module's `add_subparser` adds its command."""
     import types
 
-    package = types.ModuleType("jaxsolve.alphazero")
     plugin = types.ModuleType("jaxsolve.alphazero.cli")
 
     def add_subparser(subparsers):
@@ -413,9 +411,7 @@ def test_later_subcommands_plug_in(monkeypatch, capsys):
         pursuit.set_defaults(func=lambda args: print(f"pursuit {args.steps}") or 0)
 
     plugin.add_subparser = add_subparser
-    package.cli = plugin
-    monkeypatch.setitem(sys.modules, "jaxsolve.alphazero", package)
-    monkeypatch.setitem(sys.modules, "jaxsolve.alphazero.cli", plugin)
+    monkeypatch.setattr(cli, "alphazero_cli", plugin)
     assert cli.main(["pursuit", "--steps", "3"]) == 0
     assert capsys.readouterr().out == "pursuit 3\n"
 

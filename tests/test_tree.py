@@ -12,6 +12,8 @@ import jaxsolve
 from conftest import RUN, builtin_tree
 from jaxsolve import GameError, GameTree, cli, games
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from jaxsolve.errors import CheckpointNotTreeError
+from jaxsolve.tree import CHECKPOINT_V1_FIELDS
 
 
 def test_levels_are_contiguous_and_children_point_one_level_down():
@@ -86,11 +88,11 @@ def test_tree_is_a_pytree_with_static_sizes():
     import jax
     tree = builtin_tree("kuhn_poker")
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    # The leaves are exactly the tree's array fields, each once; sizes and names (the
-    # static metadata) are not leaves.
+    # The leaves are exactly the tree's array fields, each once; sizes, names and
+    # terminal_axis (the static metadata) are not leaves.
     fields = [f.name for f in dataclasses.fields(tree)]
-    arrays = [name for name in fields if name not in ("sizes", "names")]
-    assert len(arrays) == len(fields) - 2
+    arrays = [name for name in fields if name not in ("sizes", "names", "terminal_axis")]
+    assert len(arrays) == len(fields) - 3
     assert sorted(map(id, leaves)) == sorted(id(getattr(tree, name)) for name in arrays)
     again = jax.tree_util.tree_unflatten(treedef, leaves)
     assert again.sizes == tree.sizes and again.names.infosets == tree.names.infosets
@@ -285,13 +287,18 @@ def test_a_checkpoint_is_not_a_tree_and_a_tree_is_not_a_checkpoint(tmp_path, cap
     state = jaxsolve.cfr_plus().init(tree)
     ckpt = save_checkpoint(tmp_path / "run" / "checkpoint.npz", state,
                            {"game": "kuhn_poker", "params": {"players": 2}, "algo": "dcfr"})
+    # From Python: how to read it; on the command line: the command that resumes it.
+    with pytest.raises(CheckpointNotTreeError, match=r"checkpoint\.npz: this is a solver "
+                       r"checkpoint, not a saved tree; read it with jaxsolve\.checkpoint\."
+                       r"load_checkpoint\('.*checkpoint\.npz'\)$"):
+        GameTree.load(ckpt)
     says = (r"checkpoint\.npz: this is a solver checkpoint, not a saved tree; resume its run "
             r"with: jaxsolve solve kuhn_poker --algo dcfr --param players=2 --out .*run "
             r"--resume")
-    with pytest.raises(GameError, match=says):
-        GameTree.load(ckpt)
     assert cli.main(["solve", str(ckpt)]) == cli.EXIT_USAGE
     assert re.search(says, capsys.readouterr().err)
+    # Format 1 held CFRState's arrays and no state record: the loaders know it by them.
+    assert set(CHECKPOINT_V1_FIELDS) == set(jaxsolve.CFRState._fields)
     with pytest.raises(CheckpointError, match="a saved game tree .*, not a solver checkpoint"):
         load_checkpoint(tree.save(tmp_path / "tree.npz"))
     # Saved from Python with metadata of one's own: no command to repeat, no placeholders.
@@ -315,14 +322,13 @@ def test_compile_progress_bar_counts_every_history_and_changes_nothing(monkeypat
     import tqdm.auto
 
     import jaxsolve.compile as compile_module
-    import jaxsolve.progress
     seen = {}
 
     class Bar(tqdm.auto.tqdm):  # the real bar, recording what it was told
         def close(self):
             seen["n"], seen["postfix"] = self.n, self.postfix
             super().close()
-    monkeypatch.setattr(jaxsolve.progress, "tqdm", Bar)  # every bar is made there
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)  # jaxsolve.progress makes every bar with it
     monkeypatch.setattr(compile_module, "_PROGRESS_EVERY", 7)
     game = games.load("leduc_poker")
     quiet, shown = jaxsolve.compile_game(game), jaxsolve.compile_game(game, progress=True)

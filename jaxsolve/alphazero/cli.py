@@ -29,7 +29,11 @@ import os
 import shlex
 import sys
 
-from jaxsolve.cli import EXIT_INTERRUPTED, CLIError, number_arg
+import jax
+
+from jaxsolve.alphazero import exact
+from jaxsolve.cli_base import EXIT_INTERRUPTED, CLIError, number_arg
+from jaxsolve.games import pursuit_evasion as pe
 from jaxsolve.cli_out import check_writable
 from jaxsolve.errors import one_line
 from jaxsolve.games import pursuit_evasion as pe
@@ -141,7 +145,7 @@ def _refuse_contradicting_options(path, recorded, cfg) -> None:
     option takes the checkpoint's value, so only a given one can contradict it. The
     game is compared by its rules (`Params.rules`): --threshold 0.34 over a checkpoint
     of 1/3 on 3 turns is the same game (both allow one detection)."""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     # The settings train.load compares too, so that the two checks cannot drift apart.
     old = train.game_and_network(recorded.env, recorded.hidden)
     new = train.game_and_network(cfg.env, cfg.hidden)
@@ -160,7 +164,7 @@ def _refuse_contradicting_options(path, recorded, cfg) -> None:
 def _load_checkpoint(path, fresh, cfg):
     """The checkpoint at `path`, refused with a one-line error if it is unreadable or of
     another game or network than `cfg` (the checkpoint records its own)."""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     try:
         return train.load(path, fresh, config=cfg)
     except (OSError, ValueError) as e:
@@ -184,7 +188,6 @@ def _solve_exactly(env):
     """`exact.solve(env)`; a game too large for it (the solver refuses it before
     allocating) is a one-line error, which says where the limit can be raised: only
     from Python, the command line has no option for it."""
-    from jaxsolve.alphazero import exact  # noqa: PLC0415
     try:
         return exact.solve(env)
     except exact.TooLarge as e:
@@ -216,7 +219,7 @@ def _out_of_memory(command: str, error: BaseException) -> CLIError:
 def _note_replaced_run(path: str) -> None:
     """Says on stderr that `train` without --resume will replace the checkpoint at
     `path` (when the first iteration completes: an interrupt before leaves it)."""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     if not os.path.exists(path):
         return
     print(f"pursuit: note: replacing the run in {path} (at iteration "
@@ -228,7 +231,7 @@ def _refuse_overwriting_other_files(path: str) -> None:
     """Refuses a --checkpoint that exists but holds no readable pursuit checkpoint: a
     slip such as `--checkpoint notes.txt` would otherwise destroy that file when the
     first iteration is saved. (A checkpoint there is replaced, and `train` says so.)"""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     try:
         train.saved_iteration(path)
     except (OSError, ValueError) as e:
@@ -253,7 +256,7 @@ def _resume_command(args, iterations, budget, done: int, start: int, seconds: fl
 def _save_interrupted(args, cfg, stop, iterations, budget, start: int) -> int:
     """Saves the last completed iteration of an interrupted `train` (with its config,
     as the normal end does) and says how to resume; exit code 130."""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     done = start if stop.state is None else int(stop.state.step)
     if done == start:
         print("\npursuit: interrupted before an iteration completed; nothing saved",
@@ -272,7 +275,7 @@ def _save_interrupted(args, cfg, stop, iterations, budget, start: int) -> int:
 
 def _recorded(path):
     """The TrainConfig recorded in the checkpoint at `path` (None if it has none)."""
-    from jaxsolve.alphazero import train  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
     try:
         return train.recorded_config(path)
     except (OSError, ValueError) as e:
@@ -283,9 +286,7 @@ def config_from_args(args, recorded=None):
     """The TrainConfig of the options. With `recorded` (the TrainConfig a checkpoint was
     saved with), every setting not given on the command line is the checkpoint's,
     including those the command line has no option for (learning rate, buffer, ...)."""
-    import dataclasses  # noqa: PLC0415
-
-    from jaxsolve.alphazero import selfplay, train  # noqa: PLC0415
+    from jaxsolve.alphazero import selfplay, train  # noqa: PLC0415 - Flax and optax load on use
     if recorded is None:
         base, search, rec = train.TrainConfig(), selfplay.SearchConfig(), {}
     else:
@@ -480,7 +481,6 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
 def main(args) -> int:
     """Runs `pursuit solve|train|eval`; running out of memory (JAX's RESOURCE_EXHAUSTED)
     is a one-line error naming the options to reduce."""
-    import jax  # noqa: PLC0415
     try:
         return _run(args)
     except MemoryError as e:
@@ -492,9 +492,7 @@ def main(args) -> int:
 
 
 def _run(args) -> int:
-    import jax
-
-    from jaxsolve.alphazero import evaluate, exact, train
+    from jaxsolve.alphazero import evaluate, train  # noqa: PLC0415 - Flax and optax load on use
 
     if args.pursuit_command == "solve":
         env = env_from_args(args)
@@ -560,9 +558,7 @@ def _run(args) -> int:
 def _train(args, cfg, graphdef, state, sol, *, replacing: bool) -> int:
     """`pursuit train` once the checkpoint, configuration and exact solution are in
     hand: trains, saves (on Ctrl-C too), prints the summary and the JSON."""
-    import jax
-
-    from jaxsolve.alphazero import evaluate, train
+    from jaxsolve.alphazero import evaluate, train  # noqa: PLC0415 - Flax and optax load on use
 
     if replacing:
         _note_replaced_run(args.checkpoint)

@@ -20,6 +20,7 @@ evaluations long enough to want one (many simulations per move).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import jax
@@ -28,6 +29,7 @@ import jax.numpy as jnp
 from jaxsolve import mcts
 from jaxsolve.alphazero import checks, exact, selfplay
 from jaxsolve.games import pursuit_evasion as pe
+from jaxsolve.progress import bar as progress_bar
 
 OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure MCTS)
 
@@ -149,13 +151,10 @@ class Rates(dict):
 def _ply_bar(progress: bool, total: int, cfg: selfplay.SearchConfig):
     """The bar `evaluate(progress=True)` advances once a ply (a context manager that
     closes it); without progress, a context holding None."""
-    import contextlib  # noqa: PLC0415
-
-    from jaxsolve.progress import bar  # noqa: PLC0415
     if not progress:
         return contextlib.nullcontext(None)
-    return bar(total=total, unit="ply",
-               desc=f"evaluate ({cfg.num_simulations} simulations a move)")
+    return progress_bar(total=total, unit="ply",
+                        desc=f"evaluate ({cfg.num_simulations} simulations a move)")
 
 
 def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,

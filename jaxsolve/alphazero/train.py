@@ -22,11 +22,13 @@ import contextlib
 import dataclasses
 import errno
 import functools
+import itertools
 import json
 import os
 import re
 import signal
 import threading
+import time
 import zipfile
 from typing import Any, NamedTuple, Tuple
 
@@ -37,6 +39,7 @@ import optax
 
 from jaxsolve.alphazero import checks, network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
+from jaxsolve.progress import bar as progress_bar
 
 
 # A list of widths is taken as the tuple a hashable config needs.
@@ -501,11 +504,6 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     no exploring starts; the recipe the README measures (and the CLI's defaults) is
     `TrainConfig.recipe(grid_size)`.
     """
-    import itertools
-    import time
-
-    from jaxsolve.progress import bar as progress_bar
-
     iterations = checks.static("train", "iterations", iterations,
                                checks.optional(checks.integer(0)))
     eval_every = checks.static("train", "eval_every", eval_every, checks.integer(0))

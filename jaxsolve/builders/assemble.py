@@ -42,7 +42,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from jaxsolve import validate
+from jaxsolve import progress, validate
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
@@ -269,8 +269,6 @@ def _chain_paths(last: np.ndarray, chain_parent: np.ndarray, depth: np.ndarray,
 def _counted(levels: Iterable[Level], sizes: tuple[int, ...], label: str):
     """`levels`, moving a progress bar by each level's histories once it is assembled
     (when the next one is asked for)."""
-    from jaxsolve import progress  # noqa: PLC0415  (tqdm only when a bar is asked for)
-
     # As compile_game's: small builds finish before the bar would show.
     with progress.bar(total=sum(sizes), desc=f"building {label}", unit=" histories",
                       unit_scale=True, delay=1.0, leave=False) as bar:

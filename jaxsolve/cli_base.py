@@ -1,0 +1,42 @@
+"""What every command of the command line shares: `CLIError` (bad input, reported as
+one line `jaxsolve: error: ...` with exit code 2), the exit codes, and `number_arg`,
+the argparse type of every numeric option (the `pursuit` commands' too)."""
+
+from __future__ import annotations
+
+import argparse
+
+# The exit codes: done, bad input, Ctrl-C (as a shell reports SIGINT).
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+class CLIError(Exception):
+    """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
+    exit code 2."""
+
+
+def _whole(text: str) -> int:
+    """An integer written as one (100000, 100_000) or in a float's notation that is
+    exactly whole (1e5, 2.0e3), as a count is often typed; ValueError otherwise."""
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)  # ValueError for words
+        if not value.is_integer():  # 1.5, inf, nan
+            raise
+        return int(value)
+
+
+def number_arg(kind, describe: str, ok):
+    """An argparse type: `kind(text)` (int or float) for which `ok(value)` holds, else
+    a one-line error `{describe}, got {text}`. Shared with the `pursuit` subcommands."""
+    def parse(text: str):
+        try:
+            value = _whole(text) if kind is int else kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{describe}, got {text}")
+        return value
+    return parse
