@@ -291,6 +291,63 @@ def convergence(data: dict | None = None) -> str:
         _table(["game", "histories", *solvers], rows)])
 
 
+ABSTRACTIONS = {"none": "none", "ranks": "ranks only (suits dropped)",
+                "J=Q preflop": "J = Q before the public card", "J=Q": "J = Q",
+                "board-relative": "board-relative (pair / higher / lower)",
+                "no private card": "no private card"}
+
+
+def abstraction(data: dict | None = None) -> str:
+    """Leduc solved on coarsened infosets, measured in the true game."""
+    data = data or _load("abstraction.json")
+    rows = [[ABSTRACTIONS.get(r["abstraction"], r["abstraction"]), f"{r['coarse_infosets']:,}",
+             "perfect" if r["perfect_recall"] else "imperfect",
+             _num(r["exploitability_true"]),
+             "n/a" if r["exploitability_abstract"] is None else _num(r["exploitability_abstract"])]
+            for r in data["rows"]]
+    return "\n".join([
+        f"*From `results/abstraction.json`: {data['game']}, {data['solver']} for "
+        f"{data['iterations']:,} iterations per abstraction; committed "
+        f"{_committed('abstraction.json') or 'on a date not recorded'}; "
+        "`python experiments/abstraction.py`.*", "",
+        _table(["abstraction", "infosets", "recall", "exploitability in the true game",
+                "in the abstract game"], rows)])
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}%"
+
+
+def pursuit(data: dict | None = None) -> str:
+    """The AlphaZero runs: time to 95% wins against random, mistake rates."""
+    data = data or _load("pursuit/summary.json")
+    rows = []
+    for key, run in data["scaling"].items():
+        grid, _, rest = key.partition("_")
+        final = run["final"]
+        label = f"{grid}×{grid}" + (", no exploring starts" if rest else "")
+        seconds = run.get("seconds_to_95pct_vs_random")
+        rows.append([label, "never" if seconds is None else
+                     f"{seconds:.1f} s ({run['iterations_to_95pct_vs_random']} it.)",
+                     _pct(run.get("mistake_rate_at_95pct")),
+                     f"{final['train_seconds']:.0f} s ({final['iteration']} it.)",
+                     _pct(final["win_vs_random_as_evader"]),
+                     _pct(final["win_vs_random_as_defender"]), _pct(final["mistake_rate"])])
+    sims = [[str(r["simulations"]), _pct(r["win_vs_random_as_evader"]),
+             _pct(r["win_vs_random_as_defender"]), _pct(r["mistake_rate"])]
+            for r in data.get("simulations", [])]
+    committed = _committed("pursuit/summary.json") or "on a date not recorded"
+    return "\n".join([
+        f"*From `results/pursuit/summary.json`: committed {committed}; 2 CPU cores; "
+        "`python experiments/pursuit_alphazero.py --publish`.*", "",
+        "Goal variant, Gumbel search with 16 simulations, 3×128 MLP, 64 games per "
+        "iteration; time includes compilation:", "",
+        _table(["board", "to ≥ 95% wins vs random as each side", "mistake rate then",
+                "trained", "wins as evader", "wins as defender", "mistake rate"], rows),
+        "", "The 5×5 agent evaluated with other numbers of simulations:", "",
+        _table(["simulations", "wins as evader", "wins as defender", "mistake rate"], sims)])
+
+
 # ---------------------------------------------------------------- builders
 BIG_GAMES = (("Goofspiel 5", "goofspiel_spec", (5,), {}),
              ("Goofspiel 6", "goofspiel_spec", (6,), {}),
@@ -335,7 +392,8 @@ def big_games() -> str:
 
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
-              "convergence": convergence, "big_games": big_games}
+              "convergence": convergence, "big_games": big_games,
+              "abstraction": abstraction, "pursuit": pursuit}
 
 
 def fill(markdown: str) -> str:
