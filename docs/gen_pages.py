@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
@@ -348,6 +350,33 @@ def pursuit(data: dict | None = None) -> str:
         _table(["simulations", "wins as evader", "wins as defender", "mistake rate"], sims)])
 
 
+# ---------------------------------------------------------------- games
+GAME_VARIANTS = (("kuhn_poker", {}), ("kuhn_poker", {"players": 3}), ("leduc_poker", {}),
+                 ("mini_maneuver", {}), ("orbital_pursuit_evasion", {}),
+                 ("orbital_pursuit_evasion", {"detection": "stochastic"}),
+                 ("maneuver_detection", {}), ("conjunction", {}),
+                 ("conjunction", {"num_actions": 3}), ("spoof", {}))
+
+
+def games_table() -> str:
+    """The built-in games' sizes, compiled with these parameters while the page is built."""
+    import games  # noqa: PLC0415
+    from jaxsolve import compile_game  # noqa: PLC0415
+
+    rows = []
+    for name, params in GAME_VARIANTS:
+        tree = compile_game(games.load(name, **params))
+        sizes = tree.sizes
+        per_player = np.bincount(np.asarray(tree.infoset_player), minlength=sizes.num_players)
+        kind = "zero-sum" if sizes.utility_sum == 0 else (
+            "general-sum" if sizes.utility_sum is None else f"constant-sum {sizes.utility_sum:g}")
+        rows.append([f"`{name}`", ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults",
+                     str(sizes.num_players), kind, f"{sizes.num_nodes:,}",
+                     " + ".join(f"{n:,}" for n in per_player), f"{sizes.num_terminals:,}"])
+    return _table(["game", "parameters", "players", "payoffs", "histories",
+                   "infosets (per player)", "terminals"], rows)
+
+
 # ---------------------------------------------------------------- builders
 BIG_GAMES = (("Goofspiel 5", "goofspiel_spec", (5,), {}),
              ("Goofspiel 6", "goofspiel_spec", (6,), {}),
@@ -393,7 +422,8 @@ def big_games() -> str:
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
-              "abstraction": abstraction, "pursuit": pursuit}
+              "abstraction": abstraction, "pursuit": pursuit,
+              "games": games_table}
 
 
 def fill(markdown: str) -> str:
