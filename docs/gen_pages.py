@@ -168,6 +168,18 @@ def bench_peers(data: dict | None = None) -> str:
         f"Peers: {versions}." if versions else "", *([""] + notes if notes else [])])
 
 
+def readme_rows(data: dict | None = None) -> list[str]:
+    """The README's headline table rows (tests/test_docs.py checks the README holds
+    exactly these, so the README cannot drift from results/bench_peers.json)."""
+    data = data or _load("bench_peers.json")
+    rows = []
+    for game in data["games"]:
+        solvers = game["solvers"]
+        cells = [_num(solvers[k]["ms_per_iter"]) if k in solvers else "—" for k, _ in PEERS]
+        rows.append("| " + " | ".join([game["game"], f"{game['histories']:,}", *cells]) + " |")
+    return rows
+
+
 def bench_peers_eval(data: dict | None = None) -> str:
     """ms to evaluate exploitability of a fixed policy, each solver's own evaluation."""
     data = data or _load("bench_peers.json")
