@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
-HELP_WIDTH = 88  # columns of the --help text on the page
+HELP_WIDTH = 76  # columns of the --help text: what the page shows without scrolling
 
 
 # ---------------------------------------------------------------- command line
@@ -106,6 +106,20 @@ def _source(name: str, date: str | None, machine: dict, command: str) -> str:
             f"`{command}`.*")
 
 
+def _without_out(words: list[str]) -> str:
+    """A command's arguments without `--out PATH` (where that run wrote is no part of
+    how to rerun it)."""
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith("--out="):
+            out.append(word)
+    return " ".join(out)
+
+
 def _num(x: float | None, digits: int = 3) -> str:
     """A time or rate with `digits` significant digits, thousands separated."""
     if x is None:
@@ -159,7 +173,8 @@ def bench_peers(data: dict | None = None) -> str:
         rows.append([game["game"], f"{game['histories']:,}", *cells, ratio])
     header = ["game", "histories", *(f"{label} (ms)" for _, label in PEERS),
               "fastest peer ÷ jaxsolve"]
-    notes = [f"* {r['game']}: timed again with `python experiments/{r['command']}` "
+    notes = [f"* {r['game']}: timed again with "
+             f"`python experiments/{_without_out(r['command'].split())}` "
              f"({r['date']}): {r['why']}." for r in data.get("reruns", [])]
     versions = ", ".join(f"{k} {v}" for k, v in data.get("versions", {}).items())
     return "\n".join([
@@ -206,7 +221,7 @@ def bench_cfr(data: dict | None = None) -> str:
                      f"{t['jaxcfr'] / t['ours']:.1f}×" if t["jaxcfr"] and t["ours"] else "—"])
     header = ["game", "histories", "OpenSpiel C++ (ms)", "OpenSpiel JaxCFR (ms)",
               "jaxsolve (ms)", "C++ ÷ jaxsolve", "JaxCFR ÷ jaxsolve"]
-    command = "python experiments/bench_cfr.py --publish " + " ".join(data.get("argv", [])[2:])
+    command = "python experiments/bench_cfr.py --publish " + _without_out(data.get("argv", []))
     return "\n".join([_source("bench_cfr.json", None, data["machine"], command.strip()), "",
                       _table(header, rows)])
 
@@ -272,7 +287,7 @@ def bench_mcts(data: dict | None = None) -> str:
         rows.append([label, _num(ours["ms"]), _num(theirs["ms"]),
                      f"{theirs['ms'] / ours['ms']:.2f}×", _num(over.get("model_alone")),
                      _num(over.get("ours")), _num(over.get("mctx"))])
-    command = "python experiments/bench_mcts.py --publish " + " ".join(data.get("argv", []))
+    command = "python experiments/bench_mcts.py --publish " + _without_out(data.get("argv", []))
     return "\n".join([
         _source("bench_mcts.json", None, data["machine"], command.strip()), "",
         f"Batch {data['batch']}, {data['sims']} simulations, the same network and "
