@@ -395,13 +395,14 @@ def games_table() -> str:
         tree = compile_game(games.load(name, **params))
         sizes = tree.sizes
         per_player = np.bincount(np.asarray(tree.infoset_player), minlength=sizes.num_players)
-        kind = "zero-sum" if sizes.utility_sum == 0 else (
-            "general-sum" if sizes.utility_sum is None else f"constant-sum {sizes.utility_sum:g}")
-        rows.append([f"`{name}`", ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults",
-                     str(sizes.num_players), kind, f"{sizes.num_nodes:,}",
+        kind = "" if sizes.utility_sum == 0 else (
+            " (general-sum)" if sizes.utility_sum is None else f" (sum {sizes.utility_sum:g})")
+        settings = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        rows.append([f"`{name}`" + (f" {settings}" if settings else ""),
+                     f"{sizes.num_players}{kind}", f"{sizes.num_nodes:,}",
                      " + ".join(f"{n:,}" for n in per_player), f"{sizes.num_terminals:,}"])
-    return _table(["game", "parameters", "players", "payoffs", "histories",
-                   "infosets (per player)", "terminals"], rows)
+    return _table(["game", "players", "histories", "infosets (per player)", "terminals"],
+                  rows)
 
 
 # ---------------------------------------------------------------- builders
