@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-peers
+.PHONY: demo test docs docs-check bench bench-peers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,24 @@ demo: $(STAMP)
 # compiled once.
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -m "not slow" -n auto --dist loadfile
+
+# The docs site, built into site/ (open site/index.html): the guides, the API
+# reference from the docstrings and the tutorials executed as notebooks, in strict
+# mode (a broken link, a missing reference or a notebook that fails stops the build).
+# The `docs` extra goes into the same .venv, after the test extras, with its own stamp.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet -e ".[test,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Opens the built site in headless Chromium (Debian's `chromium`) and checks that four
+# pages render with every asset they load; skips, saying so, without Chromium.
+docs-check: docs
+	$(VENV)/bin/python docs/check_site.py
 
 # Speed against OpenSpiel (C++ CFR+ and JaxCFR), written to results/local/bench_cfr.json
 # (experiments/bench_cfr.py --publish writes the tracked results/bench_cfr.json).

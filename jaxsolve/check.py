@@ -510,7 +510,8 @@ def check_game(game, *, playouts: int = 100, seed: int = 0, max_nodes: int = DEF
     """Runs the checks of CHECKS on a protocol game (or a pyspiel game).
 
     Args:
-      playouts, seed: random playouts from the root, seeded.
+      playouts: how many random playouts from the root.
+      seed: the seed of those playouts.
       max_nodes: walk the whole tree when it has at most this many histories; else
         check the first `max_nodes` breadth-first, then along the playouts.
       max_steps: a playout longer than this fails playouts_finish.

@@ -288,7 +288,8 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     algorithm, of similar exploitability; see `jaxsolve.batch`).
 
     Args:
-      batched_tree, in_axes: from `jaxsolve.sweep` (or `stack` with in_axes=0).
+      batched_tree: a batch of trees from `jaxsolve.sweep` (or `stack`).
+      in_axes: its axes, from `jaxsolve.sweep` (or 0 for `stack`).
       num_iterations: iterations per game (traced: other counts reuse the program).
       mesh: default `default_mesh("batch")`.
       key: a sampling solver's PRNG key (default PRNGKey(0)); full-width solvers take none.

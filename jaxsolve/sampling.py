@@ -14,14 +14,12 @@ which is the full-width formula of `jaxsolve.sequences` restricted to the leaves
 of Q, so the same code computes both. Sampled regrets `v~(I, a) - sum_b s(I, b)
 v~(I, b)` are linear in v~ and hence unbiased too.
 
-=======================  ==================  ==================  ============
-scheme                   traverser's nodes   opponents' nodes    chance nodes
-=======================  ==================  ==================  ============
-full CFR                 expand              expand              expand
-chance-sampled CFR       expand              expand              sample
-external sampling (ES)   expand              sample (policy)     sample
-outcome sampling (OS)    sample (explore)    sample (policy)     sample
-=======================  ==================  ==================  ============
+| scheme | traverser's nodes | opponents' nodes | chance nodes |
+|---|---|---|---|
+| full CFR | expand | expand | expand |
+| chance-sampled CFR | expand | expand | sample |
+| external sampling (ES) | expand | sample (policy) | sample |
+| outcome sampling (OS) | sample (explore) | sample (policy) | sample |
 
 Opponents sample from their current policy, chance from its probabilities and the
 traverser, where it samples, from `exploration * uniform + (1 - exploration) *
@@ -721,8 +719,12 @@ def sampled_cfr(batch_size: int = DEFAULT_BATCH_SIZE, *, expand_own: bool = True
       batch_size: B samples per player per step, walked in parallel; the regret
         and average increments are their mean (default DEFAULT_BATCH_SIZE, 256, as
         `jaxsolve solve --batch`).
-      expand_own, expand_opponents, expand_chance: the rule where no mask is given
-        (defaults: chance-sampled CFR).
+      expand_own: whether the traverser expands its own infosets where no mask is
+        given (default True: with the next two, chance-sampled CFR).
+      expand_opponents: whether the traverser expands the opponents' infosets where
+        no mask is given (default True).
+      expand_chance: whether the traverser expands chance nodes where no
+        chance_mask is given (default False).
       mask: bool [I] or [P, I] (row p: when p traverses); True expands the infoset.
       chance_mask: bool [C] or [P, C] per chance node.
       exploration: weight of the uniform policy mixed into the traverser's own

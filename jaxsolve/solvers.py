@@ -2,18 +2,13 @@
 
 Every solver here is one update rule with different knobs:
 
-=========  ===========  ===============================  ===============  ==========
-solver     updates      accumulated regrets              average weight   reference
-=========  ===========  ===============================  ===============  ==========
-cfr        simultaneous R += r                           1                Zinkevich et al. 2007
-           or alternating
-cfr_plus   alternating  R = max(R + r, 0)                t                Tammelin 2014
-lcfr       alternating  R += r, then R *= t/(t+1)        t                Brown & Sandholm 2019
-dcfr       alternating  R += r, then R *= t^a/(t^a+1)    t^gamma          Brown & Sandholm 2019
-                        where R >= 0, t^b/(t^b+1) else
-pcfr_plus  alternating  R = max(R + r, 0); play          t^2              Farina, Kroer &
-                        RM(max(R + m, 0)), m = last r                     Sandholm 2021
-=========  ===========  ===============================  ===============  ==========
+| solver | updates | accumulated regrets | average weight | reference |
+|---|---|---|---|---|
+| cfr | simultaneous or alternating | R += r | 1 | Zinkevich et al. 2007 |
+| cfr_plus | alternating | R = max(R + r, 0) | t | Tammelin 2014 |
+| lcfr | alternating | R += r, then R *= t/(t+1) | t | Brown & Sandholm 2019 |
+| dcfr | alternating | R += r, then R *= t^a/(t^a+1) where R >= 0, t^b/(t^b+1) else | t^gamma | Brown & Sandholm 2019 |
+| pcfr_plus | alternating | R = max(R + r, 0); play RM(max(R + m, 0)), m = last r | t^2 | Farina, Kroer & Sandholm 2021 |
 
 The conventions are OpenSpiel's (`CFRSolver`, `CFRPlusSolver`, `LCFRSolver`,
 `DCFRSolver`), so that iterates agree to floating-point precision: with alternating

@@ -1,4 +1,9 @@
-"""The README's API example runs as printed (on Kuhn instead of Leduc, for time)."""
+"""The code of the README and of the docs guides runs as printed (on Kuhn instead of
+Leduc, or with fewer iterations, for time), and prints what the text says.
+
+The README keeps its first example; the other examples live on the docs pages whose
+subject they are (docs/getting-started.md, sweeps.md, solvers.md, abstraction.md,
+alphazero.md), and are checked here the same way."""
 
 import ast
 import inspect
@@ -9,11 +14,14 @@ import numpy as np
 import pytest
 
 
-def _block(containing: str) -> str:
-    """The README's python block that contains `containing`."""
-    text = (Path(__file__).parent.parent / "README.md").read_text()
+ROOT = Path(__file__).parent.parent
+
+
+def _block(containing: str, page: str = "README.md") -> str:
+    """The python block of `page` (README.md, or a docs page) that contains `containing`."""
+    text = (ROOT / page).read_text()
     blocks = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if containing in b]
-    assert len(blocks) == 1, f"{len(blocks)} README python blocks contain {containing!r}"
+    assert len(blocks) == 1, f"{len(blocks)} python blocks of {page} contain {containing!r}"
     return blocks[0]
 
 
@@ -37,14 +45,14 @@ def test_readme_example_runs(capsys):
     np.testing.assert_allclose(printed, scales * float(exploitability), rtol=0.04)
 
 
-def test_readme_openspiel_example_agrees_with_pyspiel(capsys):
-    """The README's round trip to OpenSpiel: pyspiel's own exploitability of our policy
-    equals ours (on Kuhn, 200 iterations, for time)."""
+def test_getting_started_openspiel_example_agrees_with_pyspiel(capsys):
+    """Getting started's round trip to OpenSpiel: pyspiel's own exploitability of our
+    policy equals ours (on Kuhn, 200 iterations, for time)."""
     pytest.importorskip("pyspiel")
 
     import jaxsolve
 
-    block = _block("to_tabular_policy")
+    block = _block("to_tabular_policy", "docs/getting-started.md")
     scope = {"jaxsolve": jaxsolve, "solver": jaxsolve.cfr_plus()}
     exec(compile(block.replace('"leduc_poker"', '"kuhn_poker"').replace(", 1000)", ", 200)"),
                  "README.md", "exec"), scope)
@@ -52,8 +60,8 @@ def test_readme_openspiel_example_agrees_with_pyspiel(capsys):
     assert 0 < theirs < 0.01 and ours == pytest.approx(theirs, abs=1e-6)
 
 
-def test_readme_run_until_example_runs(capsys):
-    """The README's `run_until` block, on Kuhn with the sweep of the first block: CFR+
+def test_sweeps_run_until_example_runs(capsys):
+    """The sweeps page's `run_until` block, on Kuhn with the sweep of its first block: CFR+
     first reaches 1e-3 at iteration 130, as OpenSpiel's CFRPlusSolver does
     (test_stopping.py). The sweep's end points scale the payoffs by 0.5 and 2, powers
     of two, so CFR+ (scale-invariant: regret matching takes ratios) plays exactly the
@@ -71,7 +79,7 @@ def test_readme_run_until_example_runs(capsys):
     batch, axes = jaxsolve.sweep(tree, utilities=scales[:, None, None] * tree.utilities)
     scope = {"jax": jax, "jaxsolve": jaxsolve, "tree": tree, "solver": jaxsolve.cfr_plus(),
              "batch": batch, "axes": axes}
-    exec(compile(_block("run_until"), "README.md", "exec"), scope)
+    exec(compile(_block("run_until", "docs/sweeps.md"), "docs/sweeps.md", "exec"), scope)
     first = capsys.readouterr().out.split()
     assert int(first[0]) == 130 and float(first[1]) <= 1e-3
     stops = np.asarray(scope["stops"].iterations)
@@ -83,8 +91,8 @@ def test_readme_run_until_example_runs(capsys):
     assert np.all(np.asarray(scope["stops"].exploitability) <= 1e-3)
 
 
-def test_readme_custom_solver_example_runs(capsys):
-    """The README's own-solver block, on Kuhn: CFR with Hedge is no-regret, so its
+def test_solvers_custom_solver_example_runs(capsys):
+    """The solver page's own-solver block, on Kuhn: CFR with Hedge is no-regret, so its
     average nears equilibrium (uniform play's exploitability is 11/24); and player 0's
     counterfactual values at its first infosets (no own decision above them) add up to
     its expected value, which `policy_value` computes from reach products instead."""
@@ -96,7 +104,7 @@ def test_readme_custom_solver_example_runs(capsys):
     tree = jaxsolve.compile_game(games.load("kuhn_poker"))
     policy = jaxsolve.uniform_policy(tree)
     scope = {"jax": jax, "jaxsolve": jaxsolve, "tree": tree, "policy": policy}
-    exec(compile(_block("cfr_variant"), "README.md", "exec"), scope)
+    exec(compile(_block("cfr_variant", "docs/solvers.md"), "docs/solvers.md", "exec"), scope)
     assert float(capsys.readouterr().out) < 0.01
     first = np.asarray(tree.infoset_parent) == tree.sizes.empty_sequence
     first &= np.asarray(tree.infoset_player) == 0
@@ -105,25 +113,52 @@ def test_readme_custom_solver_example_runs(capsys):
         float(jaxsolve.policy_value(tree, policy)[0]), abs=1e-12)
 
 
-def test_readme_sampling_and_abstraction_example_runs(capsys):
-    """The second block (Monte-Carlo CFR, sampling masks, final strategies, an
-    abstraction) runs as printed on the Leduc tree the first block builds, with 100
-    iterations instead of 1000; the lifted coarse policy is a valid policy of the true
-    game, so its exploitability there is a finite positive number."""
+def _leduc(jaxsolve, games):
+    return jaxsolve.compile_game(games.load("leduc_poker"))
+
+
+def test_solvers_sampling_example_runs():
+    """The solver page's Monte-Carlo CFR block (external sampling, a sampling scheme of
+    one's own given as masks) runs as printed on a Leduc tree, with 100 iterations
+    instead of 1000; both sampled solvers' averages have the tree's [I, A] shape."""
     import jax
 
     import jaxsolve
     from jaxsolve import games
 
-    block = _block("sampled_cfr")
-    assert "abstraction.abstract" in block
+    block = _block("sampled_cfr", "docs/solvers.md")
     scope = {"jax": jax, "np": np, "games": games, "jaxsolve": jaxsolve,
-             "tree": jaxsolve.compile_game(games.load("leduc_poker"))}
-    exec(compile(block.replace(", 1000)", ", 100)"), "README.md", "exec"), scope)
-    lifted, tree = np.asarray(scope["lifted"], np.float64), scope["tree"]
+             "tree": _leduc(jaxsolve, games)}
+    small = block.replace(", 1000)", ", 100)")
+    assert small != block
+    exec(compile(small, "docs/solvers.md", "exec"), scope)
+    tree = scope["tree"]
+    assert scope["state"].average.shape == np.shape(tree.legal)
+    assert scope["mine_state"].average.shape == np.shape(tree.legal)
+
+
+def test_abstraction_example_runs(capsys):
+    """The abstraction page's block (a final strategy, an abstraction of Leduc that
+    forgets the private card) runs as printed on a Leduc tree and a short CFR+ state,
+    with 100 iterations instead of 1000; the thresholded policy and the lifted coarse
+    policy are valid policies of the true game, so the printed exploitability is a
+    finite positive number."""
+    import jax
+
+    from jaxsolve import games
+    import jaxsolve
+
+    block = _block("abstraction.abstract", "docs/abstraction.md")
+    assert "final_policy" in block
+    tree = _leduc(jaxsolve, games)
+    solver = jaxsolve.cfr_plus()
+    scope = {"jax": jax, "np": np, "games": games, "jaxsolve": jaxsolve, "tree": tree,
+             "state": jaxsolve.run(solver, tree, solver.init(tree), 100)}
+    exec(compile(block.replace(", 1000)", ", 100)"), "docs/abstraction.md", "exec"), scope)
+    np.testing.assert_allclose(np.asarray(scope["policy"], np.float64).sum(1), 1.0, atol=1e-5)
+    lifted = np.asarray(scope["lifted"], np.float64)
     assert lifted.shape == np.shape(tree.legal)
     np.testing.assert_allclose(lifted.sum(1), 1.0, atol=1e-5)
-    assert scope["mine_state"].average.shape == np.shape(tree.legal)
     # The printed exploitability of the lifted policy in the true game equals
     # OpenSpiel's own (Python) best responses to it, NashConv / 2, run on the same
     # Leduc game through `as_openspiel_game`.
@@ -142,11 +177,11 @@ def test_readme_sampling_and_abstraction_example_runs(capsys):
     assert printed == pytest.approx(exploitability.nash_conv(view, tabular) / 2, rel=1e-5)
 
 
-def test_readme_alphazero_example_runs(tmp_path, monkeypatch, capsys):
-    """The AlphaZero block runs as printed, on a 3x3 board for 2 iterations (for time),
-    and what it prints is the evaluation of the checkpoint it saved: reloading az.npz
-    and evaluating those parameters again, with the same key, gives the printed dict
-    exactly (the rates themselves are checked against hand-made agents in
+def test_alphazero_example_runs(tmp_path, monkeypatch, capsys):
+    """The AlphaZero page's training block runs as printed, on a 3x3 board for 2
+    iterations (for time), and what it prints is the evaluation of the checkpoint it
+    saved: reloading az.npz and evaluating those parameters again, with the same key,
+    gives the printed dict exactly (the rates themselves are checked against hand-made agents in
     test_alphazero_train)."""
     import jax
 
@@ -162,11 +197,11 @@ def test_readme_alphazero_example_runs(tmp_path, monkeypatch, capsys):
         calls.append((args, kwargs))
         return real(*args, **kwargs)
     monkeypatch.setattr(evaluate, "evaluate", recording)
-    block = _block("TrainConfig.recipe")
+    block = _block("TrainConfig.recipe", "docs/alphazero.md")
     small = block.replace("grid_size=5", "grid_size=3").replace("(cfg, 60)", "(cfg, 2)")
     assert small != block
     scope = {}
-    exec(compile(small, "README.md", "exec"), scope)
+    exec(compile(small, "docs/alphazero.md", "exec"), scope)
     assert (tmp_path / "az.npz").exists() and int(scope["state"].step) == 2
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     result = ast.literal_eval(printed)  # the dict evaluate returned, as printed

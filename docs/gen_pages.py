@@ -1,0 +1,471 @@
+"""The generated parts of the docs pages, made at build time so they cannot drift.
+
+A page holds a marker line, `<!-- generated: NAME -->`, and `docs/hooks.py` replaces it
+with `GENERATORS[NAME]()` while MkDocs builds:
+
+* `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
+* `bench_peers`, `bench_peers_eval`, `bench_cfr`, `bench_mccfr`, `bench_mcts`,
+  `convergence`: the performance tables, read from the committed `results/*.json`,
+  each headed by the date, machine and command that produced it.
+
+Run it by hand to see one part: `python docs/gen_pages.py cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
+HELP_WIDTH = 76  # columns of the --help text: what the page shows without scrolling
+
+
+# ---------------------------------------------------------------- command line
+def subcommands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
+    """Every (words, parser) below `parser`, depth first: ("solve",), ("pursuit",),
+    ("pursuit", "solve"), ... in the order the parser lists them."""
+    for action in parser._actions:  # argparse keeps no public list of its subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                words = prefix + (name,)
+                yield words, sub
+                yield from subcommands(sub, words)
+
+
+@contextlib.contextmanager
+def _columns(width: int):
+    """argparse wraps help at $COLUMNS; a fixed width gives the same page everywhere."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = old
+
+
+def cli(parser: argparse.ArgumentParser | None = None) -> str:
+    """The command-line reference: the top-level help, then each subcommand's."""
+    if parser is None:
+        from jaxsolve.cli import build_parser  # noqa: PLC0415 (imports JAX)
+
+        parser = build_parser()
+    with _columns(HELP_WIDTH):
+        parts = ["## jaxsolve", "", "```text", parser.format_help().rstrip(), "```", ""]
+        for words, sub in subcommands(parser):
+            parts += [f"## jaxsolve {' '.join(words)}", "", "```text",
+                      sub.format_help().rstrip(), "```", ""]
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- results
+def _load(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text())
+
+
+def _committed(name: str) -> str | None:
+    """The date the results file was last committed (for files that record no date)."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", f"results/{name}"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _machine(m: dict) -> str:
+    cores = m.get("cores", m.get("cpu_count"))
+    words = [f"{m.get('cpu', 'CPU')}, {cores} cores" if cores else m.get("cpu", "CPU")]
+    versions = [f"{k} {m[k]}" for k in ("python", "jax", "open_spiel", "mctx") if m.get(k)]
+    words.append(", ".join(versions))
+    backend = m.get("backend", m.get("jax_backend"))
+    if backend:
+        words.append(f"backend {backend}")
+    if m.get("x64") is not None:
+        words.append("float64" if m["x64"] else "float32")
+    return "; ".join(w for w in words if w)
+
+
+def _source(name: str, date: str | None, machine: dict, command: str) -> str:
+    committed = None if date else _committed(name)
+    when = (f"measured {date}" if date else f"committed {committed}" if committed
+            else "date not recorded")
+    return (f"*From `results/{name}`: {when}; {_machine(machine)}; "
+            f"`{command}`.*")
+
+
+def _without_out(words: list[str]) -> str:
+    """A command's arguments without `--out PATH` (where that run wrote is no part of
+    how to rerun it)."""
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith("--out="):
+            out.append(word)
+    return " ".join(out)
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    """A time or rate with `digits` significant digits, thousands separated."""
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return f"{x:,.0f}"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        return f"{mantissa}e{int(exp)}"
+    return text
+
+
+def _sci(x: float) -> str:
+    """A rate in two significant digits, as 2.4e5."""
+    mantissa, exp = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exp)}"
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+PEERS = (("jaxsolve", "jaxsolve"), ("noregret", "NoRegret"), ("liteefg", "LiteEFG"),
+         ("openspiel", "OpenSpiel C++"))
+
+
+def _peers_command(data: dict) -> str:
+    return "python experiments/" + data.get("command", "bench_peers.py")
+
+
+def bench_peers(data: dict | None = None) -> str:
+    """ms per CFR+ iteration of jaxsolve and its peers, one row per game."""
+    data = data or _load("bench_peers.json")
+    rows = []
+    for game in data["games"]:
+        solvers = game["solvers"]
+        cells = [_num(solvers[k]["ms_per_iter"]) if k in solvers else "—" for k, _ in PEERS]
+        ours = solvers["jaxsolve"]["ms_per_iter"]
+        fastest_peer = min((s["ms_per_iter"] for k, s in solvers.items() if k != "jaxsolve"),
+                           default=None)
+        ratio = f"{fastest_peer / ours:.1f}×" if fastest_peer else "—"
+        rows.append([game["game"], f"{game['histories']:,}", *cells, ratio])
+    header = ["game", "histories", *(f"{label} (ms)" for _, label in PEERS),
+              "fastest peer ÷ jaxsolve"]
+    notes = [f"* {r['game']}: timed again with "
+             f"`python experiments/{_without_out(r['command'].split())}` "
+             f"({r['date']}): {r['why']}." for r in data.get("reruns", [])]
+    versions = ", ".join(f"{k} {v}" for k, v in data.get("versions", {}).items())
+    return "\n".join([
+        _source("bench_peers.json", data.get("date"), data["machine"], _peers_command(data)),
+        "", _table(header, rows), "",
+        f"Peers: {versions}." if versions else "", *([""] + notes if notes else [])])
+
+
+def readme_rows(data: dict | None = None) -> list[str]:
+    """The README's headline table rows (tests/test_docs.py checks the README holds
+    exactly these, so the README cannot drift from results/bench_peers.json)."""
+    data = data or _load("bench_peers.json")
+    rows = []
+    for game in data["games"]:
+        solvers = game["solvers"]
+        cells = [_num(solvers[k]["ms_per_iter"]) if k in solvers else "—" for k, _ in PEERS]
+        rows.append("| " + " | ".join([game["game"], f"{game['histories']:,}", *cells]) + " |")
+    return rows
+
+
+def bench_peers_eval(data: dict | None = None) -> str:
+    """ms to evaluate exploitability of a fixed policy, each solver's own evaluation."""
+    data = data or _load("bench_peers.json")
+    labels = [(k, v) for k, v in PEERS if k != "openspiel"]
+    rows = []
+    for game in data["games"]:
+        solvers = game["solvers"]
+        rows.append([game["game"], *(_num(solvers[k].get("eval_ms")) if k in solvers else "—"
+                                     for k, _ in labels)])
+    return _table(["game", *(f"{label} (ms)" for _, label in labels)], rows)
+
+
+def bench_cfr(data: dict | None = None) -> str:
+    """ms per CFR+ iteration: OpenSpiel's C++ CFRPlusSolver and JaxCFR against jaxsolve."""
+    data = data or _load("bench_cfr.json")
+    rows = []
+    for game in data["games"].values():
+        cpp, jax_cfr, ours = (game.get(k) or {} for k in ("openspiel_cpp", "jaxcfr", "jaxsolve"))
+        t = {k: v.get("ms_per_iter") for k, v in
+             (("cpp", cpp), ("jaxcfr", jax_cfr), ("ours", ours))}
+        rows.append([game["label"], f"{game['histories']:,}", _num(t["cpp"]), _num(t["jaxcfr"]),
+                     _num(t["ours"]),
+                     f"{t['cpp'] / t['ours']:.1f}×" if t["cpp"] and t["ours"] else "—",
+                     f"{t['jaxcfr'] / t['ours']:.1f}×" if t["jaxcfr"] and t["ours"] else "—"])
+    header = ["game", "histories", "OpenSpiel C++ (ms)", "OpenSpiel JaxCFR (ms)",
+              "jaxsolve (ms)", "C++ ÷ jaxsolve", "JaxCFR ÷ jaxsolve"]
+    command = "python experiments/bench_cfr.py --publish " + _without_out(data.get("argv", []))
+    return "\n".join([_source("bench_cfr.json", None, data["machine"], command.strip()), "",
+                      _table(header, rows)])
+
+
+def _scheme_rows(game: dict) -> tuple[list[list[str]], list[int]]:
+    sizes = sorted({v["batch_size"] for runs in game["throughput"].values()
+                    for v in runs.values() if v.get("batch_size")})
+    rows = []
+    for scheme, runs in game["throughput"].items():
+        cpp = next(v for k, v in runs.items() if k.startswith("C++"))["samples_per_s"]
+        cells = []
+        for b in sizes:
+            ours = next((v for v in runs.values() if v.get("batch_size") == b), None)
+            cells.append("—" if ours is None else
+                         f"{_sci(ours['samples_per_s'])} "
+                         f"({_ratio(ours['samples_per_s'] / cpp)})")
+        rows.append([game["label"], {"es": "external", "os": "outcome"}.get(scheme, scheme),
+                     _sci(cpp), *cells])
+    return rows, sizes
+
+
+def bench_mccfr(data: dict | None = None) -> str:
+    """Samples per second and exploitability after equal solver time, MCCFR."""
+    data = data or _load("bench_mccfr.json")
+    throughput, sizes = [], []
+    for game in data["games"].values():
+        rows, sizes = _scheme_rows(game)
+        throughput += rows
+    equal = []
+    for game in data["games"].values():
+        for scheme, runs in game["equal_time"].items():
+            cpp = next(v for k, v in runs.items() if k.startswith("C++"))["final"]["exploitability"]
+            cells = []
+            for k, v in runs.items():
+                if k.startswith("C++"):
+                    continue
+                value = v.get("pyspiel_exploitability", v["final"]["exploitability"])
+                cells.append(f"{_num(value)} ({_ratio(value / cpp)}), B={v['batch_size']}, "
+                             f"rule {v['rule']}")
+            equal.append([game["label"], {"es": "external", "os": "outcome"}.get(scheme, scheme),
+                          _num(cpp), "; ".join(cells)])
+    config = data.get("config", {})
+    seconds = config.get("seconds", 10)
+    return "\n".join([
+        _source("bench_mccfr.json", None, data["machine"], "python experiments/bench_mccfr.py"),
+        "", "Samples per second (ratio to OpenSpiel's C++ in brackets):", "",
+        _table(["game", "scheme", "C++", *(f"jaxsolve B={b}" for b in sizes)], throughput), "",
+        f"Exploitability after {seconds:g} s of solver time (ratio to C++ in brackets; "
+        "lower is better):", "",
+        _table(["game", "scheme", "C++", "jaxsolve"], equal)])
+
+
+def bench_mcts(data: dict | None = None) -> str:
+    """ms per batched search call, ours against mctx."""
+    data = data or _load("bench_mcts.json")
+    calls, rows = data["calls"], []
+    for kind, label in (("gumbel", "Gumbel (`gumbel_policy` / `gumbel_muzero_policy`)"),
+                        ("puct", "PUCT (`alphazero_policy` / `muzero_policy`)")):
+        ours, theirs = calls.get(f"ours_{kind}"), calls.get(f"mctx_{kind}")
+        if not ours or not theirs:
+            continue
+        over = data.get(f"overhead_ms_{kind}", {})
+        rows.append([label, _num(ours["ms"]), _num(theirs["ms"]),
+                     f"{theirs['ms'] / ours['ms']:.2f}×", _num(over.get("model_alone")),
+                     _num(over.get("ours")), _num(over.get("mctx"))])
+    command = "python experiments/bench_mcts.py --publish " + _without_out(data.get("argv", []))
+    return "\n".join([
+        _source("bench_mcts.json", None, data["machine"], command.strip()), "",
+        f"Batch {data['batch']}, {data['sims']} simulations, the same network and "
+        "`recurrent_fn`, medians after compilation:", "",
+        _table(["search", "jaxsolve (ms)", "mctx (ms)", "mctx ÷ jaxsolve", "model alone (ms)",
+                "jaxsolve beyond the model (ms)", "mctx beyond the model (ms)"], rows)])
+
+
+def convergence(data: dict | None = None) -> str:
+    """Each solver's exploitability at the end of the same solver-time budget."""
+    data = data or _load("convergence.json")
+    games = data["games"]
+    solvers = list(dict.fromkeys(s for g in games.values() for s in g["runs"]))
+    rows = []
+    for game in games.values():
+        cells = []
+        for s in solvers:
+            run = game["runs"].get(s)
+            value = run["points"][-1]["value"] if run and run.get("points") else None
+            # Float32 round-off leaves a converged NashConv within ~1e-8 of 0, either side.
+            cells.append("—" if value is None else "< 1e-8" if value < 1e-8
+                         else _num(value, 2))
+        rows.append([game["label"], f"{game['sizes']['num_nodes']:,}", *cells])
+    config = data.get("config", {})
+    return "\n".join([
+        _source("convergence.json", None, data["machine"], "python experiments/convergence.py"),
+        "", f"Exploitability (NashConv / players; NashConv on the general-sum conjunction "
+        f"game) after {config.get('seconds', 20):g} s of solver time; the sampling solvers "
+        f"at B = {config.get('batch_size', 256)}:", "",
+        _table(["game", "histories", *solvers], rows)])
+
+
+ABSTRACTIONS = {"none": "none", "ranks": "ranks only (suits dropped)",
+                "J=Q preflop": "J = Q before the public card", "J=Q": "J = Q",
+                "board-relative": "board-relative (pair / higher / lower)",
+                "no private card": "no private card"}
+
+
+def abstraction(data: dict | None = None) -> str:
+    """Leduc solved on coarsened infosets, measured in the true game."""
+    data = data or _load("abstraction.json")
+    rows = [[ABSTRACTIONS.get(r["abstraction"], r["abstraction"]), f"{r['coarse_infosets']:,}",
+             "perfect" if r["perfect_recall"] else "imperfect",
+             _num(r["exploitability_true"]),
+             "n/a" if r["exploitability_abstract"] is None else _num(r["exploitability_abstract"])]
+            for r in data["rows"]]
+    return "\n".join([
+        f"*From `results/abstraction.json`: {data['game']}, {data['solver']} for "
+        f"{data['iterations']:,} iterations per abstraction; committed "
+        f"{_committed('abstraction.json') or 'on a date not recorded'}; "
+        "`python experiments/abstraction.py`.*", "",
+        _table(["abstraction", "infosets", "recall", "exploitability in the true game",
+                "in the abstract game"], rows)])
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}%"
+
+
+def pursuit(data: dict | None = None) -> str:
+    """The AlphaZero runs: time to 95% wins against random, mistake rates."""
+    data = data or _load("pursuit/summary.json")
+    rows = []
+    for key, run in data["scaling"].items():
+        grid, _, rest = key.partition("_")
+        final = run["final"]
+        label = f"{grid}×{grid}" + (", no exploring starts" if rest else "")
+        seconds = run.get("seconds_to_95pct_vs_random")
+        rows.append([label, "never" if seconds is None else
+                     f"{seconds:.1f} s ({run['iterations_to_95pct_vs_random']} it.)",
+                     _pct(run.get("mistake_rate_at_95pct")),
+                     f"{final['train_seconds']:.0f} s ({final['iteration']} it.)",
+                     _pct(final["win_vs_random_as_evader"]),
+                     _pct(final["win_vs_random_as_defender"]), _pct(final["mistake_rate"])])
+    sims = [[str(r["simulations"]), _pct(r["win_vs_random_as_evader"]),
+             _pct(r["win_vs_random_as_defender"]), _pct(r["mistake_rate"])]
+            for r in data.get("simulations", [])]
+    committed = _committed("pursuit/summary.json") or "on a date not recorded"
+    return "\n".join([
+        f"*From `results/pursuit/summary.json`: committed {committed}; 2 CPU cores; "
+        "`python experiments/pursuit_alphazero.py --publish`.*", "",
+        "Goal variant, Gumbel search with 16 simulations, 3×128 MLP, 64 games per "
+        "iteration; time includes compilation:", "",
+        _table(["board", "to ≥ 95% wins vs random as each side", "mistake rate then",
+                "trained", "wins as evader", "wins as defender", "mistake rate"], rows),
+        "", "The 5×5 agent evaluated with other numbers of simulations:", "",
+        _table(["simulations", "wins as evader", "wins as defender", "mistake rate"], sims)])
+
+
+# ---------------------------------------------------------------- games
+GAME_VARIANTS = (("kuhn_poker", {}), ("kuhn_poker", {"players": 3}), ("leduc_poker", {}),
+                 ("mini_maneuver", {}), ("orbital_pursuit_evasion", {}),
+                 ("orbital_pursuit_evasion", {"detection": "stochastic"}),
+                 ("maneuver_detection", {}), ("conjunction", {}),
+                 ("conjunction", {"num_actions": 3}), ("spoof", {}))
+
+
+def games_table() -> str:
+    """The built-in games' sizes, compiled with these parameters while the page is built."""
+    from jaxsolve import games
+    from jaxsolve import compile_game  # noqa: PLC0415
+
+    rows = []
+    for name, params in GAME_VARIANTS:
+        tree = compile_game(games.load(name, **params))
+        sizes = tree.sizes
+        per_player = np.bincount(np.asarray(tree.infoset_player), minlength=sizes.num_players)
+        kind = "" if sizes.utility_sum == 0 else (
+            " (general-sum)" if sizes.utility_sum is None else f" (sum {sizes.utility_sum:g})")
+        settings = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        rows.append([f"`{name}`" + (f" {settings}" if settings else ""),
+                     f"{sizes.num_players}{kind}", f"{sizes.num_nodes:,}",
+                     " + ".join(f"{n:,}" for n in per_player), f"{sizes.num_terminals:,}"])
+    return _table(["game", "players", "histories", "infosets (per player)", "terminals"],
+                  rows)
+
+
+# ---------------------------------------------------------------- builders
+BIG_GAMES = (("Goofspiel 5", "goofspiel_spec", (5,), {}),
+             ("Goofspiel 6", "goofspiel_spec", (6,), {}),
+             ("Goofspiel 7", "goofspiel_spec", (7,), {}),
+             ("liar's dice 1×6", "liars_dice_spec", ((1, 1), 6), {}),
+             ("liar's dice 2×2, 4 faces", "liars_dice_spec", ((2, 2), 4), {}),
+             ("Battleship 3×2, ship 2, 3 shots", "battleship_spec", (3, 2, (2,), None, 3), {}))
+
+
+def _bytes(n: float) -> str:
+    from jaxsolve.builders import format_bytes  # noqa: PLC0415
+
+    return format_bytes(int(n))
+
+
+def big_games() -> str:
+    """The builders' sizes and memory estimates, computed from the builders' own specs
+    (no tree is built), and the bytes per history of two trees built here."""
+    from jaxsolve import builders  # noqa: PLC0415
+
+    rows = []
+    for label, spec_of, args, kwargs in BIG_GAMES:
+        spec = getattr(builders, spec_of)(*args, **kwargs)
+        estimate = builders.estimate_bytes(spec)
+        rows.append([label, f"{spec.num_nodes:,}", f"{spec.num_infosets:,}",
+                     f"{spec.num_terminals:,}", _bytes(estimate),
+                     f"{estimate / spec.num_nodes:.0f}"])
+    built = []
+    for label, tree in (("Goofspiel 5", builders.goofspiel(5)),
+                        ("liar's dice 1×6", builders.liars_dice((1, 1), 6))):
+        n = tree.sizes.num_nodes
+        full, lean = builders.tree_bytes(tree), builders.tree_bytes(tree.without_histories())
+        built.append([label, f"{n:,}", _bytes(full), f"{full / n:.0f}", _bytes(lean),
+                      f"{lean / n:.0f}"])
+    return "\n".join([
+        _table(["game", "histories", "infosets", "terminals", "build estimate",
+                "bytes / history"], rows), "",
+        "Trees built while this page was made (float32 utilities, int32 indices):", "",
+        _table(["game", "histories", "tree", "bytes / history", "without histories",
+                "bytes / history"], built)])
+
+
+GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
+              "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
+              "convergence": convergence, "big_games": big_games,
+              "abstraction": abstraction, "pursuit": pursuit,
+              "games": games_table}
+
+
+def fill(markdown: str) -> str:
+    """`markdown` with every marker replaced by its generated part; an unknown marker
+    is an error, so that a typo fails the build instead of leaving a hole."""
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in GENERATORS:
+            raise KeyError(f"unknown generated part {name!r}; known: {sorted(GENERATORS)}")
+        return GENERATORS[name]()
+    return MARKER.sub(replace, markdown)
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or sorted(GENERATORS):
+        print(GENERATORS[name]())
+        print()

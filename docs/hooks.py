@@ -1,0 +1,30 @@
+"""MkDocs hooks (`hooks:` in mkdocs.yml).
+
+* The generated parts of the pages (the command line's `--help`, the performance
+  tables) are filled in from the code and from results/*.json: see docs/gen_pages.py.
+* The plots of results/ are served as site/results/..., so the pages show the figures
+  the experiments wrote without a copy under docs/.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mkdocs.structure.files import File
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_pages  # noqa: E402
+
+
+def on_files(files, config):
+    for png in sorted(gen_pages.RESULTS.rglob("*.png")):
+        uri = "results/" + png.relative_to(gen_pages.RESULTS).as_posix()
+        if uri.startswith("results/local/") or "quick" in png.name:
+            continue  # plain runs and smoke runs, not the published figures
+        files.append(File.generated(config, uri, abs_src_path=str(png)))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    return gen_pages.fill(markdown)
