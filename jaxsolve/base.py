@@ -66,7 +66,11 @@ MCCFRState.__doc__ = """Solver state of a sampling solver (a pytree of arrays).
 class Solver(NamedTuple):
     """A solver: a pair of pure functions, like optax's GradientTransformation.
 
-    init(tree) -> state and step(tree, state) -> state. The built-in factories are
+    init(tree, key=None) -> state and step(tree, state) -> state, whatever the solver:
+    a solver that samples (`samples=True`, the Monte-Carlo CFR family of
+    `jaxsolve.sampling`) draws its samples from the key, held in its state (None:
+    `jax.random.PRNGKey(0)`); the full-width solvers draw nothing and take the key
+    only so that every solver is called alike. The built-in factories are
     cached, so `cfr_plus() is cfr_plus()` and a solver can be a static jit argument
     (`run`'s compiled loop takes it as one): jit compares solvers by their functions, so
     build your own solver once and reuse it, or each new one compiles anew.
@@ -89,22 +93,17 @@ class Solver(NamedTuple):
     over a state of your own (`jaxsolve.sequences` has the building blocks).
     """
 
-    init: Callable[[GameTree], Any]
+    init: Callable[..., Any]
     step: Callable[[GameTree, Any], Any]
     name: str
     state_type: type | None = None
     current: Callable[[GameTree, Any], jax.Array] | None = None
     check_state: Callable[[GameTree, Any, str], None] | None = None
     steps: Callable[[GameTree, Any, Any], Any] | None = None
+    samples: bool = False
 
 
 # ---------------------------------------------------------------------- checks of states
-def samples(value: Any) -> bool:
-    """Whether a solver (checked) samples: its state carries a PRNG key, as
-    `jaxsolve.sampling`'s solvers' MCCFRState does, and its init takes one."""
-    return "key" in getattr(value.state_type, "_fields", ())
-
-
 # The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
 _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
 _STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")

@@ -301,11 +301,11 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     axes = tuple(_batch_axes(in_axes).items())
-    if base.samples(solver):
+    if solver.samples:
         states = _sampling_states(solver, batched_tree, size, key)
     elif key is not None:
         validate.fail("solve_batch", f"key is for sampling solvers; {solver.name} is "
-                                     "deterministic (its init takes the tree only)")
+                                     "deterministic (it draws nothing)")
     else:
         states = None
     return _solve_batch(placed, states, num_iterations, solver=solver, mesh=mesh, axes=axes,
@@ -430,7 +430,7 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
     is a valid start. One psum of [I*A + 1] values per player per iteration.
     """
     solver = check_solver(solver, "run_sharded")
-    if base.samples(solver):
+    if solver.samples:
         # A sampled traversal gathers the utilities of the terminals it reaches by their
         # ids in the whole tree, which a device holding Z'/D of them does not have.
         validate.fail("run_sharded", f"{solver.name} samples terminals by their ids in the "

@@ -772,7 +772,7 @@ def _make(batch_size, expand_own, expand_opponents, expand_chance, exploration, 
                              solver_name=name, **RULES[rule])
     check = functools.partial(_check_scheme, masks=functools.partial(scheme_masks, **settings),
                               solver_name=name)
-    return Solver(init, step, name, MCCFRState, check_state=check)
+    return Solver(init, step, name, MCCFRState, check_state=check, samples=True)
 
 
 def _check_scheme(tree: GameTree, state: MCCFRState, where: str, *, masks: Callable,

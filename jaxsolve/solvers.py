@@ -48,10 +48,14 @@ def _float_dtype():
     return jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
 
 
-def init(tree: GameTree, *, solver_name: str = "solver") -> CFRState:
+def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
     """Zero regrets and average; the first iteration plays uniformly. Needs only the
-    tree's sizes, so a batched tree gives the (shared) state of each of its games."""
+    tree's sizes, so a batched tree gives the (shared) state of each of its games.
+    `key` is checked and unused: a full-width solver draws nothing (every solver's
+    init takes one, see `Solver`)."""
     validate.game_tree(tree, f"{solver_name}.init", batch_ok=True)
+    if key is not None:
+        validate.prng_key(key, f"{solver_name}.init")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
     dtype = _float_dtype()
     # One buffer per field, not one shared: a caller may donate the state
