@@ -26,7 +26,7 @@ import numpy as np
 from jaxsolve.compile import (DEFAULT_MAX_DEPTH, MAX_ACTION_ID, _cannot_make_children, _child,
                               _turn_based_if_simultaneous, _utility_sum, class_given,
                               format_history, format_key, state_text)
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, GameLike
 from jaxsolve.validate import is_int, is_real
 
 DEFAULT_MAX_NODES, _TOL = 200_000, 1e-6
@@ -505,7 +505,8 @@ class _Checker:
                            tuple(not f for f in self.recall))
 
 
-def check_game(game, *, playouts: int = 100, seed: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
+def check_game(game: GameLike, *, playouts: int = 100, seed: int = 0,
+               max_nodes: int = DEFAULT_MAX_NODES,
                max_steps: int = DEFAULT_MAX_STEPS) -> CheckReport:
     """Runs the checks of CHECKS on a protocol game (or a pyspiel game).
 

@@ -25,7 +25,7 @@ import numpy as np
 from jaxsolve.builders.assemble import format_bytes
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.progress import bar as progress_bar
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, is_game
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, GameLike, is_game
 from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
                            with_infoset_blocks)
 from jaxsolve.tree_structure import own_ancestors, terminal_paths
@@ -607,7 +607,7 @@ def _declared_actions(game) -> int | None:
     return declared
 
 
-def compile_game(game, *, max_nodes: int = DEFAULT_MAX_NODES,
+def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
                  max_depth: int = DEFAULT_MAX_DEPTH,
                  infoset_key: InfosetKey | None = None, name: str | None = None,
                  warn_imperfect_recall: bool = True, progress: bool = False) -> GameTree:

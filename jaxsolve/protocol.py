@@ -48,7 +48,6 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 CHANCE = -1
 SIMULTANEOUS = -2
-INVALID = -3
 TERMINAL = -4
 
 
