@@ -7,6 +7,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import mctx
+import pytest
 
 from jaxsolve import mcts
 from jaxsolve.alphazero import network, selfplay
@@ -53,3 +54,15 @@ def uniform_recurrent(env):
                                       jnp.zeros(nxt.legal_action_mask.shape), zeros,
                                       nxt.legal_action_mask), nxt
     return rec
+
+
+# The fixtures the search and policy tests share (a test module imports them by name,
+# and pytest finds them there).
+@pytest.fixture(scope="module")
+def net():
+    return make_net()
+
+
+@pytest.fixture(scope="module")
+def roots():
+    return make_roots()

@@ -16,17 +16,8 @@ from jaxsolve import mcts
 from jaxsolve.alphazero import exact, network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
 from jaxsolve.mcts import _checks as checks
-from pursuit_models import ENV, SIMS, make_net, make_roots, mctx_recurrent, uniform_recurrent
-
-
-@pytest.fixture(scope="module")
-def net():
-    return make_net()
-
-
-@pytest.fixture(scope="module")
-def roots():
-    return make_roots()
+from pursuit_models import ENV, SIMS, mctx_recurrent, uniform_recurrent
+from pursuit_models import net, roots  # noqa: F401 (fixtures)
 
 
 def _ours_and_mctx(graphdef, params, states, kind, sims, key, noise=False):

@@ -14,20 +14,11 @@ from jaxsolve import mcts
 from jaxsolve.alphazero import network, selfplay
 from jaxsolve.mcts import _packing, _search, _tree
 from jaxsolve.games import pursuit_evasion as pe
-from pursuit_models import ENV, make_net, make_roots
+from pursuit_models import ENV
+from pursuit_models import net, roots  # noqa: F401 (fixtures)
 
 F32 = jnp.float32
 LOW = np.finfo(np.float32).min
-
-
-@pytest.fixture(scope="module")
-def net():
-    return make_net()
-
-
-@pytest.fixture(scope="module")
-def roots():
-    return make_roots()
 
 
 # ----------------------------------------------------- each step on a hand-built tree
