@@ -38,7 +38,13 @@ For each game and solver it measures
   peak is printed too) and jaxsolve's tree bytes;
 * the memory-traffic bound of jaxsolve's figures: the bytes one CFR+ iteration (and
   one evaluation) must move, counted by `iteration_bytes` (`evaluation_bytes`) from
-  the tree's sizes, over the memory bandwidth measured in the same run.
+  the tree's sizes, over the memory bandwidth measured in the same run;
+* the leaf-sum floor beside it: every iteration and every evaluation sums each
+  player's leaf weights into that player's sequences (P segment sums of length Z),
+  and XLA:CPU runs a segment sum as a serial scatter that is bound by its per-element
+  work, not by memory traffic (about 1.5 ns per leaf against 0.4 ns for a gather of
+  the same length). `leaf_sums_ms` times those P segment sums alone, with the tree's
+  own indices; the floor is that time plus the rest of the bytes at the bandwidth.
 
 Ratios are peer time / jaxsolve time (above 1: jaxsolve is faster). Results go to
 results/local/bench_peers.json (`--publish`: results/bench_peers.json; `--out`
@@ -109,6 +115,32 @@ def bandwidth(megabytes: int = 512, repeats: int = 5) -> float:
         np.copyto(b, a)
         best = min(best, time.perf_counter() - start)
     return 2 * a.nbytes / best
+
+
+def leaf_sums_ms(tree, repeats: int = 15) -> float:
+    """Median ms of the P segment sums an iteration (and an evaluation) cannot avoid:
+    each player's [Z] float32 leaf weights summed into its [I*A + 1] sequences, at the
+    tree's own `terminal_last` indices, jitted, after compilation."""
+    s = tree.sizes
+    weights = jax.device_put(np.random.default_rng(0).random(s.num_terminals, np.float32))
+    last = tree.terminal_last
+    sums = jax.jit(lambda w: [jax.ops.segment_sum(w, last[p], num_segments=s.empty_sequence + 1)
+                              for p in range(s.num_players)])
+    jax.block_until_ready(sums(weights))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(sums(weights))
+        times.append(time.perf_counter() - start)
+    return 1e3 * float(np.median(times))
+
+
+def floor_ms(total_bytes: int, tree, sums_ms: float, bytes_per_second: float) -> float:
+    """The leaf sums as measured plus every other byte of `total_bytes` at the
+    bandwidth (the sums' own reads, a [Z] index and weight per player, taken out)."""
+    s = tree.sizes
+    rest = max(0, total_bytes - s.num_players * s.num_terminals * 8)
+    return sums_ms + 1e3 * rest / bytes_per_second
 
 
 # ------------------------------------------------------------------ memory
@@ -370,6 +402,12 @@ def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dic
                    evaluation_bytes=evaluation_bytes(tree), bound_ms=bound_ms,
                    eval_bound_ms=eval_bound_ms, x_bound=ours["ms_per_iter"] / bound_ms,
                    eval_x_bound=ours["eval_ms"] / eval_bound_ms)
+        sums_ms = leaf_sums_ms(tree)
+        floor, eval_floor = (floor_ms(b, tree, sums_ms, bytes_per_second)
+                             for b in (iteration_bytes(tree), evaluation_bytes(tree)))
+        out.update(leaf_sums_ms=sums_ms, floor_ms=floor, eval_floor_ms=eval_floor,
+                   x_floor=ours["ms_per_iter"] / floor,
+                   eval_x_floor=ours["eval_ms"] / eval_floor)
         for label in solvers:
             if label != "jaxsolve":
                 theirs = out["solvers"][label]
@@ -398,6 +436,10 @@ def print_game(result: dict) -> None:
               f" MiB; traffic bound {result['bound_ms']:.3f} ms/iter ({result['x_bound']:.2f}x "
               f"of it), evaluation {result['eval_bound_ms']:.3f} ms "
               f"({result['eval_x_bound']:.2f}x)")
+    if "floor_ms" in result:
+        print(f"  jaxsolve: leaf sums {result['leaf_sums_ms']:.3f} ms; floor "
+              f"{result['floor_ms']:.3f} ms/iter ({result['x_floor']:.2f}x of it), evaluation "
+              f"{result['eval_floor_ms']:.3f} ms ({result['eval_x_floor']:.2f}x)")
 
 
 def targets(results: list[dict], smoke: bool) -> list[dict]:

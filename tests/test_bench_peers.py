@@ -32,6 +32,16 @@ def test_traffic_of_kuhn_counted_by_hand(peers):
     assert peers.evaluation_bytes(tree) == 3 * 480 + 2 * 384
 
 
+def test_the_floor_is_the_leaf_sums_plus_the_other_bytes_at_the_bandwidth(peers):
+    from conftest import pyspiel_tree
+
+    tree = pyspiel_tree("kuhn_poker")
+    # The two players' leaf sums read 30 indices and 30 weights each (2 * 240 bytes);
+    # the other 2400 bytes of the iteration at 1e6 bytes/s take 2.4 ms.
+    assert peers.floor_ms(2880, tree, 0.5, 1e6) == pytest.approx(0.5 + 2.4)
+    assert peers.leaf_sums_ms(tree, repeats=3) > 0
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--games", "kuhn,chess"], "--games: unknown 'chess'"),
     (["--games", "kuhn,"], "--games: unknown empty entry"),
@@ -63,4 +73,5 @@ def test_a_tiny_run_skips_missing_peers_and_agrees_with_openspiel(peers, tmp_pat
     assert ours["check_exploitability"] == pytest.approx(theirs["check_exploitability"],
                                                          abs=1e-6)
     assert theirs["ratio"] > 0 and kuhn["bound_ms"] > 0
+    assert kuhn["floor_ms"] > kuhn["leaf_sums_ms"] > 0
     assert [t["pass"] for t in report["targets"]][:2] == [False, False]  # NoRegret absent
