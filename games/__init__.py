@@ -30,12 +30,26 @@ _REGISTRY: dict[str, tuple[str, str]] = {
 
 
 def names() -> list[str]:
-    """The registered game names, sorted."""
+    """The registered game names.
+
+    Returns:
+      A sorted list of names, each loadable with `load`.
+    """
     return sorted(_REGISTRY)
 
 
 def game_class(name: str) -> type:
-    """The class behind `name`; raises KeyError listing the known names."""
+    """The class behind a registered game name.
+
+    Args:
+      name: a registered name (see `names`).
+
+    Returns:
+      The game's class (its module is imported now).
+
+    Raises:
+      KeyError: unknown game name; the message lists the known names.
+    """
     if name not in _REGISTRY:
         raise KeyError(f"unknown game {name!r}; known games: {', '.join(names())}")
     module, cls = _REGISTRY[name]
@@ -43,7 +57,22 @@ def game_class(name: str) -> type:
 
 
 def parameters(name: str) -> dict[str, Any]:
-    """The parameters `load(name, ...)` accepts, with their defaults."""
+    """The parameters `load(name, ...)` accepts, with their defaults.
+
+    Args:
+      name: a registered name (see `names`).
+
+    Returns:
+      `{parameter: default}`.
+
+    Raises:
+      KeyError: unknown game name.
+
+    Examples:
+      >>> from jaxsolve import games
+      >>> games.parameters("kuhn_poker")
+      {'players': 2}
+    """
     sig = inspect.signature(game_class(name))
     return {p.name: p.default for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY or p.default is not p.empty}
 
@@ -51,9 +80,26 @@ def parameters(name: str) -> dict[str, Any]:
 def load(name: str, **params: Any):
     """Builds the game `name` with keyword parameters.
 
+    Args:
+      name: a registered name (see `names`).
+      **params: the game's parameters (see `parameters`); the others keep their
+        defaults.
+
+    Returns:
+      The game, a protocol game to pass to `jaxsolve.compile_game`.
+
     Raises:
       KeyError: unknown game name.
       ValueError: a parameter the game does not accept, or a value out of range.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> game = games.load("kuhn_poker", players=3)
+      >>> game.num_players()
+      3
+      >>> jaxsolve.compile_game(game).sizes.num_infosets
+      48
     """
     cls = game_class(name)
     accepted = parameters(name)

@@ -1,12 +1,17 @@
 """jaxsolve: imperfect-information games solved as array code in JAX.
 
-    import jaxsolve
-    from jaxsolve import games          # the built-in games, loaded by name
-    tree = jaxsolve.compile_game(games.load("kuhn_poker"))
-    solver = jaxsolve.cfr_plus()
-    state = jaxsolve.run(solver, tree, solver.init(tree), 1000)
-    policy = jaxsolve.average_policy(tree, state)          # [I, A]
-    jaxsolve.exploitability(tree, policy)
+Compile a game once into a `GameTree` of arrays, run a solver on it, evaluate:
+
+>>> import jaxsolve
+>>> from jaxsolve import games          # the built-in games, loaded by name
+>>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+>>> tree.sizes.num_infosets, tree.sizes.num_actions, tree.sizes.num_terminals
+(12, 2, 30)
+>>> solver = jaxsolve.cfr_plus()
+>>> state = jaxsolve.run(solver, tree, solver.init(tree), 1000)
+>>> policy = jaxsolve.average_policy(tree, state)          # [I, A]
+>>> print(f"{float(jaxsolve.exploitability(tree, policy)):.1e}")
+8.7e-05
 """
 
 import importlib

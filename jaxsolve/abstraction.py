@@ -85,16 +85,23 @@ def _check_same_game(coarse: GameTree, fine: GameTree) -> None:
 
 
 def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
-    """[I_fine] int32: the coarse infoset containing each fine infoset.
+    """The coarse infoset containing each fine infoset.
 
-    Both trees must be compiled from the same game (only `infoset_key` differs), so
-    their histories agree node for node; `coarse` must be a coarsening of `fine`.
-    Host-side (NumPy); compute it once and pass it to `lift`.
+    Both trees must be compiled from the same game (only `infoset_key` differs), so their
+    histories agree node for node; `coarse` must be a coarsening of `fine`. Host-side
+    (NumPy); compute it once and pass it to `lift`.
+
+    Args:
+      coarse: the game compiled with the abstraction's infoset key.
+      fine: the same game compiled with its true information states.
+
+    Returns:
+      `[I_fine]` int32 NumPy array of coarse infoset ids.
 
     Raises:
-      GameError: the trees hold different histories; a fine infoset lies in two
-        coarse infosets (the key is not a coarsening, the message names one); or a
-        fine infoset and its coarse infoset differ in player or legal actions.
+      GameError: the trees hold different histories; a fine infoset lies in two coarse
+        infosets (the key is not a coarsening, the message names one); or a fine infoset
+        and its coarse infoset differ in player or legal actions.
     """
     validate.game_tree(coarse, "infoset_map", histories=True)
     validate.game_tree(fine, "infoset_map", histories=True)
@@ -130,19 +137,39 @@ def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
 
 
 def lift(policy: jax.Array, mapping) -> jax.Array:
-    """[I_fine, A] the coarse `policy` ([I_coarse, A]) played in the fine game.
+    """The coarse `policy` played in the fine game.
 
     Every fine infoset takes the row of its coarse infoset: a gather, so it jits and
-    vmaps (over a leading batch of policies too: `policy[..., mapping, :]`).
-    `mapping` is `infoset_map(coarse, fine)`.
+    vmaps (over a leading batch of policies too). Unchecked: `Abstraction.lift` and
+    `lift_policy` check the policy first.
+
+    Args:
+      policy: `[..., I_coarse, A]` a policy of the coarse tree.
+      mapping: `[I_fine]` int, `infoset_map(coarse, fine)`.
+
+    Returns:
+      `[..., I_fine, A]` the policy of the fine tree.
     """
     policy = jnp.asarray(policy)
     return jnp.take(policy, jnp.asarray(mapping), axis=-2)
 
 
 def lift_policy(coarse: GameTree, fine: GameTree, policy: jax.Array) -> jax.Array:
-    """`lift(policy, infoset_map(coarse, fine))`: convenient, but builds the map on
-    the host each call; inside jit or a loop, build it once and use `lift`."""
+    """`lift(policy, infoset_map(coarse, fine))`: convenient, but builds the map on the
+    host each call; inside jit or a loop, build it once and use `lift`.
+
+    Args:
+      coarse: the abstract tree.
+      fine: the true game's tree.
+      policy: `[..., I_coarse, A]` a policy of the coarse tree.
+
+    Returns:
+      `[..., I_fine, A]` the policy of the fine tree.
+
+    Raises:
+      ArgumentError: `policy` is not a coarse policy (the true game's shape is named).
+      GameError: as `infoset_map` raises.
+    """
     mapping = infoset_map(coarse, fine)
     return lift(_coarse_policy(coarse, fine, policy, "lift_policy"), mapping)
 
@@ -162,8 +189,14 @@ def _coarse_policy(coarse: GameTree, fine: GameTree, policy, where: str) -> jax.
 
 @dataclasses.dataclass(frozen=True)
 class Abstraction:
-    """A game compiled twice: `coarse` with the abstraction's infoset key, `fine` with
-    the true information states, and `mapping` = `infoset_map(coarse, fine)`."""
+    """A game compiled twice, with the abstraction's infoset key and with the true
+    information states.
+
+    Attributes:
+      coarse: the tree compiled with the abstraction's infoset key.
+      fine: the tree of the true information states.
+      mapping: `[I_fine]` int32, `infoset_map(coarse, fine)`.
+    """
 
     coarse: GameTree
     fine: GameTree
@@ -175,11 +208,27 @@ class Abstraction:
         return all(self.coarse.sizes.perfect_recall)
 
     def lift(self, policy: jax.Array) -> jax.Array:
-        """[I_fine, A] the coarse policy ([I_coarse, A]) played in the true game."""
+        """The coarse policy played in the true game.
+
+        Args:
+          policy: `[..., I_coarse, A]` a policy of `coarse`.
+
+        Returns:
+          `[..., I_fine, A]` the policy of `fine`.
+
+        Raises:
+          ArgumentError: `policy` is not a policy of `coarse`.
+        """
         return lift(_coarse_policy(self.coarse, self.fine, policy, "Abstraction.lift"),
                     self.mapping)
 
     def summary(self) -> dict[str, Any]:
+        """The sizes of the abstraction, for reports.
+
+        Returns:
+          A dict with the game's name, `fine_infosets`, `coarse_infosets` and
+          `perfect_recall` (of the abstract game).
+        """
         return {"game": self.fine.names.game,
                 "fine_infosets": self.fine.sizes.num_infosets,
                 "coarse_infosets": self.coarse.sizes.num_infosets,
@@ -188,12 +237,22 @@ class Abstraction:
 
 def abstract(game, infoset_key: InfosetKey | None, *, fine_key: InfosetKey | None = None,
              **compile_kwargs) -> Abstraction:
-    """Compiles `game` with `infoset_key` (coarse) and with `fine_key` (default: the
-    game's own information states), and maps one onto the other.
+    """Compiles `game` with `infoset_key` (coarse) and with `fine_key` (default: the game's
+    own information states), and maps one onto the other.
 
-    Extra keyword arguments go to both `compile_game` calls (e.g. `max_nodes`);
-    `warn_imperfect_recall` applies to the coarse tree only (the true game's recall
-    is the game's business). Raises GameError as `compile_game` and `infoset_map` do.
+    Args:
+      game: a protocol game (as `compile_game` takes).
+      infoset_key: `(state, player) -> str`, the abstraction's key.
+      fine_key: the true game's key; None for the game's own information states.
+      **compile_kwargs: go to both `compile_game` calls (e.g. `max_nodes`);
+        `warn_imperfect_recall` applies to the coarse tree only (the true game's recall
+        is the game's business).
+
+    Returns:
+      The `Abstraction`.
+
+    Raises:
+      GameError: as `compile_game` and `infoset_map` raise.
     """
     fine_kwargs = {k: v for k, v in compile_kwargs.items() if k != "warn_imperfect_recall"}
     fine = compile_game(game, infoset_key=fine_key, **fine_kwargs)
@@ -202,12 +261,23 @@ def abstract(game, infoset_key: InfosetKey | None, *, fine_key: InfosetKey | Non
 
 
 def exploitability_in_true_game(abstraction: Abstraction, coarse_policy: jax.Array) -> jax.Array:
-    """[] exploitability (NashConv / players) of the lifted policy in the fine game.
+    """Exploitability (NashConv / players) of the lifted policy in the fine game.
 
-    Exact whatever the abstraction's recall, as long as the true game has perfect
-    recall (the fine tree's own `sizes.perfect_recall`). Jittable with the
-    abstraction closed over: `jax.jit(functools.partial(exploitability_in_true_game,
-    abs_))`."""
+    Exact whatever the abstraction's recall, as long as the true game has perfect recall
+    (the fine tree's own `sizes.perfect_recall`). Jittable with the abstraction closed
+    over: `jax.jit(functools.partial(exploitability_in_true_game, abs_))`.
+
+    Args:
+      abstraction: from `abstract`.
+      coarse_policy: `[I_coarse, A]` a policy of the coarse tree.
+
+    Returns:
+      `[]` float array.
+
+    Raises:
+      ArgumentTypeError: `abstraction` is not an `Abstraction`.
+      ArgumentError: `coarse_policy` is not a policy of the coarse tree.
+    """
     where = "exploitability_in_true_game"
     if not isinstance(abstraction, Abstraction):
         validate.fail(where, "expected an Abstraction (from jaxsolve.abstraction.abstract), "

@@ -50,47 +50,61 @@ MCCFRState = NamedTuple("MCCFRState", [
     ("expand_chance", jax.Array), ("frontier", jax.Array)])
 MCCFRState.__doc__ = """Solver state of a sampling solver (a pytree of arrays).
 
-    regrets, average, average_carry, prediction: [I, A], iteration: [] int32 (steps
-      completed; one step = B samples per player), total_weight, weight_scale: []
-      float -- as in `jaxsolve.CFRState`.
-    key: [2] uint32, the PRNG key of the next step (same key, same run).
-    touched: [2] float, histories visited so far (over all samples and players) as
-      a compensated sum (total, round-off carry), so that float32 keeps counting past
-      2^24; read it with `jaxsolve.sampling.histories_touched(state)`.
-    expand: [P, I] bool, row p: the infosets p's traversals expand.
-    expand_chance: [P, C] bool, row p: the chance nodes p's traversals expand.
-    frontier: [K] int32 zeros; its length K is the frontier capacity.
-"""
+    Attributes:
+      regrets: [I, A] as in `jaxsolve.CFRState`.
+      average: [I, A] as in `jaxsolve.CFRState`.
+      average_carry: [I, A] as in `jaxsolve.CFRState`.
+      prediction: [I, A] as in `jaxsolve.CFRState`.
+      iteration: [] int32, steps completed (one step = B samples per player).
+      total_weight: [] float, as in `jaxsolve.CFRState`.
+      weight_scale: [] float, as in `jaxsolve.CFRState`.
+      key: [2] uint32, the PRNG key of the next step (same key, same run).
+      touched: [2] float, histories visited so far (over all samples and players) as
+        a compensated sum (total, round-off carry), so that float32 keeps counting
+        past 2^24; read it with `jaxsolve.sampling.histories_touched(state)`.
+      expand: [P, I] bool, row p: the infosets p's traversals expand.
+      expand_chance: [P, C] bool, row p: the chance nodes p's traversals expand.
+      frontier: [K] int32 zeros; its length K is the frontier capacity.
+    """
 
 
 class Solver(NamedTuple):
     """A solver: a pair of pure functions, like optax's GradientTransformation.
 
-    init(tree, key=None) -> state and step(tree, state) -> state, whatever the solver:
-    a solver that samples (`samples=True`, the Monte-Carlo CFR family of
+    `init(tree, key=None) -> state` and `step(tree, state) -> state`, whatever the
+    solver: a solver that samples (`samples=True`, the Monte-Carlo CFR family of
     `jaxsolve.sampling`) draws its samples from the key, held in its state (None:
-    `jax.random.PRNGKey(0)`); the full-width solvers draw nothing and take the key
-    only so that every solver is called alike. The built-in factories are
-    cached, so `cfr_plus() is cfr_plus()` and a solver can be a static jit argument
-    (`run`'s compiled loop takes it as one): jit compares solvers by their functions, so
-    build your own solver once and reuse it, or each new one compiles anew.
-    `state_type` is the class of the states init returns; `run` refuses any other
-    (None: not checked). `current(tree, state) -> [I, A]` is the policy the next
-    step plays, for `current_policy(tree, state, solver)` and
-    `final_policy(..., kind="current", solver=...)`; None means regret matching on
-    `state.regrets + state.prediction`, as every built-in solver plays.
-    `check_state(tree, state, where)`, if given, raises ArgumentError for a concrete
-    state of the right type that this solver still cannot continue (a sampling
-    solver's state records its sampling scheme: another scheme's is refused).
-    `steps(tree, state, n)`, if given, takes n steps at once with the iterates of n
-    `step` calls; `run` and `run_until` loop with it (the built-in CFR family keeps
-    each player's rows apart for the length of the loop). None: a loop of `step`.
+    `jax.random.PRNGKey(0)`); the full-width solvers draw nothing and take the key only
+    so that every solver is called alike. The built-in factories are cached, so
+    `cfr_plus() is cfr_plus()` and a solver can be a static jit argument (`run`'s
+    compiled loop takes it as one): jit compares solvers by their functions, so build
+    your own solver once and reuse it, or each new one compiles anew.
 
-    Any state works with `run`; `average_policy` needs only an [I, A] field
-    `average` (a weighted sum of own-reach-weighted strategies, normalised per row).
-    `cfr_variant` builds a solver from the CFR family's update with your own
-    regret-to-policy rule; for an update outside the family, write init and step
-    over a state of your own (`jaxsolve.sequences` has the building blocks).
+    Any state works with `run`; `average_policy` needs only an `[I, A]` field `average`
+    (a weighted sum of own-reach-weighted strategies, normalised per row). `cfr_variant`
+    builds a solver from the CFR family's update with your own regret-to-policy rule;
+    for an update outside the family, write init and step over a state of your own
+    (`jaxsolve.sequences` has the building blocks).
+
+    Attributes:
+      init: `(tree, key=None) -> state`, the state before the first step.
+      step: `(tree, state) -> state`, one iteration.
+      name: the solver's name, used in messages.
+      state_type: the class of the states init returns; `run` refuses any other (None:
+        not checked).
+      current: `(tree, state) -> [I, A]`, the policy the next step plays, for
+        `current_policy(tree, state, solver)` and `final_policy(..., kind="current",
+        solver=...)`; None means regret matching on `state.regrets + state.prediction`,
+        as every built-in solver plays.
+      check_state: `(tree, state, where) -> None`, if given, raises ArgumentError for a
+        concrete state of the right type that this solver still cannot continue (a
+        sampling solver's state records its sampling scheme: another scheme's is
+        refused).
+      steps: `(tree, state, n) -> state`, if given, takes n steps at once with the
+        iterates of n `step` calls; `run` and `run_until` loop with it (the built-in CFR
+        family keeps each player's rows apart for the length of the loop). None: a loop
+        of `step`.
+      samples: whether the solver draws from the key of `init`.
     """
 
     init: Callable[..., Any]
@@ -118,10 +132,29 @@ def _library_state(state: Any) -> bool:
 
 def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,
                  solver_name: str | None = None, needs: tuple = ("regrets", "average")) -> Any:
-    """A solver state for `tree`: of type `expected` (what the solver's init returns)
-    if given, else any state with the fields `needs`; its arrays shaped for the tree
-    (every [I, A] field and float weight of the library's own states, only the fields
-    `needs` of a state of one's own)."""
+    """`state`, checked as a solver state for `tree`.
+
+    Of type `expected` (what the solver's init returns) if given, else any state with
+    the fields `needs`; its arrays shaped for the tree (every `[I, A]` field and float
+    weight of the library's own states, only the fields `needs` of a state of one's
+    own).
+
+    Args:
+      tree: the compiled game.
+      state: the state to check.
+      where: the public function's name, for messages.
+      expected: the state's required type, or None.
+      solver_name: the solver's name, for messages.
+      needs: the fields a state of one's own must have.
+
+    Returns:
+      `state`, unchanged.
+
+    Raises:
+      ArgumentTypeError: the state is of the wrong type, lacks a field, or mixes float
+        dtypes.
+      ArgumentError: an `[I, A]` field is shaped for another tree (or batched).
+    """
     if expected is not None and type(state) is not expected:
         # Sampling solvers' init takes a key: name the call the user has to make.
         call = "init(tree, key)" if "key" in getattr(expected, "_fields", ()) else "init(tree)"
@@ -162,11 +195,26 @@ def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | Non
 
 def state_of(solver: Any, tree: GameTree, state: Any, where: str, *,
              needs: tuple = ()) -> Any:
-    """`state` checked as a state `solver` (checked) can continue on `tree`: of the
-    type its init returns (any pytree of arrays with the fields `needs` where the
+    """`state`, checked as a state `solver` (checked) can continue on `tree`.
+
+    Of the type its init returns (any pytree of arrays with the fields `needs` where the
     solver names no type: a custom solver's own state), shaped for the tree
-    (`solver_state`), and passing the
-    solver's own `check_state` (e.g. a sampling scheme's masks)."""
+    (`solver_state`), and passing the solver's own `check_state` (e.g. a sampling
+    scheme's masks).
+
+    Args:
+      solver: the `Solver`.
+      tree: the compiled game.
+      state: the state to check.
+      where: the public function's name, for messages.
+      needs: the fields a state of one's own must have.
+
+    Returns:
+      `state`, unchanged.
+
+    Raises:
+      ArgumentError: as `solver_state` and `solver.check_state` raise.
+    """
     solver_state(tree, state, where, expected=solver.state_type, solver_name=solver.name,
                  needs=needs)
     if solver.check_state is not None:

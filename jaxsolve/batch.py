@@ -41,7 +41,21 @@ STRUCTURE_ARRAYS = ("children", "terminal_sequences", "legal")
 
 
 def stack(trees: Sequence[GameTree]) -> GameTree:
-    """Stacks trees of one structure along a new leading axis."""
+    """Stacks trees of one structure along a new leading axis.
+
+    Args:
+      trees: GameTrees of one game structure (same sizes, names and shape arrays);
+        only utilities and chance probabilities may differ.
+
+    Returns:
+      One GameTree whose every array has a leading batch axis `[B, ...]`; solve it
+      with `jax.vmap(fn)` (in_axes 0 everywhere).
+
+    Raises:
+      ArgumentTypeError: `trees` is one GameTree, not a sequence of them.
+      GameError: no tree, or trees that do not share a structure (the message names
+        the first difference).
+    """
     if isinstance(trees, GameTree):
         validate.fail("stack", "expected a sequence of trees, e.g. stack([tree_a, tree_b]), "
                                "got one GameTree", ArgumentTypeError)
@@ -90,9 +104,21 @@ def _names_differ(names, first) -> str:
 
 
 def batch_axes(batch: GameTree) -> GameTree:
-    """The `in_axes` of a batch for `jax.vmap`, read from its shapes: 0 on each array
-    with a leading batch axis, None on the shared ones. What `sweep` returns beside its
-    batch (0 everywhere after `stack`), e.g. for a batch read back by `GameTree.load`."""
+    """The `in_axes` of a batch for `jax.vmap`, read from its shapes.
+
+    What `sweep` returns beside its batch (0 everywhere after `stack`), e.g. for a batch
+    read back by `GameTree.load`.
+
+    Args:
+      batch: a batched GameTree (from `stack` or `sweep`).
+
+    Returns:
+      A GameTree-shaped prefix: 0 on each array with a leading batch axis, None on the
+      shared ones.
+
+    Raises:
+      ArgumentError: `batch` is not a GameTree, or has no batch axis.
+    """
     validate.game_tree(batch, "batch_axes", batch_ok=True)
     if validate.batch_size(batch) is None:
         validate.fail("batch_axes", "the tree has no batch axis (it is one game)")
@@ -103,8 +129,19 @@ def batch_axes(batch: GameTree) -> GameTree:
 
 
 def unstack(batch: GameTree) -> list[GameTree]:
-    """The games of a batch (`stack`, `sweep`, or either read back by `GameTree.load`),
-    one tree each, e.g. to inspect or save point k of a sweep. Host-side."""
+    """The games of a batch, one tree each, e.g. to inspect or save point k of a sweep.
+    Host-side.
+
+    Args:
+      batch: a batched GameTree (`stack`, `sweep`, or either read back by
+        `GameTree.load`).
+
+    Returns:
+      A list of B GameTrees, one game each.
+
+    Raises:
+      ArgumentError: `batch` is not a GameTree, or has no batch axis.
+    """
     axes = batch_axes(batch)
     trees = []
     for k in range(validate.batch_size(batch)):
@@ -115,20 +152,49 @@ def unstack(batch: GameTree) -> list[GameTree]:
 
 
 def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTree, GameTree]:
-    """A tree whose utilities ([B, Z, P]) and/or chance_probs ([B, C, Ac]) are batched.
+    """A tree whose utilities and/or chance probabilities are batched; only those arrays
+    carry the batch axis.
 
     Row c of `chance_probs` is the chance node `tree.chance_histories()[c]` reaches;
     columns are its outcome ids, padded to the widest chance node (Ac) with zeros. Each
-    row must be a distribution over the outcomes the tree has: those the game listed
-    in `chance_outcomes()` when compiled, probability 0 included (an outcome it did
-    not list has no subtree, so list it with probability 0 to sweep weight onto it).
+    row must be a distribution over the outcomes the tree has: those the game listed in
+    `chance_outcomes()` when compiled, probability 0 included (an outcome it did not
+    list has no subtree, so list it with probability 0 to sweep weight onto it).
     `sizes.utility_sum` is the sum all the batch's games share (None if they differ);
-    `unstack(batch)` gives the games back one by one. Raises `jaxsolve.ArgumentError`
-    naming the array and entry.
+    `unstack(batch)` gives the games back one by one.
+
+    Args:
+      tree: one compiled game.
+      utilities: `[B, Z, P]` payoffs of every game of the batch, or None.
+      chance_probs: `[B, C, Ac]` chance distributions of every game, or None.
 
     Returns:
       (batched tree, in_axes) where in_axes is a GameTree-shaped prefix with 0 on the
       batched arrays and None elsewhere, for `jax.vmap(..., in_axes=(in_axes,))`.
+
+    Raises:
+      ArgumentError: neither array given, a misshapen or non-real array, batch sizes
+        that differ, or an entry that is not finite or not a distribution (the message
+        names the array and entry). Called under `jit` (the batch is built on the host),
+        `ArgumentTypeError`.
+
+    Examples:
+      >>> import jax
+      >>> import numpy as np
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> scales = np.array([1.0, 2.0, 4.0])[:, None, None]
+      >>> batch, axes = jaxsolve.sweep(tree, utilities=scales * tree.utilities)
+      >>> batch.utilities.shape
+      (3, 30, 2)
+      >>> solver = jaxsolve.cfr_plus()
+      >>> def value(t):
+      ...     state = jaxsolve.run(solver, t, solver.init(t), 200)
+      ...     return jaxsolve.policy_value(t, jaxsolve.average_policy(t, state))
+      >>> values = jax.vmap(value, in_axes=(axes,))(batch)   # [B, P]
+      >>> [round(float(v), 3) for v in values[:, 0]]
+      [-0.056, -0.111, -0.222]
     """
     validate.game_tree(tree, "sweep")
     if any(isinstance(x, jax.core.Tracer) for x in (tree.utilities, utilities, chance_probs)):

@@ -120,6 +120,12 @@ def default_mesh(axis_name: str = TERMINAL_AXIS) -> Mesh:
 
     Built with `Mesh` rather than `jax.make_mesh`, whose axes default to Explicit
     sharding; shard_map needs none of that and Auto keeps plain jit code working.
+
+    Args:
+      axis_name: the mesh axis's name.
+
+    Returns:
+      A `jax.sharding.Mesh` of shape `[D]`.
     """
     return Mesh(np.array(jax.devices()), (axis_name,))
 
@@ -288,13 +294,19 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
     algorithm, of similar exploitability; see `jaxsolve.batch`).
 
     Args:
+      solver: a `Solver`, full-width or sampling.
       batched_tree: a batch of trees from `jaxsolve.sweep` (or `stack`).
       in_axes: its axes, from `jaxsolve.sweep` (or 0 for `stack`).
       num_iterations: iterations per game (traced: other counts reuse the program).
       mesh: default `default_mesh("batch")`.
-      key: a sampling solver's PRNG key (default PRNGKey(0)); full-width solvers take none.
+      key: a sampling solver's PRNG key (default PRNGKey(0)); full-width solvers take
+        none.
+
     Returns:
-      the solver's state with a leading axis B on its arrays ([B, I, A], [B]).
+      The solver's state with a leading axis B on its arrays (`[B, I, A]`, `[B]`).
+
+    Raises:
+      ArgumentError: a bad solver or count, or a key given to a full-width solver.
     """
     solver = check_solver(solver, "solve_batch")
     validate.iterations(num_iterations, "solve_batch")
@@ -314,7 +326,20 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
 
 def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
                          mesh: Mesh | None = None) -> jax.Array:
-    """[B] exploitability of each game's average policy, e.g. of `solve_batch`'s states."""
+    """The exploitability of each game's average policy, e.g. of `solve_batch`'s states.
+
+    Args:
+      batched_tree: from `jaxsolve.sweep` or `jaxsolve.stack`.
+      in_axes: the in_axes `sweep` returned, or 0 (every array batched).
+      states: the games' states, with a leading batch axis B.
+      mesh: default `default_mesh("batch")`.
+
+    Returns:
+      `[B]` float array.
+
+    Raises:
+      ArgumentError: `states` not batched like the tree.
+    """
     mesh = mesh or default_mesh(BATCH_AXIS)
     placed, size = shard_batch(batched_tree, in_axes, mesh)
     _check_batch_states(states, batched_tree, size, "exploitability_batch")
@@ -326,15 +351,25 @@ def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
 def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
     """Places a tree on the mesh with its terminals split over all mesh axes.
 
-    The per-terminal arrays are padded from Z to Z' (a multiple of mesh.size) with
-    inert leaves (see the module docstring) and split along Z: each device holds
-    utilities [Z'/D, P], terminal_node [Z'/D], terminal_sequences [P, Z'/D, L],
-    terminal_last [P, Z'/D] and terminal_chance [Z'/D, Lc]. All other arrays are
+    The per-terminal arrays are padded from Z to Z' (a multiple of mesh.size) with inert
+    leaves (see the module docstring) and split along Z: each device holds utilities
+    `[Z'/D, P]`, terminal_node `[Z'/D]`, terminal_sequences `[P, Z'/D, L]`,
+    terminal_last `[P, Z'/D]` and terminal_chance `[Z'/D, Lc]`. All other arrays are
     replicated. `sizes.num_terminals` becomes Z'.
 
     The result is an ordinary GameTree: `run_sharded` and friends run on it with
     explicit collectives; plain `jax.jit(jaxsolve.run)` also accepts it and lets XLA
     choose the communication.
+
+    Args:
+      tree: one compiled game (no batch axis).
+      mesh: default `default_mesh()`.
+
+    Returns:
+      The placed GameTree, Z' terminals.
+
+    Raises:
+      GameError: `tree` is a batch.
     """
     mesh = mesh or default_mesh(TERMINAL_AXIS)
     s = tree.sizes
@@ -387,15 +422,24 @@ def on_terminal_shards(fn, tree: GameTree, *args, mesh: Mesh | None = None):
 
     `fn` is ordinary jaxsolve code (a solver step or run, a `jaxsolve.evaluate`
     function): inside `shard_map` it sees a tree of Z'/D terminals whose sums over
-    terminals psum across the mesh. `args` (states, policies, counts) are
-    replicated, and so must be `fn`'s results: anything infoset-sized or a sum over
-    terminals qualifies, per-terminal arrays do not (shard_map's replication check
-    rejects them). Call under `jax.jit`.
+    terminals psum across the mesh. `args` (states, policies, counts) are replicated,
+    and so must be `fn`'s results: anything infoset-sized or a sum over terminals
+    qualifies, per-terminal arrays do not (shard_map's replication check rejects them).
+    Call under `jax.jit`.
 
     Args:
+      fn: `(tree, *args) -> result`, jaxsolve array code.
       tree: from `shard_tree` (terminal count a multiple of mesh.size).
-      mesh: default, the mesh `tree` was placed on; required when `tree` is a
-        tracer (called inside jit), whose placement is not visible.
+      *args: replicated arguments of `fn`.
+      mesh: the mesh; default, the one `tree` was placed on (required when `tree` is a
+        tracer, called inside jit).
+
+    Returns:
+      `fn`'s result, replicated.
+
+    Raises:
+      GameError: no mesh given for an unplaced tree, or terminals that do not split
+        evenly over the mesh.
     """
     mesh = _mesh_of(tree, mesh)
 
@@ -425,9 +469,24 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
                 mesh: Mesh | None = None) -> CFRState:
     """`jaxsolve.run` on a terminal-sharded tree (from `shard_tree`), jitted.
 
-    The state ([I, A] arrays) is replicated on every device, in and out, and
-    interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree
-    is a valid start. One psum of [I*A + 1] values per player per iteration.
+    The state (`[I, A]` arrays) is replicated on every device, in and out, and
+    interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree is
+    a valid start. One psum of `[I*A + 1]` values per player per iteration.
+
+    Args:
+      solver: a full-width `Solver` (a sampling one is refused).
+      tree: from `shard_tree`.
+      state: the solver's state on the tree.
+      num_iterations: an integer >= 0.
+      mesh: the mesh; default, the one `tree` was placed on (required when `tree` is a
+        tracer, called inside jit).
+
+    Returns:
+      The state after the iterations, replicated.
+
+    Raises:
+      ArgumentError: a sampling solver, or a bad argument as `jaxsolve.run` refuses it.
+      GameError: as `on_terminal_shards` raises.
     """
     solver = check_solver(solver, "run_sharded")
     if solver.samples:
@@ -444,14 +503,41 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
 
 
 def nash_conv_sharded(tree: GameTree, policy: jax.Array, mesh: Mesh | None = None) -> jax.Array:
-    """[] `jaxsolve.nash_conv` of `policy` ([I, A]) on a terminal-sharded tree. A
-    concrete policy is checked as `jaxsolve.nash_conv` checks it (inside the sharded
-    jit it is traced, and would pass unchecked)."""
+    """`jaxsolve.nash_conv` of `policy` on a terminal-sharded tree.
+
+    A concrete policy is checked as `jaxsolve.nash_conv` checks it (inside the sharded
+    jit it is traced, and would pass unchecked).
+
+    Args:
+      tree: from `shard_tree`.
+      policy: `[I, A]` action probabilities.
+      mesh: the mesh; default, the one `tree` was placed on (required when `tree` is a
+        tracer, called inside jit).
+
+    Returns:
+      `[]` float array.
+
+    Raises:
+      ArgumentError: `policy` is not a policy of `tree`.
+    """
     policy = validate.policy(tree, policy, "nash_conv_sharded")
     return _nash_conv_sharded(tree, policy, mesh=_mesh_of(tree, mesh))
 
 
 def exploitability_sharded(tree: GameTree, policy: jax.Array,
                            mesh: Mesh | None = None) -> jax.Array:
-    """[] `jaxsolve.exploitability` (NashConv / players) on a terminal-sharded tree."""
+    """`jaxsolve.exploitability` (NashConv / players) on a terminal-sharded tree.
+
+    Args:
+      tree: from `shard_tree`.
+      policy: `[I, A]` action probabilities.
+      mesh: the mesh; default, the one `tree` was placed on (required when `tree` is a
+        tracer, called inside jit).
+
+    Returns:
+      `[]` float array.
+
+    Raises:
+      ArgumentError: `policy` is not a policy of `tree`.
+    """
     return nash_conv_sharded(tree, policy, mesh) / tree.sizes.num_players

@@ -51,16 +51,27 @@ from jaxsolve.tree import GameTree
 
 
 class EnvState(NamedTuple):
-    """One game in progress (a pytree; batch it with vmap). P players, A actions."""
+    """One game in progress (a pytree; batch it with vmap). P players, A actions.
 
-    node: jax.Array  # [] int32: the history node, a decision node or a terminal
-    current_player: jax.Array  # [] int32: player to act; TERMINAL (-4) once terminated
-    observation: jax.Array  # [P] int32: each player's latest infoset id, -1 before any
-    legal_action_mask: jax.Array  # [A] bool: the acting player's legal actions
-    rewards: jax.Array  # [P] float: zero until terminated, then the utilities
-    terminated: jax.Array  # [] bool
-    illegal_action: jax.Array  # [] bool: terminated by an illegal action
-    step_count: jax.Array  # [] int32: decisions taken (chance samples not counted)
+    Attributes:
+      node: `[]` int32, the history node: a decision node or a terminal.
+      current_player: `[]` int32, the player to act; TERMINAL (-4) once terminated.
+      observation: `[P]` int32, each player's latest infoset id, -1 before any.
+      legal_action_mask: `[A]` bool, the acting player's legal actions.
+      rewards: `[P]` float, zero until terminated, then the utilities.
+      terminated: `[]` bool.
+      illegal_action: `[]` bool, terminated by an illegal action.
+      step_count: `[]` int32, decisions taken (chance samples not counted).
+    """
+
+    node: jax.Array
+    current_player: jax.Array
+    observation: jax.Array
+    legal_action_mask: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    illegal_action: jax.Array
+    step_count: jax.Array
 
 
 def _check_state(tree: GameTree, state, where: str) -> None:
@@ -113,8 +124,28 @@ def _at(tree: GameTree, node, observation, step_count) -> EnvState:
 
 
 def init(tree: GameTree, key: jax.Array) -> EnvState:
-    """A new game: chance is sampled with `key` from the root to the first decision
-    node (or a terminal, in a game that may end on chance alone)."""
+    """A new game: chance is sampled with `key` from the root to the first decision node
+    (or a terminal, in a game that may end on chance alone).
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      key: PRNG key for the chance outcomes.
+
+    Returns:
+      The `EnvState` at the first decision node (or terminal).
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree with histories, or `key` is not a PRNG key.
+
+    Examples:
+      >>> import jax
+      >>> import jaxsolve
+      >>> from jaxsolve import env, games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> state = env.init(tree, jax.random.PRNGKey(0))
+      >>> int(state.current_player), state.legal_action_mask.tolist()
+      (0, [True, True])
+    """
     validate.game_tree(tree, "env.init", histories=True)
     validate.prng_key(key, "env.init")
     node = _settle(tree, jnp.asarray(0, jnp.int32), key)
@@ -141,9 +172,27 @@ def _action(action, where: str) -> jax.Array:
 
 def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
          illegal_penalty: float = -1.0) -> EnvState:
-    """Applies the acting player's `action` ([] int), then samples chance with `key`
-    up to the next decision node or terminal. A terminated state is returned as it
-    is; an illegal action ends the game (see the module docstring)."""
+    """Applies the acting player's `action`, then samples chance with `key` up to the next
+    decision node or terminal.
+
+    A terminated state is returned as it is; an illegal action ends the game (see the
+    module docstring).
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      state: an `EnvState` of this tree.
+      action: `[]` int, the action id (an integer, concrete or traced).
+      key: PRNG key for the chance outcomes that follow.
+      illegal_penalty: the reward of a player who plays an illegal action; the others
+        share its negation.
+
+    Returns:
+      The next `EnvState`.
+
+    Raises:
+      ArgumentError: a bad tree, state of another game, key, or non-finite penalty.
+      ArgumentTypeError: `action` is not one integer.
+    """
     validate.game_tree(tree, "env.step", histories=True)
     _check_state(tree, state, "env.step")
     validate.prng_key(key, "env.step")
@@ -169,26 +218,65 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
 
 
 def observe(tree: GameTree, state: EnvState, player) -> jax.Array:
-    """Player `player`'s latest infoset id ([] int32; -1 before its first decision):
-    its current infoset when it is to move, else the one at which it last acted."""
+    """Player `player`'s latest infoset: its current infoset when it is to move, else the
+    one at which it last acted.
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      state: an `EnvState` of this tree.
+      player: the player, an int in `[0, P)`.
+
+    Returns:
+      `[]` int32 infoset id; -1 before the player's first decision.
+
+    Raises:
+      ArgumentError: a state of another game, or `player` out of range.
+    """
     _check_state(tree, state, "env.observe")
     return state.observation[validate.player(tree, player, "env.observe")]
 
 
 def observation_one_hot(tree: GameTree, state: EnvState) -> jax.Array:
-    """[P, I] float32: one-hot of each player's latest infoset (a zero row for -1)."""
+    """One-hot of each player's latest infoset, for networks.
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      state: an `EnvState` of this tree.
+
+    Returns:
+      `[P, I]` float32 array (a zero row for a player yet to act).
+    """
     return jax.nn.one_hot(state.observation, tree.sizes.num_infosets, dtype=jnp.float32)
 
 
 def random_legal_action(key: jax.Array, state: EnvState) -> jax.Array:
-    """A uniformly random legal action ([] int32; 0 at a terminated state)."""
+    """A uniformly random legal action.
+
+    Args:
+      key: PRNG key.
+      state: an `EnvState`.
+
+    Returns:
+      `[]` int32 action id; 0 at a terminated state.
+    """
     logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
     return jnp.where(state.terminated, 0, jax.random.categorical(key, logits)).astype(jnp.int32)
 
 
 def rollout(tree: GameTree, key: jax.Array) -> EnvState:
-    """One whole game with uniformly random legal actions (a `lax.while_loop`);
-    vmap it over keys for a batch of games."""
+    """One whole game with uniformly random legal actions (a `lax.while_loop`); vmap it
+    over keys for a batch of games.
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      key: PRNG key for the actions and chance.
+
+    Returns:
+      The terminated `EnvState`; `rewards` `[P]` holds the utilities.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree with histories, or `key` is not a PRNG key.
+    """
     validate.game_tree(tree, "env.rollout", histories=True)
     validate.prng_key(key, "env.rollout")
     key, first = jax.random.split(key)
@@ -204,8 +292,15 @@ def rollout(tree: GameTree, key: jax.Array) -> EnvState:
 
 # ---------------------------------------------------------------------- host side
 def history(tree: GameTree, state: EnvState) -> list[int]:
-    """The actions (chance outcomes included) from the root to the state's node, for
-    one unbatched state."""
+    """The actions (chance outcomes included) from the root to the state's node. Host-side.
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      state: one unbatched `EnvState` of this tree.
+
+    Returns:
+      A list of action ids, root first.
+    """
     node, out = int(state.node), []
     parent, action = np.asarray(tree.parent), np.asarray(tree.parent_action)
     while parent[node] >= 0:
@@ -215,8 +310,16 @@ def history(tree: GameTree, state: EnvState) -> list[int]:
 
 
 def describe(tree: GameTree, state: EnvState) -> str:
-    """A readable account of one unbatched state: who is to move, each player's
-    observed information state by name, the legal actions by name, the rewards."""
+    """A readable account of one unbatched state: who is to move, each player's observed
+    information state by name, the legal actions by name, the rewards. Host-side.
+
+    Args:
+      tree: the compiled game, with its history arrays.
+      state: one unbatched `EnvState` of this tree.
+
+    Returns:
+      A multi-line string.
+    """
     names, player = tree.names, int(state.current_player)
     obs = [int(o) for o in np.asarray(state.observation)]
     lines = [f"{names.game}: node {int(state.node)}, history {history(tree, state)}, "

@@ -69,22 +69,62 @@ def _policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
 
 
 def policy_value(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[P] expected utility of each player when everyone plays `policy` ([I, A])."""
+    """Expected utility of each player when everyone plays `policy`.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+
+    Returns:
+      `[P]` float array, one value per player.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `policy` is not an `[I, A]` array of
+        probabilities for it.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> [round(float(v), 4) for v in jaxsolve.policy_value(tree, jaxsolve.uniform_policy(tree))]
+      [0.125, -0.125]
+    """
     return _policy_value(tree, _checked(tree, policy, "policy_value"))
 
 
 def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[P] each player's best-response value against the others' parts of `policy`."""
+    """Each player's best-response value against the others' parts of `policy`.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+
+    Returns:
+      `[P]` float array: entry p is the most player p can get while the others play
+      `policy`.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `policy` is not an `[I, A]` array of
+        probabilities for it.
+    """
     return _values(tree, _checked(tree, policy, "best_response_values"))[0]
 
 
 def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
     """A pure best response of `player` to the rest of `policy`.
 
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+      player: the responding player, an int in `[0, P)`.
+
     Returns:
-      value: [] the best-response value.
-      policy: [I, A] `policy` with `player`'s rows replaced by the best response
-        (ties broken towards the lowest action id).
+      (value, policy): `[]` the best-response value, and the `[I, A]` `policy` with
+      `player`'s rows replaced by the best response (one-hot; ties broken towards the
+      lowest action id).
+
+    Raises:
+      ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
     """
     policy = _checked(tree, policy, "best_response")
     return _best_response(tree, policy, validate.player(tree, player, "best_response",
@@ -102,18 +142,28 @@ def _best_response(tree: GameTree, policy: jax.Array, player: int):
 
 def counterfactual_values(tree: GameTree, policy: jax.Array,
                           player: int) -> tuple[jax.Array, jax.Array]:
-    """`player`'s counterfactual values under `policy` ([I, A]), what CFR's regrets
-    are made of (Zinkevich et al. 2007):
+    """`player`'s counterfactual values under `policy`: what CFR's regrets are made of
+    (Zinkevich et al. 2007).
 
         q[I, a] = sum over histories h in I and leaves z below (h, a) of
                   chance(z) * reach_others(z) * reach_player(z | h, a) * u_player(z)
         v[I]    = sum_a policy[I, a] * q[I, a]
 
-    where reach_player(z | h, a) is `player`'s own probability of playing from (h, a)
-    to z. The instantaneous regret of (I, a) is q - v[:, None] on `player`'s legal
-    actions. Returns q [I, A] (0 at illegal actions and at other players' infosets)
-    and v [I]. OpenSpiel's `action_value.TreeWalkCalculator` calls q
-    `sum_cfr_reach_by_action_value`.
+    where reach_player(z | h, a) is `player`'s own probability of playing from (h, a) to
+    z. The instantaneous regret of (I, a) is q - v[:, None] on `player`'s legal actions.
+    OpenSpiel's `action_value.TreeWalkCalculator` calls q `sum_cfr_reach_by_action_value`.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+      player: whose values, an int in `[0, P)`.
+
+    Returns:
+      (q, v): q `[I, A]` (0 at illegal actions and at other players' infosets) and
+      v `[I]`.
+
+    Raises:
+      ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
     """
     policy = _checked(tree, policy, "counterfactual_values")
     return _counterfactual_values(tree, policy, validate.player(
@@ -130,12 +180,24 @@ def _counterfactual_values(tree: GameTree, policy: jax.Array, player: int):
 
 
 def nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[] sum over players of (best-response value - on-policy value).
+    """NashConv: the sum over players of (best-response value - on-policy value).
 
-    Never below 0 in exact arithmetic; computed in float32 (x64 off), a policy at or
-    near an equilibrium can read a little below 0: float32 keeps about 7 digits of the
-    values it sums, so the rounding grows with the payoffs' scale and the tree's size.
-    Enable float64 where values that small matter."""
+    Never below 0 in exact arithmetic; computed in float32 (x64 off), a policy at or near
+    an equilibrium can read a little below 0: float32 keeps about 7 digits of the values
+    it sums, so the rounding grows with the payoffs' scale and the tree's size. Enable
+    float64 where values that small matter.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+
+    Returns:
+      `[]` float array; 0 exactly at a Nash equilibrium.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `policy` is not an `[I, A]` array of
+        probabilities for it.
+    """
     return _nash_conv(tree, _checked(tree, policy, "nash_conv"))
 
 
@@ -146,18 +208,48 @@ def _nash_conv(tree: GameTree, policy: jax.Array) -> jax.Array:
 
 
 def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[] NashConv / number of players: OpenSpiel's definition for zero- and
-    constant-sum games (the mean gain available to a player who switches to a best
-    response). OpenSpiel defines none for general-sum games, where this is still that
-    mean gain: compare `nash_conv` with OpenSpiel's there. Rounds as `nash_conv` does:
-    in float32 it can read a little below 0 near an equilibrium."""
+    """NashConv / number of players: OpenSpiel's definition for zero- and constant-sum
+    games (the mean gain available to a player who switches to a best response).
+
+    OpenSpiel defines none for general-sum games, where this is still that mean gain:
+    compare `nash_conv` with OpenSpiel's there. Rounds as `nash_conv` does: in float32
+    it can read a little below 0 near an equilibrium.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities of every infoset (rows of every player).
+
+    Returns:
+      `[]` float array; 0 exactly at a Nash equilibrium.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `policy` is not an `[I, A]` array of
+        probabilities for it.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> round(float(jaxsolve.exploitability(tree, jaxsolve.uniform_policy(tree))), 6)
+      0.458333
+    """
     policy = _checked(tree, policy, "exploitability")
     return _nash_conv(tree, policy) / tree.sizes.num_players
 
 
 def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
-    """[I, A] uniform over each infoset's legal actions ([B, I, A] for a batch from
-    `jaxsolve.stack`)."""
+    """The policy uniform over each infoset's legal actions.
+
+    Args:
+      tree: the compiled game, or a batch of games from `jaxsolve.stack`.
+      dtype: float dtype of the result; JAX's default float dtype if None.
+
+    Returns:
+      `[I, A]` float array (`[B, I, A]` for a batch); 0 at illegal actions.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree.
+    """
     validate.game_tree(tree, "uniform_policy", batch_ok=True)
     legal = jnp.asarray(tree.legal, dtype or jnp.zeros(()).dtype)
     return legal / legal.sum(axis=-1, keepdims=True)

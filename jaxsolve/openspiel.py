@@ -35,10 +35,28 @@ def _pyspiel():
 
 
 def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
-    """A pyspiel game from a name (with parameters: lists and tuples become OpenSpiel's
-    "[a;b]" strings), from OpenSpiel's string form "kuhn_poker(players=3)", or a game;
-    simultaneous-move games are converted to turn-based ones (unless `turn_based` is
-    False: the game as OpenSpiel loads it, for its own parameters and type)."""
+    """A pyspiel game from a name, from OpenSpiel's string form, or a game as it is.
+
+    Simultaneous-move games are converted to turn-based ones (unless `turn_based` is
+    False: the game as OpenSpiel loads it, for its own parameters and type).
+
+    Args:
+      game: a game name ("liars_dice"), OpenSpiel's string form
+        ("kuhn_poker(players=3)"), or a `pyspiel.Game`.
+      turn_based: convert a simultaneous-move game to turn-based.
+      **params: game parameters, with a name only; lists and tuples become OpenSpiel's
+        "[a;b]" strings.
+
+    Returns:
+      The `pyspiel.Game`.
+
+    Raises:
+      ArgumentError: parameters given twice (in the string form and apart), or a game
+        that is not a pyspiel one (a protocol game is pointed to `as_openspiel_game`).
+      GameError: OpenSpiel cannot load the game (an unknown name gets the close ones).
+      TypeError: parameters given without a name.
+      ImportError: OpenSpiel is not installed.
+    """
     pyspiel = _pyspiel()
     if isinstance(game, str):
         # OpenSpiel takes lists as strings, "[2;3]" (battleship's ship_sizes): a list
@@ -80,18 +98,42 @@ def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
 
 
 def from_pyspiel(game: Any, **kwargs) -> GameTree:
-    """Compiles a pyspiel game (or name); extra keyword arguments go to `compile_game`
-    except game parameters, which are passed with a name: from_pyspiel("liars_dice",
-    params={"dice_sides": 4})."""
+    """Compiles a pyspiel game (or name).
+
+    Args:
+      game: a game name or `pyspiel.Game`, as `load_pyspiel` takes.
+      **kwargs: go to `compile_game`, except `params`, the game parameters passed with
+        a name: `from_pyspiel("liars_dice", params={"dice_sides": 4})`.
+
+    Returns:
+      The GameTree.
+
+    Raises:
+      GameError: as `load_pyspiel` and `compile_game` raise.
+    """
     params = kwargs.pop("params", {})
     return compile_game(load_pyspiel(game, **params), **kwargs)
 
 
 def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
-    """An OpenSpiel TabularPolicy holding `policy` ([I, A] floats for `tree`) for
-    `game`, which must be the pyspiel game the tree was compiled from: a policy of
-    another shape, or a game whose players or information states differ from the
-    tree's, is refused (ArgumentError) rather than cut or padded to fit."""
+    """An OpenSpiel `TabularPolicy` holding `policy`, rows matched by information-state
+    string.
+
+    `game` must be the pyspiel game the tree was compiled from: a policy of another
+    shape, or a game whose players or information states differ from the tree's, is
+    refused rather than cut or padded to fit.
+
+    Args:
+      tree: the compiled game.
+      game: the pyspiel game (or name) `tree` was compiled from.
+      policy: `[I, A]` action probabilities for `tree`.
+
+    Returns:
+      An `open_spiel.python.policy.TabularPolicy`.
+
+    Raises:
+      ArgumentError: a bad tree or policy, or a game that is not the tree's.
+    """
     from open_spiel.python import policy as os_policy  # noqa: PLC0415 - optional OpenSpiel
 
     where = "to_tabular_policy"
@@ -122,11 +164,25 @@ def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
 
 
 def from_tabular_policy(tree: GameTree, tabular: Any):
-    """[I, A] array from an OpenSpiel policy over the same game: a Python
-    `TabularPolicy`, what OpenSpiel's C++ solvers return (`pyspiel.TabularPolicy`,
-    `pyspiel.Policy` from e.g. `pyspiel.CFRSolver(game).average_policy()`), or a dict
-    {information state string: [(action, probability), ...]} (`TabularPolicy.to_dict()`,
-    `pyspiel.TabularPolicy.policy_table()`). Rows are matched by the infoset strings."""
+    """A policy array from an OpenSpiel policy over the same game; rows are matched by the
+    infoset strings.
+
+    Args:
+      tree: the compiled game.
+      tabular: a Python `TabularPolicy`, what OpenSpiel's C++ solvers return
+        (`pyspiel.TabularPolicy`, `pyspiel.Policy` from e.g.
+        `pyspiel.CFRSolver(game).average_policy()`), or a dict
+        `{information state string: [(action, probability), ...]}`
+        (`TabularPolicy.to_dict()`, `pyspiel.TabularPolicy.policy_table()`).
+
+    Returns:
+      `[I, A]` float array.
+
+    Raises:
+      GameError: the policy lacks an infoset of the tree, or names an action id the
+        game does not have.
+      ArgumentTypeError: `tabular` is none of the kinds above.
+    """
     where = "from_tabular_policy"
     validate.game_tree(tree, where)
     out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
@@ -170,16 +226,25 @@ def from_tabular_policy(tree: GameTree, tabular: Any):
 # ------------------------------------------------------------ our games in OpenSpiel
 def as_openspiel_game(game):
     """A view of a jaxsolve protocol game that OpenSpiel's *Python* algorithms accept
-    (`cfr.CFRPlusSolver`, `exploitability.nash_conv`, `best_response`, ...): it adds
-    the few pyspiel methods they call (get_type, legal_actions_mask, history, ...)
-    and no game logic. C++ algorithms need a registered pyspiel game instead, and so
+    (`cfr.CFRPlusSolver`, `exploitability.nash_conv`, `best_response`, ...).
+
+    It adds the few pyspiel methods they call (get_type, legal_actions_mask, history,
+    ...) and no game logic. C++ algorithms need a registered pyspiel game instead, and so
     does `exploitability.exploitability`, which runs the C++ best response: for a
     two-player zero-sum game use `exploitability.nash_conv(view, policy) / 2`.
 
-    `game` is the protocol game itself (what `compile_game` is given), not its
-    compiled GameTree, which has no states to play: a GameTree, or anything without
-    num_players() and new_initial_state(), is refused up front (ArgumentTypeError)
-    instead of failing later with an AttributeError."""
+    Args:
+      game: the protocol game itself (what `compile_game` is given), not its compiled
+        GameTree, which has no states to play.
+
+    Returns:
+      The game view, a pyspiel-like game.
+
+    Raises:
+      ArgumentTypeError: a GameTree, or anything without `num_players()` and
+        `new_initial_state()` (refused up front instead of failing later with an
+        AttributeError).
+    """
     where = "as_openspiel_game"
     if isinstance(game, GameTree):
         validate.fail(where, "takes a protocol game (what compile_game was given, e.g. "

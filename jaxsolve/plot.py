@@ -26,8 +26,19 @@ def _on_log_axis(ax, xs, ys, **style) -> None:
 def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *,
                      title: str, metric: str = "exploitability",
                      target: float | None = None) -> Path:
-    """Writes `convergence_figure(history, title=title, metric=metric, target=target)`
-    to `path` (a PNG) and returns the path."""
+    """Writes `convergence_figure(history, title=title, metric=metric, target=target)` to
+    `path` as a PNG.
+
+    Args:
+      history: records with "iteration" and `metric` keys, as in convergence.json.
+      path: the PNG file to write.
+      title: the plot title.
+      metric: which value to plot.
+      target: drawn as a dashed line, if positive.
+
+    Returns:
+      `path`, as a `Path`.
+    """
     path = Path(path)
     convergence_figure(history, title=title, metric=metric, target=target).savefig(
         path, format="png")
@@ -36,15 +47,18 @@ def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *
 
 def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
                        metric: str = "exploitability", target: float | None = None):
-    """A matplotlib Figure: a log-log plot of `metric` against iterations.
+    """A log-log plot of `metric` against iterations.
 
     Args:
       history: records with "iteration" and `metric` keys, as in convergence.json.
       title: the plot title (e.g. "kuhn_poker - cfr+").
-      metric: which value to plot. Points that are not positive (exact zeros, or
-        float round-off below zero) have no place on a log axis: they are marked
-        at a floor below the others, labelled.
+      metric: which value to plot. Points that are not positive (exact zeros, or float
+        round-off below zero) have no place on a log axis: they are marked at a floor
+        below the others, labelled.
       target: drawn as a dashed line (a `--target` run's), if positive.
+
+    Returns:
+      A matplotlib `Figure` (Agg canvas, no pyplot state).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - slow to import
     from matplotlib.figure import Figure  # noqa: PLC0415 - slow to import
@@ -74,24 +88,42 @@ def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
 
 def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
                labels: list[str], title: str, target: float | None = None) -> Path:
-    """Writes `sweep_figure(points, key, labels, title, target)` to `path` (a PNG)
-    and returns the path."""
+    """Writes `sweep_figure(points, key, labels, title, target)` to `path` as a PNG.
+
+    Args:
+      points: as `sweep_figure` takes them.
+      key: the varied parameter's name.
+      path: the PNG file to write.
+      labels: the parameter's values as text.
+      title: the figure's title.
+      target: the target exploitability, if the sweep had one.
+
+    Returns:
+      `path`, as a `Path`.
+    """
     sweep_figure(points, key, labels, title, target).savefig(path)
     return Path(path)
 
 
 def sweep_figure(points: list[Mapping[str, Any]], key: str, labels: list[str], title: str,
                  target: float | None = None):
-    """`jaxsolve sweep`'s plot as a matplotlib Figure: each player's value against the
-    varied parameter `key`, and the exploitability on a log axis beside it; with a
-    `target`, also the iterations each point needed to reach it (hollow markers where
-    the cap stopped it first) and the target as a line on the exploitability axis.
+    """`jaxsolve sweep`'s plot: each player's value against the varied parameter `key`, and
+    the exploitability on a log axis beside it.
+
+    With a `target`, also the iterations each point needed to reach it (hollow markers
+    where the cap stopped it first) and the target as a line on the exploitability axis.
 
     Args:
       points: records with "value" (the parameter's), "values" (one per player) and
         "exploitability", as in sweep.json (and "iterations" with a target).
+      key: the varied parameter's name, the x axis's label.
       labels: the parameter's values as text, for the axis when they are not numbers
         (the points are then placed by position).
+      title: the figure's title.
+      target: the target exploitability, if the sweep had one.
+
+    Returns:
+      A matplotlib `Figure` (Agg canvas, no pyplot state).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - slow to import
     from matplotlib.figure import Figure  # noqa: PLC0415 - slow to import

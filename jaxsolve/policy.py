@@ -21,10 +21,20 @@ FROM_TABLE_DEFAULTS = ("uniform", "error")
 
 
 def action_labels(tree: GameTree, infoset: int, legal: np.ndarray) -> dict[int, str]:
-    """{action id: name} of one infoset's legal actions, each name unique in the row: a
-    game may give two actions one name (`action_to_string`), and a table keyed by name
+    """The names of one infoset's legal actions, each unique in the row.
+
+    A game may give two actions one name (`action_to_string`), and a table keyed by name
     would then keep only one of their probabilities, so those get their id appended
-    ("raise (id 1)", "raise (id 2)")."""
+    ("raise (id 1)", "raise (id 2)").
+
+    Args:
+      tree: the compiled game.
+      infoset: the infoset id.
+      legal: `[I, A]` bool, `tree.legal` as NumPy.
+
+    Returns:
+      `{action id: name}` of the legal actions.
+    """
     names = {int(a): tree.names.actions[infoset][a] for a in np.nonzero(legal[infoset])[0]}
     counts: dict[str, int] = {}
     for name in names.values():
@@ -34,7 +44,29 @@ def action_labels(tree: GameTree, infoset: int, legal: np.ndarray) -> dict[int, 
 
 def table(tree: GameTree, policy, *, player: int | None = None,
           digits: int | None = None) -> dict[str, dict[str, float]]:
-    """{infoset string: {action name: probability}} for every (or one player's) infoset."""
+    """A policy as `{infoset string: {action name: probability}}`, for people (e.g. a
+    strategy.json).
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities.
+      player: only this player's infosets; all if None.
+      digits: round each probability to this many digits; None keeps them.
+
+    Returns:
+      A dict over the infosets in id order, each a dict over the legal actions.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, `policy` is not a policy of it, or
+        `player` is out of range.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> jaxsolve.table(tree, jaxsolve.uniform_policy(tree), player=0)["p0 card=2 history="]
+      {'Pass': 0.5, 'Bet': 0.5}
+    """
     validate.game_tree(tree, "table")
     policy = validate.policy(tree, policy, "table", host=True).astype(np.float64)
     if player is not None:
@@ -54,14 +86,24 @@ def table(tree: GameTree, policy, *, player: int | None = None,
 
 def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
                *, default: str = "uniform") -> jnp.ndarray:
-    """[I, A] policy from `{infoset: {action name or id: probability}}`.
+    """A policy from `{infoset: {action name or id: probability}}`.
 
-    An action is looked up by its name (`table`'s labels) first, then as an id: an
-    int, or its decimal text ("0", as a JSON round trip of an id-keyed table gives).
+    An action is looked up by its name (`table`'s labels) first, then as an id: an int,
+    or its decimal text ("0", as a JSON round trip of an id-keyed table gives).
 
-    Infosets missing from the mapping are uniform (default="uniform") or an error
-    (default="error"). Raises GameError for unknown infosets or actions and rows
-    that are not distributions over the legal actions.
+    Args:
+      tree: the compiled game.
+      mapping: `{infoset string: {action: probability}}`, e.g. what `table` returns.
+      default: what infosets missing from the mapping get: "uniform" (over the legal
+        actions) or "error".
+
+    Returns:
+      `[I, A]` float array.
+
+    Raises:
+      GameError: unknown infosets or actions, rows that are not distributions over the
+        legal actions, or (with default="error") infosets missing.
+      ArgumentError: a bad `tree` or `default`, or a mapping of the wrong kind.
     """
     validate.game_tree(tree, "from_table")
     validate.choice("default", default, "from_table", choices=FROM_TABLE_DEFAULTS)
@@ -102,7 +144,18 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
 
 
 def purify(tree: GameTree, policy) -> jnp.ndarray:
-    """[I, A] argmax of each row (ties to the lowest action id), as one-hot."""
+    """The most likely action of each row, as one-hot (ties to the lowest action id).
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities.
+
+    Returns:
+      `[I, A]` float array, one 1 per row.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `policy` is not a policy of it.
+    """
     validate.game_tree(tree, "purify")
     policy = validate.policy(tree, policy, "purify")
     p = jnp.where(jnp.asarray(tree.legal), policy, -1.0)
@@ -110,9 +163,21 @@ def purify(tree: GameTree, policy) -> jnp.ndarray:
 
 
 def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
-    """[I, A] probabilities below `tau` set to zero and rows renormalised
-    (a row whose every entry falls below tau keeps its argmax). `tau` must lie in
-    [0, 1): at 1 every action would be dropped."""
+    """The policy with probabilities below `tau` set to zero and rows renormalised (a row
+    whose every entry falls below tau keeps its argmax).
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` action probabilities.
+      tau: the cut-off, in `[0, 1)` (at 1 every action would be dropped).
+
+    Returns:
+      `[I, A]` float array.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, `policy` is not a policy of it, or
+        `tau` is outside `[0, 1)`.
+    """
     validate.game_tree(tree, "threshold")
     policy = validate.policy(tree, policy, "threshold")
     tau = validate.tau(tau, "threshold")
@@ -126,9 +191,8 @@ FINAL_KINDS = ("average", "current", "threshold", "purify")
 
 def final_policy(tree: GameTree, state, kind: str = "average",
                  tau: float | None = None, solver=None) -> jnp.ndarray:
-    """[I, A] the strategy to report from a solver state, derived from the training
-    iterates in one of four ways (the strategy reported may differ from the one
-    training plays):
+    """The strategy to report from a solver state, derived from the training iterates in
+    one of four ways (the strategy reported may differ from the one training plays):
 
       "average"    the average strategy (`average_policy`), what CFR's guarantee is for;
       "current"    the last iterate, regret matching of the regrets (`current_policy`,
@@ -139,9 +203,19 @@ def final_policy(tree: GameTree, state, kind: str = "average",
       "purify"     the average's most likely action per infoset, ties to the lowest
                    action id (`purify`).
 
-    `state` is any solver state with CFRState's fields (CFRState, MCCFRState).
-    `kind` and `tau` are static under jit. Raises ValueError for an unknown kind, a
-    threshold without tau or with tau outside [0, 1), or a tau given to another kind.
+    Args:
+      tree: the compiled game.
+      state: any solver state with CFRState's fields (CFRState, MCCFRState).
+      kind: one of the four above; static under jit.
+      tau: the cut-off of "threshold"; static under jit.
+      solver: the solver, for "current" with a `cfr_variant` of its own rule.
+
+    Returns:
+      `[I, A]` float array.
+
+    Raises:
+      ValueError: an unknown kind, a threshold without tau or with tau outside
+        `[0, 1)`, or a tau given to another kind.
     """
     if kind not in FINAL_KINDS:
         raise ValueError(f"unknown final policy kind {kind!r}; expected one of "

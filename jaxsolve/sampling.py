@@ -83,11 +83,12 @@ RULES = {
 class Estimate(NamedTuple):
     """What one batch of samples gives for one traverser.
 
-    values: [I, A] sampled counterfactual values of the traverser (zero elsewhere),
-      the mean over the batch.
-    reach_weights: [I] sum over visited histories h of pi_r(h) / q(h) at every
-      decision node (own reach of its player over sampling probability), batch mean.
-    touched: [] histories visited by the batch.
+    Attributes:
+      values: `[I, A]` sampled counterfactual values of the traverser (zero elsewhere),
+        the mean over the batch.
+      reach_weights: `[I]` sum over visited histories h of pi_r(h) / q(h) at every
+        decision node (own reach of its player over sampling probability), batch mean.
+      touched: `[]` histories visited by the batch.
     """
 
     values: jax.Array
@@ -121,13 +122,20 @@ def make_scheme(tree: GameTree, *, expand_own: bool = True, expand_opponents: bo
     """Expand masks and capacity of a scheme on `tree` (host-side NumPy).
 
     Args:
-      expand_own / expand_opponents / expand_chance: the rule used where no mask is
-        given: does a traversal of player p expand p's own infosets, the other
-        players' infosets, the chance nodes?
-      mask: optional bool [I] or [P, I] (row p: when p traverses), True = expand.
-      chance_mask: optional bool [C] or [P, C], per chance node.
+      tree: the compiled game.
+      expand_own: where no mask is given, whether a traversal of player p expands p's
+        own infosets.
+      expand_opponents: likewise for the other players' infosets.
+      expand_chance: where no chance mask is given, whether traversals expand the
+        chance nodes.
+      mask: optional bool `[I]` or `[P, I]` (row p: when p traverses), True = expand.
+      chance_mask: optional bool `[C]` or `[P, C]`, per chance node.
+
     Returns:
-      (expand [P, I] bool, expand_chance [P, C] bool, capacity int).
+      (expand `[P, I]` bool, expand_chance `[P, C]` bool, capacity int).
+
+    Raises:
+      ArgumentError: a mask of the wrong shape or kind.
     """
     expand, expand_c = scheme_masks(tree, expand_own=expand_own,
                                     expand_opponents=expand_opponents,
@@ -138,8 +146,23 @@ def make_scheme(tree: GameTree, *, expand_own: bool = True, expand_opponents: bo
 
 def scheme_masks(tree: GameTree, *, expand_own: bool = True, expand_opponents: bool = True,
                  expand_chance: bool = False, mask=None, chance_mask=None):
-    """`make_scheme`'s (expand [P, I] bool, expand_chance [P, C] bool), without the
-    capacity (a pass over the tree): cheap enough to check a state against."""
+    """`make_scheme`'s masks without the capacity (a pass over the tree): cheap enough to
+    check a state against.
+
+    Args:
+      tree: the compiled game.
+      expand_own: as in `make_scheme`.
+      expand_opponents: as in `make_scheme`.
+      expand_chance: as in `make_scheme`.
+      mask: as in `make_scheme`.
+      chance_mask: as in `make_scheme`.
+
+    Returns:
+      (expand `[P, I]` bool, expand_chance `[P, C]` bool), host NumPy.
+
+    Raises:
+      ArgumentError: a mask of the wrong shape or kind.
+    """
     s = tree.sizes
     P, I, C = s.num_players, s.num_infosets, s.num_chance
     owner = _host(tree, "infoset_player")
@@ -156,8 +179,17 @@ def scheme_masks(tree: GameTree, *, expand_own: bool = True, expand_opponents: b
 
 
 def capacity(tree: GameTree, expand: np.ndarray, expand_chance: np.ndarray) -> int:
-    """The most leaves one sample can reach, over all traversers: a leaf counts 1,
-    an expanded node the sum over its children, a sampled node their maximum."""
+    """The most leaves one sample can reach, over all traversers: a leaf counts 1, an
+    expanded node the sum over its children, a sampled node their maximum.
+
+    Args:
+      tree: the compiled game.
+      expand: `[P, I]` bool, the infosets each traverser expands.
+      expand_chance: `[P, C]` bool, the chance nodes each traverser expands.
+
+    Returns:
+      The capacity K, an int >= 1.
+    """
     player = _host(tree, "node_player")
     index = _host(tree, "node_index")
     children = _host(tree, "children")
@@ -219,25 +251,28 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
          capacity_: int, uniforms):
     """B samples: breadth-first frontier walks from the root, one per sample.
 
-    The walks advance one depth at a time together and stop as soon as every slot
-    of every walk holds a leaf (or nothing): sampled paths are often far shorter
-    than the tree is deep (outcome sampling on liar's dice: at most 9-10 of 15).
+    The walks advance one depth at a time together and stop as soon as every slot of
+    every walk holds a leaf (or nothing): sampled paths are often far shorter than the
+    tree is deep (outcome sampling on liar's dice: at most 9-10 of 15).
 
     Args:
-      decision_rows: infoset ids [K] -> ([K, W] sampling distributions, [K, W] the
-        policy) there; a function, so that solvers compute only the rows they visit.
-      chance_rows: [C, W] at each chance node.
-      expand_row: [I] bool; expand_chance_row: [C] bool (the traverser's rows).
+      tree: the compiled game.
+      decision_rows: infoset ids `[K]` -> (`[K, W]` sampling distributions, `[K, W]`
+        the policy) there; a function, so that solvers compute only the rows they visit.
+      chance_rows: `[C, W]` the distribution at each chance node.
+      expand_row: `[I]` bool, the infosets the traverser expands.
+      expand_chance_row: `[C]` bool, the chance nodes the traverser expands.
       capacity_: K, static.
-      uniforms: [B, D-1, K] independent U[0, 1) numbers, one per sample, depth and
+      uniforms: `[B, D-1, K]` independent U[0, 1) numbers, one per sample, depth and
         slot.
-    Returns (each with a leading batch axis B):
-      inner: [D-1, K] the decision and chance nodes visited at each depth (-1: none).
-      inner_q: [D-1, K] their sampling probabilities q(h).
-      inner_reach: [D-1, K] the acting player's own reach pi_r(h) there.
-      leaves: [K] the leaves reached (terminal node ids, -1 in unused slots).
-      leaf_q: [K] their q(z).
-      leaf_reach: [K, P+1] each player's reach of them, chance's last.
+
+    Returns:
+      (inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach), each with a leading
+      batch axis B: `[D-1, K]` the decision and chance nodes visited at each depth (-1:
+      none), `[D-1, K]` their sampling probabilities q(h), `[D-1, K]` the acting
+      player's own reach pi_r(h) there, `[K]` the leaves reached (terminal node ids, -1
+      in unused slots), `[K]` their q(z), and `[K, P+1]` each player's reach of them,
+      chance's last.
     """
     player = jnp.asarray(tree.node_player)
     index = jnp.asarray(tree.node_index)
@@ -334,12 +369,33 @@ def _leaf_view(tree: GameTree, terminals) -> GameTree:
 def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chance,
              capacity_: int, batch_size: int = 1, exploration: float = 0.0,
              traversal: str = "frontier", split: str = "systematic") -> Estimate:
-    """Sampled counterfactual values of `traverser` under `policy` [I, A] from
-    `batch_size` samples of the scheme (`expand` [P, I], `expand_chance` [P, C],
-    static `capacity_`), drawn by frontier walks (independent samples) or as visit
-    counts (`jaxsolve.visit_counts`, split "systematic" or "multinomial").
-    Unbiased: the mean over keys of `values` is `sequences.counterfactual_values`
-    of the full tree."""
+    """Sampled counterfactual values of `traverser` under `policy` from `batch_size`
+    samples of the scheme.
+
+    The samples are drawn by frontier walks (independent samples) or as visit counts
+    (`jaxsolve.visit_counts`). Unbiased: the mean over keys of `values` is
+    `sequences.counterfactual_values` of the full tree.
+
+    Args:
+      tree: the compiled game.
+      policy: `[I, A]` the policy played.
+      traverser: the player whose values are estimated.
+      key: PRNG key of the samples.
+      expand: `[P, I]` bool, the scheme's infoset masks.
+      expand_chance: `[P, C]` bool, the scheme's chance masks.
+      capacity_: K, static, from `capacity`.
+      batch_size: B, the number of samples.
+      exploration: weight of the uniform policy mixed into the traverser's sampling
+        policy.
+      traversal: "frontier" or "counts".
+      split: how "counts" splits a count: "systematic" or "multinomial".
+
+    Returns:
+      The batch's `Estimate`.
+
+    Raises:
+      ArgumentError: an unknown `traversal` or `split`.
+    """
     if traversal not in ("frontier", "counts") or split not in SPLITS:
         validate.fail("estimate", f"traversal must be 'frontier' or 'counts' and split one "
                                   f"of {SPLITS}, got {traversal!r} and {split!r} (\"auto\" "
@@ -427,8 +483,17 @@ SLOT_COST = 3
 
 
 def choose_traversal(tree: GameTree, batch_size: int, capacity_: int) -> str:
-    """"frontier" or "counts", whichever costs less per step: B walks of K slots over
-    the D - 1 inner depths (SLOT_COST each), or one pass over the N histories."""
+    """"frontier" or "counts", whichever costs less per step: B walks of K slots over the
+    D - 1 inner depths (SLOT_COST each), or one pass over the N histories.
+
+    Args:
+      tree: the compiled game.
+      batch_size: B, samples per step.
+      capacity_: K, the scheme's capacity.
+
+    Returns:
+      "frontier" or "counts".
+    """
     depths = max(len(tree.sizes.level_offsets) - 2, 1)
     slots = batch_size * capacity_ * depths
     return "counts" if SLOT_COST * slots >= tree.children.shape[0] else "frontier"
@@ -625,8 +690,15 @@ def _count(touched, seen):
 
 
 def histories_touched(state: MCCFRState) -> jax.Array:
-    """[] histories a sampling solver's state has visited so far, over all its steps,
-    samples and players (the x-axis of a cost-fair convergence plot)."""
+    """Histories a sampling solver's state has visited so far, over all its steps, samples
+    and players (the x-axis of a cost-fair convergence plot).
+
+    Args:
+      state: an `MCCFRState`.
+
+    Returns:
+      `[]` float array.
+    """
     return state.touched[0] - state.touched[1]
 
 
@@ -745,8 +817,14 @@ def sampled_cfr(batch_size: int = DEFAULT_BATCH_SIZE, *, expand_own: bool = True
       split: how "counts" splits a count at a sampled node: "systematic"
         (default, cheap, unbiased, negatively correlated samples) or "multinomial"
         (exactly B independent samples, slower).
+      name: the solver's name; default "sampled-cfr".
+
     Returns:
       Solver with init(tree, key=None) -> MCCFRState and step(tree, state).
+
+    Raises:
+      ArgumentError: a setting out of range or of the wrong kind (masks are checked
+        by init, against the tree).
     """
     checked = _checked_settings(
         "sampled_cfr", batch_size=batch_size, expand_own=expand_own,

@@ -78,12 +78,27 @@ def _leaves(tree: GameTree) -> int:
 
 
 def row_sum(x: jax.Array, keepdims: bool = False) -> jax.Array:
-    """[..., I] sums of the rows of x [..., I, A] (with `keepdims`, [..., I, 1])."""
+    """Sums of the rows of `x`, computed column by column for short rows.
+
+    Args:
+      x: `[..., I, A]` array.
+      keepdims: keep the reduced axis, of size 1.
+
+    Returns:
+      `[..., I]` array (`[..., I, 1]` with `keepdims`).
+    """
     return _row_reduce(x, jnp.add, jnp.sum, keepdims)
 
 
 def row_max(x: jax.Array) -> jax.Array:
-    """[..., I] largest entry of each row of x [..., I, A]."""
+    """Largest entry of each row of `x`, computed column by column for short rows.
+
+    Args:
+      x: `[..., I, A]` array.
+
+    Returns:
+      `[..., I]` array.
+    """
     return _row_reduce(x, jnp.maximum, jnp.max, False)
 
 
@@ -102,25 +117,53 @@ def _row_reduce(x, combine, reduce, keepdims):
 def terminal_sum(tree: GameTree, partial: jax.Array) -> jax.Array:
     """Completes a sum over terminals that covered only this tree's terminals.
 
-    Identity for a GameTree holding all of them. A tree whose terminals are split
-    over mesh axes names them in its `terminal_axis` (set by `jaxsolve.distributed`)
-    and is only ever seen inside a `shard_map` over those axes: there the partial
-    sums of all devices are added by a `psum`, after which the result is the same on
-    every device.
+    Identity for a GameTree holding all of them. A tree whose terminals are split over
+    mesh axes names them in its `terminal_axis` (set by `jaxsolve.distributed`) and is
+    only ever seen inside a `shard_map` over those axes: there the partial sums of all
+    devices are added by a `psum`, after which the result is the same on every device.
+
+    Args:
+      tree: the tree (or one device's slice of it).
+      partial: any array: a sum over this tree's terminals.
+
+    Returns:
+      The sum over all terminals, shaped like `partial`.
     """
     return jax.lax.psum(partial, tree.terminal_axis) if tree.terminal_axis else partial
 
 
 def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
-    """[I, A] policy -> [I*A + 1], the probability of each (infoset, action) sequence
-    with the empty sequence's probability 1 appended (the layout the others take)."""
+    """The policy in sequence layout: the probability of each (infoset, action) sequence,
+    with the empty sequence's probability 1 appended (the layout the others take).
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      policy: `[I, A]` action probabilities.
+
+    Returns:
+      `[I*A + 1]` array; entry `i * A + a` is `policy[i, a]`.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, or `policy` is not `[I, A]`.
+    """
     _tree(tree, "flatten")
     _require(policy, (tree.sizes.num_infosets, tree.sizes.num_actions), "policy", "flatten")
     return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
 def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
-    """[Z] probability that chance plays to each leaf."""
+    """The probability that chance plays to each leaf.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      dtype: float dtype of the result; that of `tree.chance_probs` if None.
+
+    Returns:
+      `[Z]` array.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree.
+    """
     _tree(tree, "chance_reach")
     probs = jnp.asarray(tree.chance_probs, dtype)
     flat = jnp.concatenate([probs.reshape(-1), jnp.ones((1,), probs.dtype)])
@@ -128,8 +171,18 @@ def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
 
 
 def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
-    """[P, Z] each player's own contribution to the probability of each leaf, from the
-    [I*A + 1] `flatten`ed policy."""
+    """Each player's own contribution to the probability of each leaf.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+
+    Returns:
+      `[P, Z]` array.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, or `flat_policy` is not `[I*A + 1]`.
+    """
     _tree(tree, "player_reach")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "player_reach")
     plan = realization_plan(tree, flat_policy)
@@ -138,9 +191,19 @@ def player_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
 
 
 def realization_plan(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
-    """[I*A + 1] every player's realization plan: the probability that the acting
-    player plays its own way to infoset I and then a, `own_reach(I) * policy(I, a)`,
-    with the empty sequence's 1 appended (the layout of `flatten`)."""
+    """Every player's realization plan: the probability that the acting player plays its
+    own way to infoset I and then a, `own_reach(I) * policy(I, a)`.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+
+    Returns:
+      `[I*A + 1]` array in the layout of `flatten` (the empty sequence's 1 last).
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, or `flat_policy` is not `[I*A + 1]`.
+    """
     _tree(tree, "realization_plan")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "realization_plan")
     sz = tree.sizes
@@ -151,18 +214,41 @@ def realization_plan(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
 
 def leaf_reach(tree: GameTree, flat_policy: jax.Array, plan: jax.Array,
                player: int) -> jax.Array:
-    """[Z] `player`'s own probability of playing to each leaf: its realization plan at
-    the leaf's last own sequence (one gather), or for a player without perfect recall
-    the product of its policy along the whole path (whose infosets need not have one
-    parent sequence each). `plan` is `realization_plan(tree, flat_policy)`."""
+    """`player`'s own probability of playing to each leaf.
+
+    Its realization plan at the leaf's last own sequence (one gather), or for a player
+    without perfect recall the product of its policy along the whole path (whose
+    infosets need not have one parent sequence each). Unchecked: a kernel for
+    `player_reach` and `others_weights`.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+      plan: `[I*A + 1]` `realization_plan(tree, flat_policy)`.
+      player: the player, a Python int in `[0, P)`.
+
+    Returns:
+      `[Z]` array.
+    """
     if tree.sizes.perfect_recall[player]:
         return plan[tree.terminal_last[player]]
     return jnp.prod(flat_policy[tree.terminal_sequences[player]], axis=-1)
 
 
 def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
-    """[Z] chance times every player's reach except `player` (no division: exact zeros),
-    from `reach` [P, Z]."""
+    """Chance times every player's reach except `player` (no division: exact zeros).
+
+    Args:
+      reach: `[P, Z]` from `player_reach`.
+      chance: `[Z]` from `chance_reach`.
+      player: the player left out, a Python int in `[0, P)`.
+
+    Returns:
+      `[Z]` array.
+
+    Raises:
+      ArgumentError: `player` is not a Python int in `[0, P)`.
+    """
     count = reach.shape[0]
     if validate.traced(player) or not validate.is_int(player) or not 0 <= player < count:
         raise ArgumentError(f"sequences.others_reach: player must be a Python int in "
@@ -175,8 +261,20 @@ def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
 
 
 def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
-    """[Z] chance * reach_{-p} * u_p: what each leaf contributes to p's values, from
-    `reach` [P, Z] (`player_reach`) and `chance` [Z] (`chance_reach`)."""
+    """What each leaf contributes to `player`'s values: `chance * reach_-p * u_p`.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      reach: `[P, Z]` from `player_reach`.
+      chance: `[Z]` from `chance_reach`.
+      player: the player, a Python int in `[0, P)`.
+
+    Returns:
+      `[Z]` array.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
+    """
     _tree(tree, "leaf_weights")
     player = _player(tree, player, "leaf_weights")
     _require(reach, (tree.sizes.num_players, _leaves(tree)), "reach (from player_reach)",
@@ -188,9 +286,22 @@ def leaf_weights(tree: GameTree, reach: jax.Array, chance: jax.Array, player: in
 
 def others_weights(tree: GameTree, flat_policy: jax.Array, plan: jax.Array,
                    chance: jax.Array, player: int) -> jax.Array:
-    """[Z] `leaf_weights` computed from the realization plan: one gather per other
-    player instead of every player's reach. `plan` is `realization_plan(tree,
-    flat_policy)`, `chance` [Z] `chance_reach`."""
+    """`leaf_weights` computed from the realization plan: one gather per other player
+    instead of every player's reach.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+      plan: `[I*A + 1]` `realization_plan(tree, flat_policy)`.
+      chance: `[Z]` from `chance_reach`.
+      player: the player, a Python int in `[0, P)`.
+
+    Returns:
+      `[Z]` array.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
+    """
     _tree(tree, "others_weights")
     player = _player(tree, player, "others_weights")
     _require(plan, _flat_size(tree), "plan (from realization_plan)", "others_weights")
@@ -204,12 +315,19 @@ def others_weights(tree: GameTree, flat_policy: jax.Array, plan: jax.Array,
 
 def counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
                           player: int) -> jax.Array:
-    """[I, A] counterfactual value of every (infoset, action) of `player`.
+    """The counterfactual value of every (infoset, action) of `player`.
 
     Args:
-      flat_policy: [I*A + 1] from `flatten`.
-      weights: [Z] from `leaf_weights` for the same player.
-    Returns zeros at other players' infosets and at illegal actions.
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+      weights: `[Z]` from `leaf_weights` (or `others_weights`) for the same player.
+      player: the player, a Python int in `[0, P)`.
+
+    Returns:
+      `[I, A]` array; zeros at other players' infosets and at illegal actions.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
     """
     _tree(tree, "counterfactual_values")
     player = _player(tree, player, "counterfactual_values")
@@ -226,10 +344,22 @@ def value_blocks(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
                  player: int) -> list[tuple[slice, jax.Array]]:
     """`counterfactual_values` in pieces, for updates that touch only `player`'s rows.
 
-    Returns [(rows, q)]: q [n, A] the counterfactual values of the infosets `rows` (a
-    slice of ids), 0 at illegal actions. With `sizes.infoset_blocks` (and perfect
-    recall) one piece per own depth, together exactly `player`'s infosets; otherwise
-    one piece of all infosets, 0 at other players' rows.
+    With `sizes.infoset_blocks` (and perfect recall) one piece per own depth, together
+    exactly `player`'s infosets; otherwise one piece of all infosets, 0 at other
+    players' rows.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+      weights: `[Z]` from `leaf_weights` for the same player.
+      player: the player, a Python int in `[0, P)`.
+
+    Returns:
+      A list of (rows, q): `rows` a slice of infoset ids, `q` `[n, A]` the
+      counterfactual values of those infosets, 0 at illegal actions.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
     """
     _tree(tree, "value_blocks")
     player = _player(tree, player, "value_blocks")
@@ -313,21 +443,38 @@ def _path_counterfactual_values(tree: GameTree, flat_policy: jax.Array, weights:
 
 
 def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
-    """[I] the acting player's own probability of playing to each infoset, from the
-    [I*A + 1] `flatten`ed policy."""
+    """The acting player's own probability of playing to each infoset.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      flat_policy: `[I*A + 1]` the policy from `flatten`.
+
+    Returns:
+      `[I]` array.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, or `flat_policy` is not `[I*A + 1]`.
+    """
     _tree(tree, "own_reach")
     _require(flat_policy, _flat_size(tree), "flat_policy (from flatten)", "own_reach")
     return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
 
 
 def best_response(tree: GameTree, weights: jax.Array, player: int):
-    """Best response of `player` given leaf weights [Z] chance * reach_{-p} * u_p
-    (`leaf_weights`).
+    """Best response of `player` given its leaf weights.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      weights: `[Z]` `chance * reach_-p * u_p`, from `leaf_weights`.
+      player: the player, a Python int in `[0, P)`.
 
     Returns:
-      value: scalar, the best-response value (expected utility of `player`).
-      q: [I, A] value of each (infoset, action) when playing best below it,
-        -inf where illegal; rows of other players are meaningless.
+      (value, q): `[]` the best-response value (expected utility of `player`), and
+      `[I, A]` the value of each (infoset, action) when playing best below it, -inf
+      where illegal; rows of other players are meaningless.
+
+    Raises:
+      ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or `weights` is not `[Z]`.
     """
     _tree(tree, "best_response")
     player = _player(tree, player, "best_response")

@@ -49,10 +49,24 @@ def _float_dtype():
 
 
 def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
-    """Zero regrets and average; the first iteration plays uniformly. Needs only the
-    tree's sizes, so a batched tree gives the (shared) state of each of its games.
-    `key` is checked and unused: a full-width solver draws nothing (every solver's
-    init takes one, see `Solver`)."""
+    """Zero regrets and average: the state of a full-width solver before its first iteration.
+
+    The first iteration plays uniformly. Needs only the tree's sizes, so a batched tree
+    gives the (shared) state of each of its games.
+
+    Args:
+      tree: the compiled game (a batched tree is accepted).
+      key: checked and unused: a full-width solver draws nothing (every solver's init
+        takes one, see `Solver`).
+      solver_name: the solver's name, for error messages.
+
+    Returns:
+      A `CFRState` of zeros: `regrets`, `average`, `average_carry` and `prediction` are
+      `[I, A]`; `iteration` is 0.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `key` is not a PRNG key.
+    """
     validate.game_tree(tree, f"{solver_name}.init", batch_ok=True)
     if key is not None:
         validate.prng_key(key, f"{solver_name}.init")
@@ -65,11 +79,24 @@ def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
 
 
 def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None) -> jax.Array:
-    """[I, A] the policy the next iteration plays: regret matching on `state.regrets`
-    (plus `state.prediction` where the state has one, PCFR+'s; a state of your own
-    needs only `.regrets` [I, A]), or `solver.current` where the solver has its
-    own rule (`cfr_variant`; without `solver`, such a state would get regret
-    matching, which is not what it plays)."""
+    """The policy the next iteration plays.
+
+    Regret matching on `state.regrets` (plus `state.prediction` where the state has one,
+    PCFR+'s; a state of your own needs only `.regrets` `[I, A]`), or `solver.current`
+    where the solver has its own rule (`cfr_variant`; without `solver`, such a state
+    would get regret matching, which is not what it plays).
+
+    Args:
+      tree: the compiled game.
+      state: a solver state on `tree` with `regrets` `[I, A]`.
+      solver: the solver whose state it is; needed only for one with its own rule.
+
+    Returns:
+      `[I, A]` float array: each row a distribution over the infoset's legal actions.
+
+    Raises:
+      ArgumentError: `tree`, `state` or `solver` is not what it should be.
+    """
     validate.game_tree(tree, "current_policy")
     if solver is not None and check_solver(solver, "current_policy").current is not None:
         return solver.current(tree, state)
@@ -81,7 +108,30 @@ def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None
 
 
 def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
-    """[I, A] the average strategy; uniform over legal where never reached."""
+    """The average strategy of a solver state: the policy that converges to equilibrium.
+
+    Args:
+      tree: the compiled game.
+      state: a solver state on `tree` with `average` `[I, A]` (unnormalised).
+
+    Returns:
+      `[I, A]` float array: each row `state.average` normalised over the infoset's legal
+      actions; uniform over them where the infoset was never reached.
+
+    Raises:
+      ArgumentError: `tree` is not a GameTree, or `state` lacks an `[I, A]` `average`.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> solver = jaxsolve.cfr_plus()
+      >>> policy = jaxsolve.average_policy(tree, jaxsolve.run(solver, tree, solver.init(tree), 1000))
+      >>> policy.shape
+      (12, 2)
+      >>> tree.names.infosets[1], [round(float(p), 3) for p in policy[1]]
+      ('p0 card=1 history=', [1.0, 0.0])
+    """
     validate.game_tree(tree, "average_policy")
     base.solver_state(tree, state, "average_policy", needs=("average",))
     legal = jnp.asarray(tree.legal)
@@ -165,17 +215,16 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
     """A member of the CFR family with your own knobs and regret-to-policy rule.
 
     Each iteration, for each player in turn (all at once if not `alternating`): play
-    `policy_rule(R + m, legal)` ([I, A] regrets, [I, A] bool -> [I, A] policy; m is
-    the prediction, 0 unless `predictive`), compute that player's instantaneous
-    counterfactual regrets r (`jaxsolve.counterfactual_values`: q - v), update
-    R += r (then max(R, 0) if `floor`; then the DCFR discounts t^alpha / (t^alpha + 1)
-    on positive and t^beta / (t^beta + 1) on negative entries if `alpha` is given),
-    and add t^gamma * own reach * policy to the average (Kahan-compensated, rescaled
-    as the module docstring says). The built-ins are members: `cfr_plus()` is
-    `cfr_variant("cfr+", floor=True)`, `lcfr()` is alpha = beta = gamma = 1.
-    `policy_rule` sees every row, other players' too; only the acting player's rows
-    of its result are used. The solver's `current` applies the same rule, so
-    `current_policy(tree, state, solver)` is what the next iteration plays.
+    `policy_rule(R + m, legal)` (m is the prediction, 0 unless `predictive`), compute that
+    player's instantaneous counterfactual regrets r (`jaxsolve.counterfactual_values`:
+    q - v), update R += r (then max(R, 0) if `floor`; then the DCFR discounts
+    t^alpha / (t^alpha + 1) on positive and t^beta / (t^beta + 1) on negative entries if
+    `alpha` is given), and add t^gamma * own reach * policy to the average
+    (Kahan-compensated, rescaled as the module docstring says). The built-ins are
+    members: `cfr_plus()` is `cfr_variant("cfr+", floor=True)`, `lcfr()` is
+    alpha = beta = gamma = 1. `policy_rule` sees every row, other players' too; only the
+    acting player's rows of its result are used. The solver's `current` applies the same
+    rule, so `current_policy(tree, state, solver)` is what the next iteration plays.
 
     CFR with Hedge (exponential weights) on the counterfactual regrets:
 
@@ -185,15 +234,29 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
         solver = jaxsolve.cfr_variant("cfr-hedge", hedge, gamma=0.0)
         state = jaxsolve.run(solver, tree, solver.init(tree), 500)
 
-    A rule's own parameter can be swept under vmap: build the solver inside the
-    vmapped function (the rule's parameter is then traced; the knobs alpha, beta,
-    gamma and floor must stay Python numbers: sweep them by building one solver per
-    value) and call `run` there, e.g.
-    `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
-    tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
-    `run` compiles again for each new one. Raises
-    ArgumentError for knobs out of range (`alpha` and `beta` go together; `gamma`
-    >= 0), and when traced, for a rule whose result is not an [I, A] float array.
+    A rule's own parameter can be swept under vmap: build the solver inside the vmapped
+    function (the rule's parameter is then traced; the knobs alpha, beta, gamma and floor
+    must stay Python numbers: sweep them by building one solver per value) and call `run`
+    there, e.g. `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge,
+    eta=eta)), tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
+    `run` compiles again for each new one.
+
+    Args:
+      name: the solver's name (non-empty), used in messages and `Solver.name`.
+      policy_rule: `(regrets [I, A] float, legal [I, A] bool) -> policy [I, A] float`.
+      alternating: update one player after the other (True) or all at once.
+      floor: clip the accumulated regrets at zero after each update (CFR+).
+      alpha: DCFR's exponent for positive regrets; None for no discount.
+      beta: DCFR's exponent for negative regrets (finite or -inf); given with `alpha`.
+      gamma: iteration t weighs t^gamma in the average; >= 0.
+      predictive: play on the regrets plus the last instantaneous regret (PCFR+).
+
+    Returns:
+      A `Solver` whose state is a `CFRState`.
+
+    Raises:
+      ArgumentError: a knob out of range (`alpha` and `beta` go together; `gamma` >= 0),
+        and, when traced, a rule whose result is not an `[I, A]` float array.
     """
     where = "cfr_variant"
     if not isinstance(name, str) or not name:
@@ -216,9 +279,19 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
 
 
 def cfr(alternating: bool = False) -> Solver:
-    """Vanilla CFR (Zinkevich et al. 2007, "Regret Minimization in Games with
-    Incomplete Information"). Simultaneous updates by default, as in the paper;
-    `alternating=True` matches OpenSpiel's `CFRSolver`."""
+    """Vanilla CFR (Zinkevich et al. 2007, "Regret Minimization in Games with Incomplete
+    Information").
+
+    Args:
+      alternating: update one player after the other. False (the default) updates both
+        at once, as in the paper; True matches OpenSpiel's `CFRSolver`.
+
+    Returns:
+      The `Solver` (cached: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: `alternating` is not a bool.
+    """
     alternating = validate.flag("alternating", alternating, "cfr")
     return _solver("cfr" if not alternating else "cfr-alt", alternating=alternating,
                    floor=False, alpha=None, beta=None, gamma=0.0, predictive=False)
@@ -226,14 +299,32 @@ def cfr(alternating: bool = False) -> Solver:
 
 def cfr_plus() -> Solver:
     """CFR+ (Tammelin 2014, "Solving Large Imperfect Information Games Using CFR+"):
-    alternating updates, regrets floored at zero, linear averaging."""
+    alternating updates, regrets floored at zero, linear averaging.
+
+    Returns:
+      The `Solver` (cached: every call gives the same object).
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> solver = jaxsolve.cfr_plus()
+      >>> state = jaxsolve.run(solver, tree, solver.init(tree), 1000)
+      >>> policy = jaxsolve.average_policy(tree, state)
+      >>> print(f"{float(jaxsolve.exploitability(tree, policy)):.1e}")
+      8.7e-05
+    """
     return _solver("cfr+", alternating=True, floor=True, alpha=None, beta=None,
                    gamma=1.0, predictive=False)
 
 
 def lcfr() -> Solver:
     """Linear CFR (Brown & Sandholm 2019, "Solving Imperfect-Information Games via
-    Discounted Regret Minimization"): DCFR with alpha = beta = gamma = 1."""
+    Discounted Regret Minimization"): DCFR with alpha = beta = gamma = 1.
+
+    Returns:
+      The `Solver` (cached: every call gives the same object).
+    """
     return _solver("lcfr", alternating=True, floor=False, alpha=1.0, beta=1.0,
                    gamma=1.0, predictive=False)
 
@@ -243,10 +334,21 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
 
     After each iteration positive regrets are multiplied by t^alpha / (t^alpha + 1),
     negative ones by t^beta / (t^beta + 1), and iteration t enters the average with
-    weight t^gamma. alpha and beta are any finite reals, and beta may also be -inf
-    (negative regrets dropped after every iteration, as CFR+ does; t^-inf = 0 is
-    exact). gamma must be >= 0: with decreasing weights the average never forgets
-    the first iterates. Raises ArgumentError otherwise (alpha = inf gives inf / inf).
+    weight t^gamma.
+
+    Args:
+      alpha: exponent of the discount of positive regrets; any finite real.
+      beta: exponent of the discount of negative regrets; any finite real, or -inf
+        (negative regrets dropped after every iteration, as CFR+ does; t^-inf = 0 is
+        exact).
+      gamma: exponent of the average's weights; >= 0: with decreasing weights the
+        average never forgets the first iterates.
+
+    Returns:
+      The `Solver` (cached: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: an exponent out of range (alpha = inf gives inf / inf).
     """
     alpha, beta = _discounts(alpha, beta, "dcfr")
     gamma = validate.finite_real("gamma", gamma, "dcfr", low=0.0)
@@ -262,37 +364,66 @@ def _discounts(alpha, beta, where: str) -> tuple[float, float]:
 
 
 def pcfr_plus(gamma: float = 2.0) -> Solver:
-    """Predictive CFR+ (Farina, Kroer & Sandholm 2021, "Faster Game Solving via
-    Predictive Blackwell Approachability"): CFR+ whose next policy also counts the
-    last instantaneous regret as a prediction; quadratic averaging by default.
-    `gamma` (iteration t weighs t^gamma in the average) must be a finite number >= 0."""
+    """Predictive CFR+ (Farina, Kroer & Sandholm 2021, "Faster Game Solving via Predictive
+    Blackwell Approachability").
+
+    CFR+ whose next policy also counts the last instantaneous regret as a prediction;
+    quadratic averaging by default.
+
+    Args:
+      gamma: iteration t weighs t^gamma in the average; a finite number >= 0.
+
+    Returns:
+      The `Solver` (cached: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: `gamma` is not a finite number >= 0.
+    """
     return _solver("pcfr+", alternating=True, floor=True, alpha=None, beta=None,
                    gamma=validate.finite_real("gamma", gamma, "pcfr_plus", low=0.0),
                    predictive=True)
 
 
 def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
-    """`num_iterations` steps in one compiled loop.
-
-        state = jaxsolve.run(solver, tree, solver.init(tree), 1000)   # compiles once
-        state = jaxsolve.run(solver, tree, state, 500)   # continues: 1500 iterations
+    """`num_iterations` steps of a solver in one compiled loop.
 
     The loop is compiled once per solver and tree shape (and names), for any count: a
     concrete count (int or NumPy integer) is passed as an int32 array. Inside your own
     `jax.jit`, `vmap` or `shard_map` it is inlined, and the count may be traced.
 
-    The state carries its iteration count (`state.iteration`), so a second call goes
-    on where the first stopped, as one call of the total would (the weighted averages
-    of linear and discounted CFR included). The built-in full-width solvers share
+    The state carries its iteration count (`state.iteration`), so a second call goes on
+    where the first stopped, as one call of the total would (the weighted averages of
+    linear and discounted CFR included). The built-in full-width solvers share
     `CFRState`, so one may go on from another's state on the same tree: a warm start
     (CFR+ from plain CFR's regrets and average, say), accepted on purpose.
 
-    Raises ArgumentError (a ValueError; ArgumentTypeError also a TypeError) for what
-    is not a Solver, a GameTree or the state of this solver's init on this tree, or
-    a concrete count that is not an integer >= 0. Inside your own `jit` these checks
-    see tracers, so a traced negative count runs no iteration without a word, and an
-    argument that is no array fails in JAX's own words: call `run` directly where you
-    can (it is compiled either way)."""
+    Args:
+      solver: a `Solver`, e.g. `jaxsolve.cfr_plus()`.
+      tree: the compiled game.
+      state: the state of `solver.init` on this tree, or of an earlier `run`.
+      num_iterations: how many steps; an integer >= 0, or a traced integer.
+
+    Returns:
+      The state after the steps, of the same type and shapes as `state`.
+
+    Raises:
+      ArgumentError: what is not a Solver, a GameTree or the state of this solver's
+        init on this tree, or a concrete count that is not an integer >= 0
+        (`ArgumentTypeError`, also a TypeError, for an argument of the wrong kind).
+        Inside your own `jit` these checks see tracers, so a traced negative count runs
+        no iteration without a word, and an argument that is no array fails in JAX's
+        own words: call `run` directly where you can (it is compiled either way).
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> solver = jaxsolve.cfr_plus()
+      >>> state = jaxsolve.run(solver, tree, solver.init(tree), 100)
+      >>> state = jaxsolve.run(solver, tree, state, 50)   # goes on: 150 iterations
+      >>> int(state.iteration), state.regrets.shape
+      (150, (12, 2))
+    """
     solver = check_solver(solver, "run")
     validate.game_tree(tree, "run")
     base.state_of(solver, tree, state, "run")
@@ -301,9 +432,17 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
 
 
 def count_argument(count):
-    """A checked concrete count as an int32 array, so that 500, np.int32(500) and
-    np.int64(500) share one compilation (each kind would be its own jit cache entry);
-    a traced count as it is."""
+    """A checked concrete count as an int32 array, a traced count as it is.
+
+    500, np.int32(500) and np.int64(500) then share one compilation (each kind would be
+    its own jit cache entry).
+
+    Args:
+      count: an integer already checked (>= 0), or a tracer.
+
+    Returns:
+      A 0-d int32 NumPy array, or `count` itself when traced.
+    """
     return count if validate.traced(count) else np.asarray(count, np.int32)
 
 
@@ -315,7 +454,17 @@ def _run_steps(solver: Solver, tree: GameTree, state, num_iterations):
 
 
 def loop_steps(solver: Solver, tree: GameTree, state, num_iterations):
-    """`num_iterations` steps of `solver` (its `steps` where it has one), unjitted."""
+    """`num_iterations` steps of `solver` (its `steps` where it has one), unjitted.
+
+    Args:
+      solver: the solver.
+      tree: the compiled game.
+      state: the solver's state on `tree`.
+      num_iterations: how many steps; may be traced.
+
+    Returns:
+      The state after the steps.
+    """
     if solver.steps is not None:
         return solver.steps(tree, state, num_iterations)
     return jax.lax.fori_loop(0, num_iterations, lambda _, s: solver.step(tree, s), state)
@@ -335,8 +484,20 @@ solvers of `jaxsolve.sampling` (`SAMPLING_SOLVERS`, each takes `batch_size`)."""
 
 
 def check_solver(value: Any, where: str) -> Solver:
-    """`value`, a `jaxsolve.Solver`; a factory not yet called or a solver's name is
-    refused with the call that makes one (`where`: the public function's name)."""
+    """`value`, checked to be a `jaxsolve.Solver`.
+
+    A factory not yet called or a solver's name is refused with the call that makes one.
+
+    Args:
+      value: what the caller passed as the solver.
+      where: the public function's name, for the message.
+
+    Returns:
+      `value`, a `Solver`.
+
+    Raises:
+      ArgumentTypeError: `value` is not a Solver.
+    """
     if isinstance(value, Solver):
         return value
     expected = "expected a Solver such as jaxsolve.cfr_plus(), got"

@@ -29,12 +29,13 @@ DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations 
 class Stopped(NamedTuple):
     """What `run_until` returns (a pytree: under vmap every field gains the batch axis).
 
-    state: the solver state at the stop (its `iteration` counts every step so far).
-    iterations: [] int32 iterations this call ran: a multiple of `check_every`,
-      unless `max_iterations` cut the last block short, and 0 when the state given
-      was already at the target.
-    exploitability: [] the exploitability of `state`'s average policy; at most
-      `target` unless the loop ran out of iterations.
+    Attributes:
+      state: the solver state at the stop (its `iteration` counts every step so far).
+      iterations: `[]` int32 iterations this call ran: a multiple of `check_every`,
+        unless `max_iterations` cut the last block short, and 0 when the state given
+        was already at the target.
+      exploitability: `[]` the exploitability of `state`'s average policy; at most
+        `target` unless the loop ran out of iterations.
     """
 
     state: Any
@@ -44,26 +45,43 @@ class Stopped(NamedTuple):
 
 def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations,
               check_every=DEFAULT_CHECK_EVERY) -> Stopped:
-    """Steps in blocks of `check_every` until the average policy's exploitability is
-    at most `target`, or `max_iterations` steps have run; one compiled loop.
+    """Steps in blocks of `check_every` until the average policy's exploitability is at
+    most `target`, or `max_iterations` steps have run; one compiled loop.
 
-        stopped = jaxsolve.run_until(solver, tree, solver.init(tree), 1e-3, 100_000)
-        stopped.iterations, stopped.exploitability     # e.g. 460, 9.8e-4
-
-    Compiled once per solver and tree shape, as `run` is (inlined inside your own
-    `jit` or `vmap`).
+    Compiled once per solver and tree shape, as `run` is (inlined inside your own `jit`
+    or `vmap`).
 
     The state given is evaluated first, so a state already at the target comes back
     unchanged after one evaluation. The blocks are `jaxsolve.run`'s iterations: the
     state at the stop equals `run(solver, tree, state, stopped.iterations)`. Every
-    evaluation is `exploitability(tree, average_policy(tree, state))` (the solver's
-    state needs an [I, A] field `average`, as every built-in's has). In float32 the
+    evaluation is `exploitability(tree, average_policy(tree, state))` (the solver's state
+    needs an `[I, A]` field `average`, as every built-in's has). In float32 the
     exploitability of a converged policy is rounding noise of about 1e-7 times the
     payoffs' size, so a target below that runs to `max_iterations`.
 
-    `target` (a number >= 0, or traced, e.g. vmapped over), `max_iterations`
-    (an integer >= 0) and `check_every` (an integer >= 1) may be traced; concrete
-    ones are checked. Raises ArgumentError for bad arguments, as `run` does.
+    Args:
+      solver: a `Solver`.
+      tree: the compiled game.
+      state: the state of `solver.init` on this tree, or of an earlier run.
+      target: the exploitability to reach; a number >= 0, or traced (e.g. vmapped
+        over).
+      max_iterations: the most steps to run; an integer >= 0, may be traced.
+      check_every: steps between evaluations; an integer >= 1, may be traced.
+
+    Returns:
+      A `Stopped`: the state, the iterations run and the last exploitability.
+
+    Raises:
+      ArgumentError: bad arguments, as `run` raises; concrete numbers out of range.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> solver = jaxsolve.cfr_plus()
+      >>> stopped = jaxsolve.run_until(solver, tree, solver.init(tree), 1e-3, 10_000)
+      >>> int(stopped.iterations), float(stopped.exploitability) <= 1e-3
+      (130, True)
     """
     where = "run_until"
     solver = check_solver(solver, where)

@@ -37,18 +37,23 @@ def visit_counts(tree: GameTree, rows, expanded, row_of_node, key, batch_size: i
                  split: str = "systematic"):
     """Visit counts and visit probabilities of B samples of a scheme.
 
-    Args:
-      rows: [R, W] sampling distributions over children slots (W =
-        tree.children.shape[-1]); expanded: [R] bool, the rows whose nodes expand.
-      row_of_node: [N] int, each node's row (any row for terminals).
-      key: PRNG key; batch_size: B (static); split: "systematic" or "multinomial".
-    Returns:
-      counts: [N] n(h), whole numbers in the dtype of `rows`.
-      q: [N] the probability that one sample visits h (1 at the root).
-
     One step per depth. A node of depth d + 1 reads its parent's count, visit
     probability and uniform and its own slot's cumulative probabilities, so the
     systematic split is a handful of gathers per node.
+
+    Args:
+      tree: the compiled game.
+      rows: `[R, W]` sampling distributions over children slots (W =
+        `tree.children.shape[-1]`).
+      expanded: `[R]` bool, the rows whose nodes expand.
+      row_of_node: `[N]` int, each node's row (any row for terminals).
+      key: PRNG key.
+      batch_size: B, static.
+      split: "systematic" or "multinomial".
+
+    Returns:
+      (counts, q): `[N]` n(h), whole numbers in the dtype of `rows`, and `[N]` the
+      probability that one sample visits h (1 at the root).
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")

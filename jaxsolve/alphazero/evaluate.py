@@ -35,7 +35,18 @@ OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure 
 
 
 def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
-    """Pure-MCTS model: uniform priors; value = outcome of one random playout. [B]"""
+    """Pure-MCTS model: uniform priors; value = outcome of one random playout.
+
+    Args:
+      env: the game's `Params`.
+      params: unused (no network).
+      key: PRNG key of the playouts.
+      action: `[B]` int32 actions.
+      state: a batch of game states `[B]`.
+
+    Returns:
+      (`mcts.RecurrentFnOutput`, the new states `[B]`).
+    """
     del params
     mover = state.current_player
     nxt = jax.vmap(functools.partial(pe.step, env))(state, action)
@@ -60,7 +71,17 @@ def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
 
 
 def pure_mcts_action(env: pe.Params, num_simulations: int, key, state: pe.State):
-    """Actions [B] of PUCT search with uniform priors and rollout values."""
+    """The moves of PUCT search with uniform priors and rollout values.
+
+    Args:
+      env: the game's `Params`.
+      num_simulations: simulations per move.
+      key: PRNG key.
+      state: a batch of game states `[B]`.
+
+    Returns:
+      `[B]` int32 actions.
+    """
     b = state.cell.shape[0]
     root = mcts.RootFnOutput(jnp.zeros((b, pe.NUM_ACTIONS), jnp.float32),
                              jnp.zeros(b, jnp.float32), state, state.legal_action_mask)
@@ -94,10 +115,24 @@ class _PlyCounter:
 
 def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
                opponent: str = "random", progress: bool = False):
-    """Jitted `match(params, solution, key, agent_side) -> dict` of per-batch stats:
-    agent_wins [B] bool, mistakes / won_moves / moves [] int32 (agent moves only).
-    `opponent` is one of `OPPONENTS`. With `progress`, each ply calls back to the host
-    to advance the bar held in `match.plies.bar` (2 * env.max_turns plies a call)."""
+    """A jitted match of the agent against an opponent.
+
+    Args:
+      env: the game's `Params`.
+      cfg: the agent's `selfplay.SearchConfig`.
+      graphdef: the network's static structure.
+      batch: B, games per call (>= 1).
+      opponent: one of `OPPONENTS`.
+      progress: each ply calls back to the host to advance the bar held in
+        `match.plies.bar` (2 * env.max_turns plies a call).
+
+    Returns:
+      `match(params, solution, key, agent_side) -> dict` of per-batch stats:
+      agent_wins `[B]` bool, mistakes / won_moves / moves `[]` int32 (agent moves only).
+
+    Raises:
+      ValueError: `batch` below 1, or an unknown opponent.
+    """
     batch = checks.static("make_match", "batch", batch, checks.integer(1))
     (opponent,) = _opponents((opponent,), "make_match")
     plies = _PlyCounter()
@@ -138,10 +173,15 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
 
 
 class Rates(dict):
-    """What `evaluate` returns: a plain dict of rates (printed, compared and serialised
-    as one), with the counts behind them in `counts`: `games_per_side` (per opponent),
-    `wins_vs_<opponent>_as_<side>`, `mistakes` and `won_positions` (the agent's moves in
-    positions the exact solver calls won for it: the mistake rate's denominator)."""
+    """What `evaluate` returns: a plain dict of rates (printed, compared and serialised as
+    one), with the counts behind them in `counts`.
+
+    Args:
+      rates: the rates, the dict's items.
+      counts: `games_per_side` (per opponent), `wins_vs_<opponent>_as_<side>`,
+        `mistakes` and `won_positions` (the agent's moves in positions the exact solver
+        calls won for it: the mistake rate's denominator).
+    """
 
     def __init__(self, rates: dict, counts: dict):
         super().__init__(rates)
@@ -160,20 +200,35 @@ def _ply_bar(progress: bool, total: int, cfg: selfplay.SearchConfig):
 def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,
              batch: int = 256, opponents=("random",), matches=None,
              progress: bool = False) -> dict:
-    """Win rates as each side vs each opponent (names from `OPPONENTS`, or one name),
-    and the mistake rate over all games played, graded by `solution` (`exact.solve(env)`).
+    """Win rates as each side vs each opponent, and the mistake rate over all games played,
+    graded by the exact solution.
 
-    Returns {"win_vs_<opponent>_as_evader", "win_vs_<opponent>_as_defender" (for each
-    opponent), "mistake_rate"}: the agent's win rate over `batch` games from the
-    initial position as each side, and the share of its moves in won positions (by
-    the exact solver) that lose the win (0 when it reaches none: see the module
-    docstring). The dict is a `Rates`, whose `.counts` holds the numbers of games,
-    wins, mistakes and won positions behind the rates. `cfg` is the agent's `SearchConfig`
-    (`TrainConfig.search`), not the TrainConfig.
-    `matches` (a dict, by opponent name) caches compiled `make_match`es across calls;
-    a cached match made for another env, search config, network, batch or `progress`
-    is refused by name rather than silently reused. `progress=True` shows a bar over
-    the plies played (opponents x 2 sides x 2 * env.max_turns), for long evaluations."""
+    Args:
+      env: the game's `Params`.
+      cfg: the agent's `SearchConfig` (`TrainConfig.search`), not the TrainConfig.
+      graphdef: the network's static structure.
+      params: the network's parameters.
+      solution: `exact.solve(env)`.
+      key: PRNG key.
+      batch: games per side and opponent (>= 1).
+      opponents: names from `OPPONENTS`, or one name.
+      matches: a dict, by opponent name, caching compiled `make_match`es across calls;
+        a cached match made for another env, search config, network, batch or
+        `progress` is refused by name rather than silently reused.
+      progress: show a bar over the plies played (opponents x 2 sides x 2 *
+        env.max_turns), for long evaluations.
+
+    Returns:
+      A `Rates` dict: "win_vs_<opponent>_as_evader", "win_vs_<opponent>_as_defender"
+      (for each opponent), the agent's win rate over `batch` games from the initial
+      position as each side, and "mistake_rate", the share of its moves in won positions
+      (by the exact solver) that lose the win (0 when it reaches none: see the module
+      docstring); `.counts` holds the numbers behind the rates.
+
+    Raises:
+      ValueError: a bad batch, config, opponent or solution, or a cached match of other
+        settings.
+    """
     # Checked before anything compiles: the batch, the names, and that the solution is
     # of this game (another one's would be graded by clamped, meaningless gathers).
     checks.static("evaluate", "batch", batch, checks.integer(1))
@@ -214,6 +269,15 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
 
 
 def best_rates_vs_random(env: pe.Params) -> dict:
+    """The best win rates any player reaches against uniform random play, as each side
+    (`exact.best_vs_random`): the ceiling of the agent's rates vs random.
+
+    Args:
+      env: the game's `Params`.
+
+    Returns:
+      {"best_vs_random_as_evader": p, "best_vs_random_as_defender": p}.
+    """
     return {"best_vs_random_as_evader": exact.best_vs_random(env, pe.EVADER),
             "best_vs_random_as_defender": exact.best_vs_random(env, pe.DEFENDER)}
 

@@ -43,19 +43,34 @@ class ExactSolution:
     """Values (evader's side, +-1) and action values of every state.
 
     T = max_turns, K = T + 2 detection slots, C = grid_size**2 cells, S = 8 directions,
-    A = 9 actions. Illegal actions have q = NaN. `params` (static) is the game solved;
-    None for a solution built by hand, which is then checked by its shapes alone.
+    A = 9 actions. Illegal actions have q = NaN.
+
+    Attributes:
+      value_evader: `[T+1, K, C, S]` float32, evader to move (t = T: terminal).
+      value_defender: `[T, K, C, S]` float32, defender to move.
+      q_evader: `[T, K, C, S, A]` float32, value after each evader action.
+      q_defender: `[T, K, C, S, A]` float32, value after each defender action.
+      root_value: `[]` float32, value of the initial position.
+      params: the game solved (static); None for a solution built by hand, which is
+        then checked by its shapes alone.
     """
 
-    value_evader: jax.Array  # [T+1, K, C, S] float32, evader to move (t = T: terminal)
-    value_defender: jax.Array  # [T, K, C, S] float32, defender to move
-    q_evader: jax.Array  # [T, K, C, S, A] float32, value after each evader action
-    q_defender: jax.Array  # [T, K, C, S, A] float32, value after each defender action
-    root_value: jax.Array  # [] float32, value of the initial position
+    value_evader: jax.Array
+    value_defender: jax.Array
+    q_evader: jax.Array
+    q_defender: jax.Array
+    root_value: jax.Array
     params: Optional[pe.Params] = dataclasses.field(default=None, metadata=dict(static=True))
 
     def optimal_moves(self, player: int) -> jax.Array:
-        """[T, K, C, S, A] bool: the moves that keep the value of the state."""
+        """The moves that keep the value of the state.
+
+        Args:
+          player: `pe.EVADER` or `pe.DEFENDER`.
+
+        Returns:
+          `[T, K, C, S, A]` bool.
+        """
         q = self.q_evader if player == pe.EVADER else self.q_defender
         v = self.value_evader[:-1] if player == pe.EVADER else self.value_defender
         return q == v[..., None]
@@ -69,10 +84,20 @@ def _shapes(params: pe.Params) -> dict:
 
 
 def check_solution(solution, params: pe.Params, where: str) -> None:
-    """Refuses a solution of another game than `params`: out-of-range gathers clamp, so
-    a 5x5 solution would grade a 3x3 game without an error, and a solution of the same
-    size but other rules (sensor, threshold) would grade it wrongly. Static: the
-    solved Params and the shapes."""
+    """Refuses a solution of another game than `params`.
+
+    Out-of-range gathers clamp, so a 5x5 solution would grade a 3x3 game without an
+    error, and a solution of the same size but other rules (sensor, threshold) would
+    grade it wrongly. Static: the solved Params and the shapes.
+
+    Args:
+      solution: the `ExactSolution`.
+      params: the game's `pe.Params`.
+      where: the public function's name, for the message.
+
+    Raises:
+      ValueError: the solution is of another game, or not an `ExactSolution`.
+    """
     if not isinstance(solution, ExactSolution):
         raise ValueError(f"{where}: solution must be an ExactSolution (exact.solve(params)), "
                          f"got {type(solution).__name__}")
@@ -90,19 +115,26 @@ def check_solution(solution, params: pe.Params, where: str) -> None:
 
 
 def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
-    """Peak memory, in bytes, of `solve(params)` (of the sweep alone, as in
-    `best_vs_random`, when not `solution`).
+    """Peak memory of `solve(params)` (of the sweep alone, as in `best_vs_random`, when not
+    `solution`).
 
-    Derived from `_sweep`: its unit is one float32 [K, C, S] slab, 4*K*C*S bytes. It
+    Derived from `_sweep`: its unit is one float32 `[K, C, S]` slab, 4*K*C*S bytes. It
     holds value_evader (T+1 slabs), value_defender (T) and the two q arrays (9T each,
-    one slab per action): 20T+1 slabs, plus per step a few [K, C, S, A] temporaries
+    one slab per action): 20T+1 slabs, plus per step a few `[K, C, S, A]` temporaries
     (the concatenated and masked q's, the max/min input), budgeted at 6 A-wide slabs.
     `solve` then turns the four arrays into JAX arrays while the NumPy ones are still
     alive (a second 20T+1), and each conversion stages one more copy of the array
     converted (at most a q array, 9T). Checked against the growth of ru_maxrss:
-    goal_variant(21) estimated 366 MiB, measured 346 MiB (its sweep alone 160 and
-    158 MiB); goal_variant(41) 4.66 GiB and 4.55 GiB; the base rules on 41x41 1.14
-    and 1.07 GiB.
+    goal_variant(21) estimated 366 MiB, measured 346 MiB (its sweep alone 160 and 158
+    MiB); goal_variant(41) 4.66 GiB and 4.55 GiB; the base rules on 41x41 1.14 and 1.07
+    GiB.
+
+    Args:
+      params: the game's `pe.Params`.
+      solution: count the solution's arrays too (`solve`), not the sweep alone.
+
+    Returns:
+      Bytes, an int.
     """
     t = params.max_turns
     slab = 4 * (t + 2) * params.num_cells * pe.NUM_DIRS
@@ -111,9 +143,18 @@ def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
 
 
 class TooLarge(ValueError):
-    """A game whose arrays would exceed `max_bytes`: `problem` says so (without the
-    advice the message adds), `need` is the estimate in bytes. A ValueError, so callers
-    that catch those still do."""
+    """A game whose arrays would exceed `max_bytes`. A ValueError, so callers that catch
+    those still do.
+
+    Args:
+      where: the function refusing, named in the advice.
+      problem: what is too large, without the advice the message adds.
+      need: the estimate in bytes.
+
+    Attributes:
+      problem: as given.
+      need: as given.
+    """
 
     def __init__(self, where: str, problem: str, need: int):
         super().__init__(f"{problem} Raise max_bytes if that fits ({where}(..., "
@@ -185,10 +226,19 @@ def _sweep(params: pe.Params, evader_mode: str, defender_mode: str):
 
 
 def solve(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ExactSolution:
-    """Solves the game exactly (minimax, evader maximises).
+    """Solves the game exactly (minimax, evader maximises) by backward induction.
 
-    Refuses with a ValueError, before allocating, a game whose solution would need
-    more than `max_bytes` (`estimate_bytes`; default 4 GiB)."""
+    Args:
+      params: the game's `pe.Params`.
+      max_bytes: refuse, before allocating, a game needing more memory than this
+        (`estimate_bytes`).
+
+    Returns:
+      The `ExactSolution`.
+
+    Raises:
+      TooLarge: the solution would need more than `max_bytes` (a ValueError).
+    """
     _check_size(params, max_bytes, "solve", solution=True)
     v_e, v_d, q_e, q_d = _sweep(params, "max", "min")
     x, y = params.start
@@ -200,8 +250,22 @@ def solve(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ExactSolu
 
 def best_vs_random(params: pe.Params, side: int, *,
                    max_bytes: int = DEFAULT_MAX_BYTES) -> float:
-    """Highest win probability of `side` (0 evader, 1 defender) against uniform random
-    play, from the initial position. `max_bytes` as in `solve`."""
+    """Highest win probability of `side` against uniform random play, from the initial
+    position.
+
+    Args:
+      params: the game's `pe.Params`.
+      side: 0 (evader) or 1 (defender).
+      max_bytes: refuse, before allocating, a game needing more memory than this
+        (`estimate_bytes`).
+
+    Returns:
+      The probability, a float.
+
+    Raises:
+      ValueError: `side` is neither 0 nor 1.
+      TooLarge: the sweep would need more than `max_bytes`.
+    """
     side = checks.static("best_vs_random", "side", side, checks.Rule(
         checks.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
         "must be 0 (evader) or 1 (defender)"))
@@ -215,9 +279,20 @@ def best_vs_random(params: pe.Params, side: int, *,
 
 
 def random_vs_random(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -> float:
-    """Probability that the evader wins when both sides play uniformly at random,
-    computed in float32 (within ~1e-7: the default game's 0.99999992 reads 1.0).
-    `max_bytes` as in `solve`."""
+    """Probability that the evader wins when both sides play uniformly at random, computed
+    in float32 (within ~1e-7: the default game's 0.99999992 reads 1.0).
+
+    Args:
+      params: the game's `pe.Params`.
+      max_bytes: refuse, before allocating, a game needing more memory than this
+        (`estimate_bytes`).
+
+    Returns:
+      The probability, a float.
+
+    Raises:
+      TooLarge: the sweep would need more than `max_bytes`.
+    """
     _check_size(params, max_bytes, "random_vs_random", solution=False)
     v_e, _, _, _ = _sweep(params, "mean", "mean")
     x, y = params.start
@@ -225,13 +300,34 @@ def random_vs_random(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -
 
 
 def state_index(params: pe.Params, state: pe.State):
-    """(t, k, c, s) indices of `state` ([] or batched [B] int32 each)."""
+    """The indices of `state` into the solution's arrays.
+
+    Args:
+      params: the game's `pe.Params`.
+      state: a game state, unbatched or batched `[B]`.
+
+    Returns:
+      (t, k, c, s): turn, detections (capped), cell and sensor direction, `[]` or `[B]`
+      int32 each.
+    """
     k = jnp.minimum(state.detections, params.max_turns + 1)
     return state.turn, k, state.cell, state.sensor
 
 
 def state_value(solution: ExactSolution, params: pe.Params, state: pe.State) -> jax.Array:
-    """Exact evader-side value of `state` ([] or [B] float32); jit/vmap-able."""
+    """Exact evader-side value of `state`; jit/vmap-able.
+
+    Args:
+      solution: the `ExactSolution` of `params`.
+      params: the game's `pe.Params`.
+      state: a game state, unbatched or batched `[B]`.
+
+    Returns:
+      `[]` or `[B]` float32.
+
+    Raises:
+      ValueError: a solution of another game.
+    """
     check_solution(solution, params, "state_value")
     t, k, c, s = state_index(params, state)
     t_d = jnp.minimum(t, params.max_turns - 1)
@@ -243,7 +339,17 @@ def is_mistake(solution: ExactSolution, params: pe.Params, state: pe.State,
                action: jax.Array) -> jax.Array:
     """True where `action` turns a won position (for the mover) into a lost one.
 
-    Shapes: `state` unbatched or batched [B], `action` [] or [B] -> [] or [B] bool.
+    Args:
+      solution: the `ExactSolution` of `params`.
+      params: the game's `pe.Params`.
+      state: a game state, unbatched or batched `[B]`.
+      action: `[]` or `[B]` the mover's action.
+
+    Returns:
+      `[]` or `[B]` bool; False at terminated states.
+
+    Raises:
+      ValueError: a solution of another game.
     """
     check_solution(solution, params, "is_mistake")
     t, k, c, s = state_index(params, state)

@@ -20,7 +20,14 @@ from flax import nnx
 
 
 class PolicyValueNet(nnx.Module):
-    """MLP trunk -> (policy logits [B, A], value in (-1, 1) [B])."""
+    """MLP trunk -> (policy logits `[B, A]`, value in (-1, 1) `[B]`).
+
+    Args:
+      obs_size: the observation's width.
+      num_actions: A.
+      hidden: the trunk's layer widths.
+      rngs: the initialisation's random streams.
+    """
 
     def __init__(self, obs_size: int, num_actions: int, hidden: Sequence[int], *,
                  rngs: nnx.Rngs):
@@ -38,17 +45,38 @@ class PolicyValueNet(nnx.Module):
 
 def init_params(obs_size: int, num_actions: int = 9, hidden: Sequence[int] = (128, 128, 128),
                 seed: int = 0):
-    """Builds the network. Returns (graphdef, params): the static structure (hashable;
-    pass it statically or close over it) and the parameter pytree (an `nnx.State`)."""
+    """Builds the network.
+
+    Args:
+      obs_size: the observation's width.
+      num_actions: A.
+      hidden: the trunk's layer widths.
+      seed: the initialisation's seed.
+
+    Returns:
+      (graphdef, params): the static structure (hashable; pass it statically or close
+      over it) and the parameter pytree (an `nnx.State`).
+    """
     model = PolicyValueNet(obs_size, num_actions, tuple(hidden), rngs=nnx.Rngs(seed))
     graphdef, params = nnx.split(model, nnx.Param)
     return graphdef, params
 
 
 def apply(graphdef, params, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
-    """Evaluates the network: obs [B, obs_size] -> (logits [B, A], value [B]). An
-    observation of another width than the network's input (another game's) is refused
-    by name, from the shapes alone, instead of failing inside the first matrix product."""
+    """Evaluates the network.
+
+    Args:
+      graphdef: the static structure from `init_params`.
+      params: the parameters.
+      obs: `[B, obs_size]` observations.
+
+    Returns:
+      (logits `[B, A]`, value `[B]`).
+
+    Raises:
+      ValueError: an observation of another width than the network's input (another
+        game's), refused from the shapes alone.
+    """
     model = nnx.merge(graphdef, params)
     width = (model.trunk[0] if len(model.trunk) else model.policy_head).in_features
     if np.shape(obs)[-1:] != (width,):
@@ -58,8 +86,16 @@ def apply(graphdef, params, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
 
 
 def masked_logits(logits: jax.Array, legal: jax.Array) -> jax.Array:
-    """Logits with illegal actions pushed to the dtype's minimum (never -inf, so a
-    softmax over an all-illegal row stays finite). Shapes [..., A]."""
+    """Logits with illegal actions pushed to the dtype's minimum (never -inf, so a softmax
+    over an all-illegal row stays finite).
+
+    Args:
+      logits: `[..., A]`.
+      legal: `[..., A]` bool.
+
+    Returns:
+      `[..., A]`, the legal maximum at 0.
+    """
     logits = logits - jnp.max(logits, axis=-1, keepdims=True)
     return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
 

@@ -38,16 +38,17 @@ from jaxsolve.games import pursuit_evasion as pe
 class SearchConfig:
     """Static search settings (hashable; checked on construction by the policies' rules).
 
-    * `num_simulations`: simulations per move (default 32).
-    * `kind`: "gumbel" (`mcts.gumbel_policy`, the default) or "puct"
-      (`mcts.alphazero_policy`).
-    * `dirichlet_fraction`, `dirichlet_alpha`: PUCT's root noise.
-    * `gumbel_scale`: the scale of Gumbel's root noise (0 turns it off).
-    * `max_num_considered_actions`: the root actions Sequential Halving starts with.
+    Attributes:
+      num_simulations: simulations per move (>= 1).
+      kind: "gumbel" (`mcts.gumbel_policy`) or "puct" (`mcts.alphazero_policy`).
+      dirichlet_fraction: PUCT's root noise weight.
+      dirichlet_alpha: PUCT's root noise concentration.
+      gumbel_scale: the scale of Gumbel's root noise (0 turns it off).
+      max_num_considered_actions: the root actions Sequential Halving starts with.
     """
 
     num_simulations: int = 32
-    kind: str = "gumbel"  # "gumbel" | "puct"
+    kind: str = "gumbel"
     dirichlet_fraction: float = 0.25
     dirichlet_alpha: float = 0.3
     gumbel_scale: float = 1.0
@@ -64,14 +65,38 @@ class SearchConfig:
 
 
 def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> mcts.RootFnOutput:
-    """Root for a batch of states [B]."""
+    """The search's root for a batch of states.
+
+    Args:
+      graphdef: the network's static structure (`network.init_params`).
+      env: the game's `Params`.
+      net_params: the network's parameters.
+      state: a batch of game states `[B]`.
+
+    Returns:
+      The `mcts.RootFnOutput`; the embedding is the state itself.
+    """
     logits, value = network.apply(graphdef, net_params, state.observation)
     mask = state.legal_action_mask
     return mcts.RootFnOutput(network.masked_logits(logits, mask), value, state, mask)
 
 
 def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.State):
-    """mctx-style model step: action [B], state [B] -> (RecurrentFnOutput, state)."""
+    """The model step of the search: plays `action` and evaluates the new states with the
+    network.
+
+    Args:
+      graphdef: the network's static structure (`network.init_params`).
+      env: the game's `Params`.
+      net_params: the network's parameters.
+      key: unused (the game is deterministic).
+      action: `[B]` int32 actions.
+      state: a batch of game states `[B]`.
+
+    Returns:
+      (`mcts.RecurrentFnOutput`, the new states `[B]`): the mover's reward, discount -1
+      (alternating players) or 0 into a terminal state.
+    """
     del key
     mover = state.current_player
     nxt = jax.vmap(functools.partial(pe.step, env))(state, action)
@@ -87,8 +112,22 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
 
 def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, state: pe.State,
                *, noise: bool = True, temperature: float = 1.0) -> mcts.PolicyOutput:
-    """Searches from a batch of states [B]. `noise=False` turns off the Dirichlet /
-    Gumbel noise (evaluation); PUCT then plays the most visited move."""
+    """Searches from a batch of states.
+
+    Args:
+      graphdef: the network's static structure (`network.init_params`).
+      env: the game's `Params`.
+      cfg: the `SearchConfig`.
+      net_params: the network's parameters.
+      key: PRNG key.
+      state: a batch of game states `[B]`.
+      noise: False turns off the Dirichlet / Gumbel noise (evaluation); PUCT then plays
+        the most visited move.
+      temperature: PUCT's action temperature (with noise).
+
+    Returns:
+      The `mcts.PolicyOutput`, fields `[B]` and `[B, A]`.
+    """
     root = root_fn(graphdef, env, net_params, state)
     rec = functools.partial(recurrent_fn, graphdef, env)
     depth = 2 * env.max_turns
@@ -104,21 +143,49 @@ def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, sta
 
 
 class Trajectory(NamedTuple):
-    """Self-play data, time-major: [P, B] where P = 2 * max_turns plies."""
+    """Self-play data, time-major: `[P, B]` where P = 2 * max_turns plies.
 
-    observation: jax.Array  # [P, B, obs_size]
-    policy: jax.Array  # [P, B, A] search policy target
-    player: jax.Array  # [P, B] int32 mover
-    outcome: jax.Array  # [B] final reward of the evader
-    valid: Optional[jax.Array] = None  # [P, B] bool, ply before the game's end (None: all)
-    from_start: Optional[jax.Array] = None  # [B] bool, game began at the initial position
+    Attributes:
+      observation: `[P, B, obs_size]` the mover's observations.
+      policy: `[P, B, A]` the search's policy targets.
+      player: `[P, B]` int32, the mover.
+      outcome: `[B]` the evader's final reward.
+      valid: `[P, B]` bool, plies before the game's end; None: all.
+      from_start: `[B]` bool, the game began at the initial position; None: all did.
+    """
+
+    observation: jax.Array
+    policy: jax.Array
+    player: jax.Array
+    outcome: jax.Array
+    valid: Optional[jax.Array] = None
+    from_start: Optional[jax.Array] = None
 
 
 def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: int,
          temperature_moves: int = 4, explore_fraction: float = 0.0) -> Trajectory:
-    """Plays `batch` self-play games to the end. The first
-    `round(explore_fraction * batch)` games start from `pe.exploring_start` (static
-    count); with none, every game has the fixed length and `valid` is None."""
+    """Plays `batch` self-play games to the end, in lockstep under `lax.scan`.
+
+    The first `round(explore_fraction * batch)` games start from `pe.exploring_start`
+    (static count); with none, every game has the fixed length and `valid` is None.
+
+    Args:
+      graphdef: the network's static structure (`network.init_params`).
+      env: the game's `Params`.
+      cfg: the `SearchConfig`.
+      net_params: the network's parameters.
+      key: PRNG key.
+      batch: B, games (static, >= 1).
+      temperature_moves: the first plies sample from the search policy; the later ones
+        take the search's move.
+      explore_fraction: the fraction of games from exploring starts.
+
+    Returns:
+      The `Trajectory`.
+
+    Raises:
+      ValueError: `batch` is not an integer >= 1.
+    """
     batch = checks.static("play", "batch", batch, checks.integer(1))
     plies = 2 * env.max_turns
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
@@ -155,16 +222,34 @@ def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: in
 
 # ---------------------------------------------------------------------- replay buffer
 class Buffer(NamedTuple):
-    """Ring buffer of training examples on the device."""
+    """Ring buffer of training examples on the device.
 
-    observation: jax.Array  # [M, obs_size]
-    policy: jax.Array  # [M, A]
-    value: jax.Array  # [M] outcome from the mover's side
-    size: jax.Array  # [] int32, filled entries
-    pos: jax.Array  # [] int32, next write position
+    Attributes:
+      observation: `[M, obs_size]` observations.
+      policy: `[M, A]` policy targets.
+      value: `[M]` outcome from the mover's side.
+      size: `[]` int32, filled entries.
+      pos: `[]` int32, next write position.
+    """
+
+    observation: jax.Array
+    policy: jax.Array
+    value: jax.Array
+    size: jax.Array
+    pos: jax.Array
 
 
 def buffer_init(capacity: int, obs_size: int, num_actions: int = pe.NUM_ACTIONS) -> Buffer:
+    """An empty buffer.
+
+    Args:
+      capacity: M, the examples it holds.
+      obs_size: the observation's width.
+      num_actions: A.
+
+    Returns:
+      The `Buffer`, zeros, float32.
+    """
     return Buffer(jnp.zeros((capacity, obs_size), jnp.float32),
                   jnp.zeros((capacity, num_actions), jnp.float32),
                   jnp.zeros((capacity,), jnp.float32), jnp.int32(0), jnp.int32(0))
@@ -172,7 +257,15 @@ def buffer_init(capacity: int, obs_size: int, num_actions: int = pe.NUM_ACTIONS)
 
 def buffer_add(buf: Buffer, traj: Trajectory) -> Buffer:
     """Appends every valid ply of `traj` (P * B examples, time-major, fewer where
-    `traj.valid` says so), overwriting the oldest."""
+    `traj.valid` says so), overwriting the oldest.
+
+    Args:
+      buf: the buffer.
+      traj: a `Trajectory`.
+
+    Returns:
+      The new `Buffer`.
+    """
     sign = jnp.where(traj.player == pe.EVADER, 1.0, -1.0)
     value = (sign * traj.outcome[None, :]).reshape(-1)
     obs = traj.observation.reshape((-1, traj.observation.shape[-1]))
@@ -200,7 +293,16 @@ def buffer_add(buf: Buffer, traj: Trajectory) -> Buffer:
 
 
 def buffer_sample(buf: Buffer, key, batch: int):
-    """Uniform minibatch (obs [b, obs_size], policy [b, A], value [b]) of filled rows."""
+    """A uniform minibatch of filled rows.
+
+    Args:
+      buf: the buffer.
+      key: PRNG key.
+      batch: b, examples drawn (with replacement).
+
+    Returns:
+      (obs `[b, obs_size]`, policy `[b, A]`, value `[b]`).
+    """
     idx = jax.random.randint(key, (batch,), 0, jnp.maximum(buf.size, 1))
     return buf.observation[idx], buf.policy[idx], buf.value[idx]
 

@@ -29,17 +29,23 @@ from jaxsolve.mcts._tree import RootFnOutput, node_view
 
 
 class PolicyOutput(NamedTuple):
-    """What a policy returns, as mctx's does: `action` [B] int32 (the move to play),
-    `action_weights` [B, A] (the policy target: visit frequencies for PUCT,
-    softmax(logits + completed Q) for Gumbel), `visit_counts` [B, A] int32 at the root,
-    `qvalues` [B, A] (the root's q-values, from the root player's side; 0 where
-    unvisited) and `value` [B] (the root's value after the search)."""
+    """What a policy returns, as mctx's does.
 
-    action: jax.Array  # [B] int32
-    action_weights: jax.Array  # [B, A] policy target
-    visit_counts: jax.Array  # [B, A] int32 at the root
-    qvalues: jax.Array  # [B, A] root q-values (0 where unvisited)
-    value: jax.Array  # [B] root value after search
+    Attributes:
+      action: `[B]` int32, the move to play.
+      action_weights: `[B, A]` the policy target: visit frequencies for PUCT,
+        softmax(logits + completed Q) for Gumbel.
+      visit_counts: `[B, A]` int32 visit counts at the root.
+      qvalues: `[B, A]` the root's q-values, from the root player's side; 0 where
+        unvisited.
+      value: `[B]` the root's value after the search.
+    """
+
+    action: jax.Array
+    action_weights: jax.Array
+    visit_counts: jax.Array
+    qvalues: jax.Array
+    value: jax.Array
 
 
 # What each of the policies' settings must be (a caller's config checks its own fields
@@ -91,11 +97,33 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
                      pb_c_base: float = 19652.0, temperature: float = 1.0,
                      max_depth: Optional[int] = None) -> PolicyOutput:
     """AlphaZero search: PUCT everywhere, Dirichlet noise mixed into the root prior.
+
     The action is sampled from visit_counts ** (1 / temperature) (argmax at 0); the
     policy target is the visit distribution; with `num_simulations=0` (no visit) it is
-    the root prior, noise included, and the action is drawn from that. Shapes as in
-    `RootFnOutput`. A setting out of its range (`SETTINGS`) raises ValueError naming it.
-    A terminal root's output (no legal action) is meaningless."""
+    the root prior, noise included, and the action is drawn from that. A terminal root's
+    output (no legal action) is meaningless.
+
+    Args:
+      params: the model's parameters, passed to `recurrent_fn` as they are.
+      key: PRNG key of the search (noise, sampled actions, `recurrent_fn`'s keys).
+      root: the `RootFnOutput` of B roots with A actions.
+      recurrent_fn: `(params, key, action [B], embedding) -> (RecurrentFnOutput,
+        embedding)`, the model.
+      num_simulations: simulations per root, an int >= 0.
+      dirichlet_fraction: weight of the Dirichlet noise in the root prior, in [0, 1].
+      dirichlet_alpha: the Dirichlet's concentration, > 0.
+      pb_c_init: PUCT's exploration constant, >= 0.
+      pb_c_base: PUCT's visit scale, > 0.
+      temperature: of the action's sampling, >= 0 (0: the most visited).
+      max_depth: caps the walks at this many edges (an int >= 1); None for no cap.
+
+    Returns:
+      The `PolicyOutput`.
+
+    Raises:
+      ValueError: a setting out of its range (`SETTINGS`), named; a root or model of
+        inconsistent shapes.
+    """
     num_simulations = checks.num_simulations(num_simulations, "alphazero_policy")
     b, a = checks.root(root, "alphazero_policy")
     dirichlet_fraction, dirichlet_alpha, pb_c_init, pb_c_base, temperature, max_depth = _settings(
@@ -139,16 +167,36 @@ def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Call
                   gumbel_scale: float = 1.0, max_depth: Optional[int] = None,
                   wave_sizes: Union[str, Sequence[int]] = ()) -> PolicyOutput:
     """Gumbel AlphaZero: Sequential Halving with Gumbel at the root, deterministic
-    improved-policy selection inside. The policy target is
-    softmax(logits + completed Q); the action is the best surviving root action.
+    improved-policy selection inside.
 
-    `wave_sizes` (static; default none): the search runs in waves (`gumbel_waves`)
-    when every non-terminal root considers the same number m of actions and m is one
-    of these (a sequence, or one integer), else one simulation at a time; `"auto"`
-    means the most there can be, min(max_num_considered_actions, A). Both give the
-    same visit counts; each wave size compiles one more search (waves pay on
-    accelerators, not on a CPU: see `search`). A
-    terminal root's output (no legal action) is meaningless either way."""
+    The policy target is softmax(logits + completed Q); the action is the best surviving
+    root action. A terminal root's output (no legal action) is meaningless.
+
+    Args:
+      params: the model's parameters, passed to `recurrent_fn` as they are.
+      key: PRNG key of the search (noise, sampled actions, `recurrent_fn`'s keys).
+      root: the `RootFnOutput` of B roots with A actions.
+      recurrent_fn: `(params, key, action [B], embedding) -> (RecurrentFnOutput,
+        embedding)`, the model.
+      num_simulations: simulations per root, an int >= 0.
+      max_num_considered_actions: the most root actions Sequential Halving considers
+        (static, >= 1).
+      gumbel_scale: scale of the Gumbel noise, >= 0 (0: none drawn).
+      max_depth: caps the walks at this many edges (an int >= 1); None for no cap.
+      wave_sizes: (static; default none) the search runs in waves (`gumbel_waves`)
+        when every non-terminal root considers the same number m of actions and m is one
+        of these (a sequence, or one integer), else one simulation at a time; "auto"
+        means the most there can be, min(max_num_considered_actions, A). Both give the
+        same visit counts; each wave size compiles one more search (waves pay on
+        accelerators, not on a CPU: see `search`).
+
+    Returns:
+      The `PolicyOutput`.
+
+    Raises:
+      ValueError: a setting out of its range (`SETTINGS`), named; a root or model of
+        inconsistent shapes.
+    """
     num_simulations = checks.num_simulations(num_simulations, "gumbel_policy")
     _, a = checks.root(root, "gumbel_policy")
     max_num_considered_actions = checks.static(

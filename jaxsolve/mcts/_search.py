@@ -126,14 +126,22 @@ def _dropped(b, m, slot):
 # ---------------------------------------------------------------- the initial tree
 def init_tree(root: RootFnOutput, num_simulations: int,
               layout: Optional[packing.Packing]) -> Tree:
-    """The tree before any simulation: room for `num_simulations` + 1 nodes, the root's
-    row (one visit, its value, terminal if it has no legal action), its logits (the
-    dtype minimum where illegal), every edge unexpanded.
+    """The tree before any simulation: room for `num_simulations` + 1 nodes, the root's row
+    (one visit, its value, terminal if it has no legal action), its logits (the dtype
+    minimum where illegal), every edge unexpanded.
 
-    Shapes (B roots, A actions, N = num_simulations + 1 nodes): nodes [B, N + 1, 8],
-    children [B, N, A], logits [B, N, A]; the embeddings in their stored form, each
-    leaf of `root.embedding` [B, ...] becoming [N, B, ...] packed by `layout`
-    (`_packing.pack`), or [B, N, ...] as it is when `layout` is None."""
+    Args:
+      root: the `RootFnOutput` of B roots with A actions.
+      num_simulations: the simulations to come; N = num_simulations + 1 nodes.
+      layout: how embeddings are stored packed (`_packing.plan_packing`), or None to
+        store them as they are.
+
+    Returns:
+      The `Tree`: nodes `[B, N + 1, 8]`, children `[B, N, A]`, logits `[B, N, A]`; the
+      embeddings in their stored form, each leaf of `root.embedding` `[B, ...]`
+      becoming `[N, B, ...]` packed by `layout` (`_packing.pack`), or `[B, N, ...]` as
+      it is when `layout` is None.
+    """
     b, a = root.prior_logits.shape
     dt = root.value.dtype
     n_nodes = num_simulations + 1
@@ -197,14 +205,22 @@ def _descend(carry, tree, interior_select, max_depth):
 
 def select_path(tree: Tree, root_logits: jax.Array, root_select: Callable,
                 interior_select: Callable, width: int, max_depth: int) -> Path:
-    """The `width` walks of a wave (static, 1 but in waves) from the root down to an
-    unexpanded edge, a terminal node or `max_depth` edges (a static int >= 1).
+    """The `width` walks of a wave from the root down to an unexpanded edge, a terminal
+    node or `max_depth` edges.
 
-    `root_logits` [A, B] are the root's stored logits, actions-major
-    (`tree.logits[:, ROOT].T`). `root_select(view)` returns actions [B], and with
-    `width` > 1 `root_select(view, width=width)` returns `width` distinct actions
-    [B, width]; `interior_select(view)` returns actions [B]. Returns the `Path`, each
-    field [B, width]."""
+    Args:
+      tree: the search tree.
+      root_logits: `[A, B]` the root's stored logits, actions-major
+        (`tree.logits[:, ROOT].T`).
+      root_select: `(view) -> [B]` actions, and with `width` > 1
+        `(view, width=width) -> [B, width]` distinct actions.
+      interior_select: `(view) -> [B]` actions below the root.
+      width: walks per wave (static; 1 but in waves).
+      max_depth: the most edges a walk takes (a static int >= 1).
+
+    Returns:
+      The `Path`, each field `[B, width]`.
+    """
     nodes, children = tree.nodes, tree.children
     with jax.named_scope("root_select"):
         root_view = view(gather_children(nodes, children[:, ROOT].T), root_logits,
@@ -241,21 +257,29 @@ def fetch_embeddings(embeddings, parent: jax.Array, layout: Optional[packing.Pac
 
 def expand(tree: Tree, sim, path: Path, out: RecurrentFnOutput, embedding,
            layout: Optional[packing.Packing]) -> tuple:
-    """Stores what the model returned for the walks of the wave that starts at
-    simulation `sim` (an int, traced in the loop): new node ids sim + 1 ... sim + k.
+    """Stores what the model returned for the walks of the wave that starts at simulation
+    `sim`: new node ids sim + 1 ... sim + k.
 
-    `path` is `select_path`'s ([B, k] fields); `out` and `embedding` the model's
-    outputs on the B * k rows (`RecurrentFnOutput` fields [B * k] and [B * k, A], the
-    embedding's leaves [B * k, ...]). Writes every new node's logits and embedding
-    (rows sim + 1 ...; unused where the walk ended at an existing node) and links the
-    new nodes under their parents in `children`. `tree.nodes` is left as it is: the
-    leaf's row is returned for `backup` to write with its parent's.
+    Writes every new node's logits and embedding (rows sim + 1 ...; unused where the walk
+    ended at an existing node) and links the new nodes under their parents in
+    `children`. `tree.nodes` is left as it is: the leaf's row is returned for `backup` to
+    write with its parent's. The leaf's q is computed from the values the row is made
+    of, not read back from the row, so that XLA fuses the row into the scatter that
+    writes it instead of materialising it for a second reader.
 
-    Returns (tree, `Leaf`): a new node's row has one visit, q = reward + discount *
-    value, the value 0 at a terminal state; an existing node's is its row with one
-    more visit. The leaf's q is computed from the values the row is made of, not read
-    back from the row, so that XLA fuses the row into the scatter that writes it
-    instead of materialising it for a second reader."""
+    Args:
+      tree: the search tree.
+      sim: the wave's first simulation, an int (traced in the loop).
+      path: `select_path`'s, `[B, k]` fields.
+      out: the model's `RecurrentFnOutput` on the B * k rows (fields `[B * k]` and
+        `[B * k, A]`).
+      embedding: the model's new embeddings, leaves `[B * k, ...]`.
+      layout: the embeddings' packing, or None.
+
+    Returns:
+      (tree, `Leaf`): a new node's row has one visit, q = reward + discount * value, the
+      value 0 at a terminal state; an existing node's is its row with one more visit.
+    """
     b, n_nodes, a = tree.children.shape
     k = path.parent.shape[1]
     dt = tree.nodes.dtype
@@ -345,14 +369,21 @@ def _update_root(nodes, returns):
 
 
 def backup(nodes: jax.Array, path: Path, leaf: Leaf) -> jax.Array:
-    """Backs the wave's returns up from its leaves to the root; returns the nodes
-    [B, N + 1, 8].
+    """Backs the wave's returns up from its leaves to the root.
 
-    `leaf` is `expand`'s, `path` `select_path`'s ([B, k] fields). The leaf's row is
-    written with its parent's in one scatter: the parent (unless it is the root)
-    takes the leaf's q = reward + discount * value; then `_climb`
-    carries q <- reward + discount * q up to the root's child, and `_update_root`
-    gives the root all k returns at once."""
+    The leaf's row is written with its parent's in one scatter: the parent (unless it is
+    the root) takes the leaf's q = reward + discount * value; then `_climb` carries
+    q <- reward + discount * q up to the root's child, and `_update_root` gives the root
+    all k returns at once.
+
+    Args:
+      nodes: `[B, N + 1, 8]` the tree's node statistics.
+      path: `select_path`'s, `[B, k]` fields.
+      leaf: `expand`'s, `[B, k]` fields.
+
+    Returns:
+      The nodes `[B, N + 1, 8]` after the backup.
+    """
     b, m, _ = nodes.shape
     k = leaf.node.shape[1]
     parent = path.parent
@@ -378,10 +409,26 @@ def backup(nodes: jax.Array, path: Path, leaf: Leaf) -> jax.Array:
 def simulate(params, key: jax.Array, recurrent_fn: Callable, tree: Tree, sim, *, width: int,
              root_logits: jax.Array, root_select: Callable, interior_select: Callable,
              max_depth: int, layout: Optional[packing.Packing]) -> Tree:
-    """The `width` simulations sim ... sim + width - 1 (`sim` an int, traced in the
-    loop): `select_path`, `fetch_embeddings`, one model call on B * width rows with the
-    key `fold_in(key, sim)`, `expand` and `backup`. Arguments as in those functions
-    and `search`; returns the tree."""
+    """The `width` simulations sim ... sim + width - 1: `select_path`, `fetch_embeddings`,
+    one model call on B * width rows with the key `fold_in(key, sim)`, `expand` and
+    `backup`.
+
+    Args:
+      params: the model's parameters.
+      key: the search's PRNG key.
+      recurrent_fn: the model, as in `search`.
+      tree: the search tree.
+      sim: the first simulation's index, an int (traced in the loop).
+      width: simulations in this wave (static).
+      root_logits: `[A, B]` as in `select_path`.
+      root_select: as in `select_path`.
+      interior_select: as in `select_path`.
+      max_depth: as in `select_path`.
+      layout: the embeddings' packing, or None.
+
+    Returns:
+      The tree after the simulations.
+    """
     with jax.named_scope("walk"):
         path = select_path(tree, root_logits, root_select, interior_select, width, max_depth)
     with jax.named_scope("fetch"):
@@ -411,25 +458,63 @@ def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *
            max_depth: Optional[int] = None, plan: Optional[Plan] = None) -> Tree:
     """Runs `num_simulations` simulations from `root` and returns the tree.
 
-    `root` is a `RootFnOutput` (B roots, A actions); `recurrent_fn(params, key,
-    action [B], embedding) -> (RecurrentFnOutput, embedding)`. `root_select` /
-    `interior_select` map a `NodeView` to actions [B] (`puct_select`, or
-    `gumbel_root_select` and `gumbel_interior_select`). `max_depth` (None or an
-    int >= 1, in edges) caps the walk; a walk stopped by the cap, or by a terminal
-    node, backs up the value stored at the node it reached instead of expanding a new
-    one. The returned tree has room for num_simulations + 1 nodes, embeddings
-    [B, N, ...].
+    A walk stopped by `max_depth`, or by a terminal node, backs up the value stored at
+    the node it reached instead of expanding a new one.
 
-    `plan` (static; default one simulation at a time) groups the simulations into
-    waves: a tuple of (width, count) segments, `count` waves of `width` simulations,
-    in order, summing to `num_simulations`. The `width` walks of a wave start together
-    through the distinct root actions `root_select(view, width=width)` returns
-    ([B, width]), descend in lockstep, expand in one model call on B * width rows and
-    back up together. That equals running them one after another exactly when no walk
-    of a wave can change another's root action: below the root they share no node,
-    so only the root's choice could couple them (`gumbel_waves` says when it cannot).
-    The root's value then averages the wave's returns in one sum (rounding may differ
-    from one at a time in the last bit); visit counts and every other node are equal.
+    `plan` (static; default one simulation at a time) groups the simulations into waves:
+    a tuple of (width, count) segments, `count` waves of `width` simulations, in order,
+    summing to `num_simulations`. The `width` walks of a wave start together through the
+    distinct root actions `root_select(view, width=width)` returns (`[B, width]`),
+    descend in lockstep, expand in one model call on B * width rows and back up
+    together. That equals running them one after another exactly when no walk of a wave
+    can change another's root action: below the root they share no node, so only the
+    root's choice could couple them (`gumbel_waves` says when it cannot). The root's
+    value then averages the wave's returns in one sum (rounding may differ from one at a
+    time in the last bit); visit counts and every other node are equal.
+
+    Args:
+      params: the model's parameters, passed to `recurrent_fn` as they are.
+      key: PRNG key; simulation i calls the model with `fold_in(key, i)`.
+      root: the `RootFnOutput` of B roots with A actions.
+      recurrent_fn: `(params, key, action [B], embedding) -> (RecurrentFnOutput,
+        embedding)`.
+      num_simulations: an int >= 0.
+      root_select: `NodeView -> [B]` actions at the root (`puct_select`, or
+        `gumbel_root_select`).
+      interior_select: `NodeView -> [B]` actions below it (`puct_select`, or
+        `gumbel_interior_select`).
+      max_depth: caps the walk (None or an int >= 1, in edges).
+      plan: the waves, see above.
+
+    Returns:
+      The `Tree`, with room for num_simulations + 1 nodes, embeddings `[B, N, ...]`.
+
+    Raises:
+      ValueError: a bad count, depth or plan; a root or model of inconsistent shapes;
+        a batch too large for int32 indices.
+
+    Examples:
+      A bandit: action 1 pays 1, action 0 nothing, and either ends the game.
+
+      >>> import jax
+      >>> import jax.numpy as jnp
+      >>> from jaxsolve import mcts
+      >>> def recurrent_fn(params, key, action, embedding):
+      ...     b = action.shape[0]
+      ...     out = mcts.RecurrentFnOutput(
+      ...         reward=action.astype(jnp.float32), discount=jnp.zeros(b, jnp.float32),
+      ...         prior_logits=jnp.zeros((b, 2), jnp.float32), value=jnp.zeros(b, jnp.float32),
+      ...         legal_action_mask=jnp.zeros((b, 2), bool))
+      ...     return out, embedding
+      >>> root = mcts.RootFnOutput(
+      ...     prior_logits=jnp.zeros((1, 2), jnp.float32), value=jnp.zeros(1, jnp.float32),
+      ...     embedding=jnp.zeros(1, jnp.float32), legal_action_mask=jnp.ones((1, 2), bool))
+      >>> run = jax.jit(lambda root: mcts.search(
+      ...     None, jax.random.PRNGKey(0), root, recurrent_fn, num_simulations=8,
+      ...     root_select=mcts.puct_select, interior_select=mcts.puct_select))
+      >>> tree = run(root)
+      >>> tree.children_visits[:, 0].tolist()   # [B, A] at the root
+      [[1, 7]]
     """
     num_simulations = checks.num_simulations(num_simulations, "search")
     b, a = checks.root(root, "search")

@@ -31,18 +31,29 @@ import jax.numpy as jnp
 class NodeView(NamedTuple):
     """Statistics of one node per batch element, gathered for action selection.
 
-    Actions-major: the per-action arrays are [A, B] (not mctx's [B, A]), so that a
+    Actions-major: the per-action arrays are `[A, B]` (not mctx's `[B, A]`), so that a
     selector's reductions over actions (axis 0) run vectorised across the batch; a
-    selector returns actions [B]. A legal logit of -inf counts as illegal."""
+    selector returns actions `[B]`. A legal logit of -inf counts as illegal.
 
-    visits: jax.Array  # [A, B] children visit counts (float, integer-valued)
-    qvalues: jax.Array  # [A, B] reward + discount * child value (0 if unvisited)
-    prior_logits: jax.Array  # [A, B] masked (illegal at the dtype minimum, legal max 0)
-    prior: jax.Array  # [A, B] softmax(prior_logits); 0 where illegal
-    legal: jax.Array  # [A, B] bool
-    node_visit: jax.Array  # [B] (float, integer-valued); sum(visits) == node_visit - 1
-    node_value: jax.Array  # [B]
-    raw_value: jax.Array  # [B]
+    Attributes:
+      visits: `[A, B]` children visit counts (float, integer-valued).
+      qvalues: `[A, B]` reward + discount * child value (0 if unvisited).
+      prior_logits: `[A, B]` masked (illegal at the dtype minimum, legal maximum 0).
+      prior: `[A, B]` softmax(prior_logits); 0 where illegal.
+      legal: `[A, B]` bool.
+      node_visit: `[B]` (float, integer-valued); sum(visits) == node_visit - 1.
+      node_value: `[B]` the node's value.
+      raw_value: `[B]` the model's value of the node.
+    """
+
+    visits: jax.Array
+    qvalues: jax.Array
+    prior_logits: jax.Array
+    prior: jax.Array
+    legal: jax.Array
+    node_visit: jax.Array
+    node_value: jax.Array
+    raw_value: jax.Array
 
 
 
@@ -63,7 +74,15 @@ def _min_max(x, y=None):
 
 # --------------------------------------------------------------- q transformations
 def q_by_parent_and_siblings(v: NodeView, epsilon: float = 1e-8) -> jax.Array:
-    """Q in [0, 1] by min-max over V(node) and visited siblings; unvisited -> min."""
+    """Q in [0, 1] by min-max over V(node) and visited siblings; unvisited -> min.
+
+    Args:
+      v: the node's `NodeView`.
+      epsilon: the least range divided by.
+
+    Returns:
+      `[A, B]` normalised q-values.
+    """
     seen = v.visits > 0
     value = v.node_value[None]
     lo, hi = _min_max(jnp.where(seen, v.qvalues, value))
@@ -74,9 +93,20 @@ def q_by_parent_and_siblings(v: NodeView, epsilon: float = 1e-8) -> jax.Array:
 
 def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
                              maxvisit_init: float = 50.0, epsilon: float = 1e-8) -> jax.Array:
-    """Gumbel MuZero's completed Q (unvisited -> mixed value), rescaled to [0, 1] and
-    scaled by (maxvisit_init + max visits) * value_scale. As in mctx, illegal actions
-    are completed too; they are masked afterwards."""
+    """Gumbel MuZero's completed Q (unvisited -> mixed value), rescaled to [0, 1] and scaled
+    by (maxvisit_init + max visits) * value_scale.
+
+    As in mctx, illegal actions are completed too; they are masked afterwards.
+
+    Args:
+      v: the node's `NodeView`.
+      value_scale: sigma's scale.
+      maxvisit_init: sigma's offset of the visit count.
+      epsilon: the least range divided by.
+
+    Returns:
+      `[A, B]` completed, scaled q-values.
+    """
     seen = v.visits > 0
     n = v.node_visit[None] - 1  # == sum(visits) wherever a selection is made
     # mctx weighs the visited q-values by the prior's probabilities. The softmax's
@@ -103,7 +133,17 @@ def masked_argmax(score, legal, axis=0):
 
 
 def masked_logits(logits, legal, axis=-1):
-    """Logits minus their legal maximum, illegal ones at the dtype minimum."""
+    """Logits minus their legal maximum, illegal ones at the dtype minimum.
+
+    Args:
+      logits: float array, actions along `axis`.
+      legal: bool array of the same shape.
+      axis: the actions' axis.
+
+    Returns:
+      An array shaped like `logits`; a row without legal actions is all at the dtype
+      minimum.
+    """
     top = jnp.max(jnp.where(legal, logits, -jnp.inf), axis, keepdims=True)
     top = jnp.where(jnp.isfinite(top), top, 0.0)
     return jnp.where(legal, logits - top, jnp.finfo(logits.dtype).min)
@@ -119,7 +159,16 @@ def softmax_legal(masked, legal, axis):
 
 # ----------------------------------------------------------------- action selection
 def puct_select(v: NodeView, pb_c_init: float = 1.25, pb_c_base: float = 19652.0) -> jax.Array:
-    """AlphaZero/MuZero PUCT: argmax of Q + c(N) * P * sqrt(N) / (1 + n). [B]"""
+    """AlphaZero/MuZero PUCT: argmax of Q + c(N) * P * sqrt(N) / (1 + n).
+
+    Args:
+      v: the node's `NodeView`.
+      pb_c_init: the exploration constant.
+      pb_c_base: the visit scale of its logarithmic growth.
+
+    Returns:
+      `[B]` int32 actions (the first of the best legal ones).
+    """
     n = v.node_visit[None]
     pb_c = pb_c_init + jnp.log((n + pb_c_base + 1.0) / pb_c_base)
     score = jnp.sqrt(n) * pb_c * v.prior / (v.visits + 1) + q_by_parent_and_siblings(v)
@@ -127,7 +176,14 @@ def puct_select(v: NodeView, pb_c_init: float = 1.25, pb_c_base: float = 19652.0
 
 
 def gumbel_interior_select(v: NodeView) -> jax.Array:
-    """Deterministic selection matching softmax(logits + completed Q). [B]"""
+    """Deterministic selection matching softmax(logits + completed Q).
+
+    Args:
+      v: the node's `NodeView`.
+
+    Returns:
+      `[B]` int32 actions.
+    """
     probs = jax.nn.softmax(v.prior_logits + q_completed_by_mix_value(v), axis=0)
     score = probs - v.visits / v.node_visit[None]  # node_visit == 1 + sum(visits)
     return masked_argmax(score, v.legal)
@@ -135,8 +191,17 @@ def gumbel_interior_select(v: NodeView) -> jax.Array:
 
 @functools.lru_cache(maxsize=None)
 def considered_visits_table(max_considered: int, num_simulations: int):
-    """[max_considered + 1, num_simulations] visit counts scheduled by Sequential
-    Halving (Karnin et al. 2013) when m actions are considered."""
+    """The visit counts scheduled by Sequential Halving (Karnin et al. 2013) when m actions
+    are considered, for every m up to `max_considered`. Cached.
+
+    Args:
+      max_considered: the most actions considered.
+      num_simulations: the simulations scheduled.
+
+    Returns:
+      `[max_considered + 1, num_simulations]` as nested tuples: row m, entry i is the
+      visit count simulation i considers.
+    """
     rows = []
     for m in range(max_considered + 1):
         if m <= 1:
@@ -159,12 +224,20 @@ def score_considered(considered, gumbel_logits, q, visits):
 
 
 def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> jax.Array:
-    """Sequential Halving with Gumbel over the root's legal actions. `gumbel_logits`
-    [A, B] (actions-major, like the view) = gumbel + masked root logits; `schedule`
-    [B, num_simulations] the visit count each simulation considers
-    (`considered_visits_table` at the number of considered actions). [B]; with
-    `width` > 1, the `width` best-scoring actions [B, width] for a wave
-    (`gumbel_waves`)."""
+    """Sequential Halving with Gumbel over the root's legal actions.
+
+    Args:
+      v: the node's `NodeView`.
+      gumbel_logits: `[A, B]` (actions-major, like the view) gumbel + masked root
+        logits.
+      schedule: `[B, num_simulations]` the visit count each simulation considers
+        (`considered_visits_table` at the number of considered actions).
+      width: actions per call; > 1 for a wave (`gumbel_waves`).
+
+    Returns:
+      `[B]` int32 actions; with `width` > 1, the `width` best-scoring actions
+      `[B, width]`.
+    """
     sim = jnp.minimum(v.node_visit.astype(jnp.int32) - 1, schedule.shape[-1] - 1)
     considered = jnp.take_along_axis(schedule, sim[:, None], 1)[:, 0]
     score = score_considered(considered, gumbel_logits, q_completed_by_mix_value(v), v.visits)
@@ -179,18 +252,27 @@ Plan = Tuple[Tuple[int, int], ...]  # (width, count) segments of waves, see `sea
 @functools.lru_cache(maxsize=None)
 def gumbel_waves(max_considered: int, num_simulations: int, num_considered: int) -> Plan:
     """The waves (`search`'s plan) in which Gumbel's Sequential Halving can run its
-    simulations, when every root considers `num_considered` actions.
+    simulations, when every root considers `num_considered` actions. Cached.
 
-    The schedule is a run of simulations considering visit count c, then one with
-    c + 1, ... The root picks, among the actions visited exactly c times, the best by
-    gumbel + logit + sigma(completed q). Where as many actions have c visits as the
-    run has simulations, the run visits each of them once whatever their order, and
-    the walks go down different subtrees, so they cannot change each other's choices:
-    one wave. That is the first run (all m considered actions unvisited: the m best
-    by gumbel + logit, since every unvisited action has the same completed q) and
-    every later round in which all surviving actions are visited. Where fewer
-    simulations than candidates remain (the first round of each halving), each pick
-    depends on the values the previous one backed up: one simulation per wave."""
+    The schedule is a run of simulations considering visit count c, then one with c + 1,
+    ... The root picks, among the actions visited exactly c times, the best by gumbel +
+    logit + sigma(completed q). Where as many actions have c visits as the run has
+    simulations, the run visits each of them once whatever their order, and the walks go
+    down different subtrees, so they cannot change each other's choices: one wave. That
+    is the first run (all m considered actions unvisited: the m best by gumbel + logit,
+    since every unvisited action has the same completed q) and every later round in
+    which all surviving actions are visited. Where fewer simulations than candidates
+    remain (the first round of each halving), each pick depends on the values the
+    previous one backed up: one simulation per wave.
+
+    Args:
+      max_considered: `gumbel_policy`'s `max_num_considered_actions`.
+      num_simulations: the simulations of the search.
+      num_considered: the actions each root considers.
+
+    Returns:
+      The plan: a tuple of (width, count) segments.
+    """
     row = considered_visits_table(max_considered, num_simulations)[num_considered]
     visits = [0] * max(num_considered, 1)  # of the considered actions
     widths, i = [], 0

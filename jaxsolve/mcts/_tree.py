@@ -44,31 +44,40 @@ NODE_FIELDS = 8
 
 
 class RootFnOutput(NamedTuple):
-    """The root of a search, as mctx's `RootFnOutput` plus the legal mask:
-    `prior_logits` [B, A], `value` [B] (for the player to move at the root),
-    `embedding` (any pytree of [B, ...], what `recurrent_fn` reads) and
-    `legal_action_mask` [B, A] bool."""
+    """The root of a search, as mctx's `RootFnOutput` plus the legal mask.
 
-    prior_logits: jax.Array  # [B, A]
-    value: jax.Array  # [B], for the player to move at the root
-    embedding: Any  # pytree of [B, ...]
-    legal_action_mask: jax.Array  # [B, A] bool
+    Attributes:
+      prior_logits: `[B, A]` the model's prior logits.
+      value: `[B]` the value for the player to move at the root.
+      embedding: any pytree of `[B, ...]` arrays, what `recurrent_fn` reads.
+      legal_action_mask: `[B, A]` bool.
+    """
+
+    prior_logits: jax.Array
+    value: jax.Array
+    embedding: Any
+    legal_action_mask: jax.Array
 
 
 class RecurrentFnOutput(NamedTuple):
-    """What `recurrent_fn(params, key, action [B], embedding) -> (RecurrentFnOutput,
-    new embedding)` returns for the new states: `reward` [B] for the player who acted;
-    `discount` [B], -1 when the other player moves next (two-player zero-sum), +1 when
-    the same player does, 0 into a terminal state; `prior_logits` [B, A]; `value` [B]
-    for the player to move at the new state; `legal_action_mask` [B, A] bool, all
-    False at a terminal state (whose value and prior are then ignored: its worth is
-    the reward on the edge into it)."""
+    """What `recurrent_fn(params, key, action [B], embedding) -> (RecurrentFnOutput, new
+    embedding)` returns for the new states.
 
-    reward: jax.Array  # [B], for the player who acted
-    discount: jax.Array  # [B], -1 between alternating players, 0 into a terminal state
-    prior_logits: jax.Array  # [B, A]
-    value: jax.Array  # [B], for the player to move at the new state
-    legal_action_mask: jax.Array  # [B, A] bool; all False at a terminal state
+    Attributes:
+      reward: `[B]` the reward of the player who acted.
+      discount: `[B]` -1 when the other player moves next (two-player zero-sum), +1
+        when the same player does, 0 into a terminal state.
+      prior_logits: `[B, A]` the model's prior logits at the new state.
+      value: `[B]` the value for the player to move at the new state.
+      legal_action_mask: `[B, A]` bool, all False at a terminal state (whose value and
+        prior are then ignored: its worth is the reward on the edge into it).
+    """
+
+    reward: jax.Array
+    discount: jax.Array
+    prior_logits: jax.Array
+    value: jax.Array
+    legal_action_mask: jax.Array
 
 
 @jax.tree_util.register_dataclass
@@ -78,16 +87,24 @@ class Tree:
 
     The arrays are the compact layout of the module docstring; the properties give
     mctx-style views (for inspection and tests). While the search runs, `embeddings`
-    holds the stored form instead (`_search.init_tree`): node-major [N, B, ...],
-    bit-packed where `_packing` can."""
+    holds the stored form instead (`_search.init_tree`): node-major `[N, B, ...]`,
+    bit-packed where `_packing` can.
+
+    Attributes:
+      nodes: `[B, N + 1, 8]` float, each node's statistics (visits, q, value, raw value,
+        reward, discount, terminal, parent); row N is the all-zero unexpanded stand-in.
+      children: `[B, N, A]` int32 child ids, N where unexpanded.
+      logits: `[B, N, A]` the model's prior logits; the dtype minimum where illegal.
+      embeddings: pytree of `[B, N, ...]`, each node's embedding.
+    """
 
     ROOT_INDEX: ClassVar[int] = ROOT
     UNVISITED: ClassVar[int] = UNVISITED
 
-    nodes: jax.Array  # [B, N + 1, 8] float; row N is the all-zero unexpanded stand-in
-    children: jax.Array  # [B, N, A] int32 child id, N where unexpanded
-    logits: jax.Array  # [B, N, A] the model's prior logits; the dtype minimum where illegal
-    embeddings: Any  # pytree of [B, N, ...]
+    nodes: jax.Array
+    children: jax.Array
+    logits: jax.Array
+    embeddings: Any
 
     @property
     def num_nodes(self):
@@ -217,8 +234,15 @@ def view(child_stats, logits, own) -> NodeView:
 
 
 def node_view(tree: Tree, node: Optional[jax.Array] = None) -> NodeView:
-    """The statistics of `node` [B] (actions-major, see `NodeView`); `node=None` is the
-    root."""
+    """The statistics of `node` for action selection (actions-major, see `NodeView`).
+
+    Args:
+      tree: the search tree.
+      node: `[B]` int node ids; None is the root (static slices).
+
+    Returns:
+      The `NodeView`: per-action arrays `[A, B]`, per-node arrays `[B]`.
+    """
     if node is None:  # static slices
         child_row = tree.children[:, ROOT].T
         return view(gather_children(tree.nodes, child_row), tree.logits[:, ROOT].T,
