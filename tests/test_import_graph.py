@@ -32,8 +32,8 @@ PACKAGE = "jaxsolve"
 
 LAYERS = [
     # foundations: the error hierarchy, the game protocol, progress bars (tqdm loads
-    # when one is drawn)
-    ["errors", "protocol", "progress"],
+    # when one is drawn), Ctrl-C held back while a step runs
+    ["errors", "protocol", "progress", "interrupt"],
     # core: GameTree (its structure checks, its .npz io), the argument checks on it;
     # the built-in games, written against the protocol, once they live in jaxsolve/
     ["tree_structure", "tree", "validate", "games.*"],
@@ -64,10 +64,11 @@ LAYERS = [
     # selfplay, train, evaluate)
     ["alphazero", "alphazero.checks", "alphazero.network", "alphazero.exact",
      "alphazero.selfplay", "alphazero.train", "alphazero.evaluate"],
-    # the command line: shared errors and options, output, GAME specs, one module per
-    # command, the pursuit commands, the parser and main
-    ["cli_base", "cli_out", "cli_pipe", "game_spec", "cli_solver", "cli_games", "cli_sweep",
-     "alphazero.cli", "cli", "__main__"],
+    # the command line: shared errors and options, output, the run of a long command,
+    # GAME specs, solver settings, one module per command, the parser and main
+    ["cli._base", "cli._output", "cli._pipe", "cli._run", "cli._game_spec",
+     "cli._solver_args", "cli.games", "cli.check", "cli.solve", "cli.sweep", "cli.pursuit",
+     "cli", "__main__"],
 ]
 
 # Third-party packages a function may import: optional (OpenSpiel) or heavy at import.
@@ -334,7 +335,7 @@ def test_functions_import_only_what_must_load_late_and_say_why():
 def test_the_heavy_modules_are_the_alphazero_network_half_and_nothing_of_the_cfr_half():
     heavy = _heavy()
     assert {"alphazero.network", "alphazero.train"} <= heavy
-    assert not heavy & {"__init__", "cli", "plot", "alphazero.cli", "solvers", "sampling"}
+    assert not heavy & {"__init__", "cli", "plot", "cli.pursuit", "solvers", "sampling"}
 
 
 def test_import_jaxsolve_loads_no_flax_optax_matplotlib_or_tqdm():

@@ -15,6 +15,7 @@ import pytest
 
 import jaxsolve
 from jaxsolve import cli, games
+from jaxsolve.cli.solve import CONVERGENCE, STRATEGY
 from jaxsolve.sampling import SAMPLING_SOLVERS
 from conftest import AVERAGE, EXPLOITABILITY, RUN, builtin_tree, pyspiel_game, pyspiel_tree
 
@@ -127,21 +128,21 @@ def test_solve_target_stops_where_openspiel_does_and_a_resume_stays(tmp_path, ca
                                                                    openspiel_stop):
     assert _solve(tmp_path, "--target", str(TARGET), "--iters", "5000") == 0
     printed = capsys.readouterr().out
-    record = json.loads((tmp_path / cli.STRATEGY).read_text())
+    record = json.loads((tmp_path / STRATEGY).read_text())
     assert record["iterations"] == openspiel_stop[0] and record["target_reached"] is True
     assert f"<= 0.001 at iteration {openspiel_stop[0]}" in printed
     assert _solve(tmp_path, "--target", str(TARGET), "--iters", "6000", "--resume") == 0
-    assert json.loads((tmp_path / cli.STRATEGY).read_text())["iterations"] == openspiel_stop[0]
+    assert json.loads((tmp_path / STRATEGY).read_text())["iterations"] == openspiel_stop[0]
 
 
 def test_solve_target_not_reached_says_so(tmp_path, capsys):
     assert _solve(tmp_path, "--target", "1e-9", "--iters", "30") == 0
     assert "Target NOT reached" in capsys.readouterr().out
-    record = json.loads((tmp_path / cli.STRATEGY).read_text())
+    record = json.loads((tmp_path / STRATEGY).read_text())
     assert record["iterations"] == 30 and record["target_reached"] is False
     # Resumed with a looser target the run is past already: the record says where
     # the target was first met, not only where the run stands.
-    history = json.loads((tmp_path / cli.CONVERGENCE).read_text())
+    history = json.loads((tmp_path / CONVERGENCE).read_text())
     first = next(r["iteration"] for r in history if r["exploitability"] <= 0.3)
     assert first < 30
     assert _solve(tmp_path, "--target", "0.3", "--iters", "30", "--resume") == 0

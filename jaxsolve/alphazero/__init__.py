@@ -37,7 +37,8 @@ Design, one concept per module:
   and win rates.
 * `evaluate` - win rates as each side vs random (beside the exact best) and vs pure
   MCTS (uniform priors, rollout values), and the mistake rate against `exact`.
-* `cli` - `jaxsolve pursuit solve|train|eval` (`add_subparser`, `main`).
+
+The command line's `jaxsolve pursuit solve|train|eval` is `jaxsolve.cli.pursuit`.
 
 References: Silver et al., "Mastering the game of Go without human knowledge" (2017)
 and "A general reinforcement learning algorithm..." (2018); Danihelka et al., "Policy
@@ -47,9 +48,9 @@ improvement by planning with Gumbel" (ICLR 2022); mctx (DeepMind) for the interf
 import importlib
 
 # Loaded on first use (PEP 562): `jaxsolve --help` and every CFR command build the
-# `pursuit` parser from `cli`, which needs none of these; importing them eagerly
-# (Flax, optax) would delay every command before it starts.
-_SUBMODULES = ("checks", "cli", "evaluate", "exact", "network", "selfplay", "train")
+# `pursuit` parser (`jaxsolve.cli.pursuit`), which needs none of these; importing
+# them eagerly (Flax, optax) would delay every command before it starts.
+_SUBMODULES = ("checks", "evaluate", "exact", "network", "selfplay", "train")
 _NAMES = {"ExactSolution": "exact", "best_vs_random": "exact", "solve": "exact",
           "TrainConfig": "train", "TrainState": "train"}
 

@@ -18,7 +18,6 @@ win at all; `train(..., max_seconds=...)` stops at a wall-clock training budget.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import errno
 import functools
@@ -26,8 +25,6 @@ import itertools
 import json
 import os
 import re
-import signal
-import threading
 import time
 import zipfile
 from typing import Any, NamedTuple, Tuple
@@ -39,6 +36,7 @@ import optax
 
 from jaxsolve.alphazero import checks, network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
+from jaxsolve.interrupt import HeldInterrupt
 from jaxsolve.progress import bar as progress_bar
 
 
@@ -427,47 +425,6 @@ class Interrupted(KeyboardInterrupt):
         self.state, self.history, self.train_seconds = state, history, train_seconds
 
 
-class _HeldInterrupt:
-    """Holds a Ctrl-C back while an iteration runs (`hold()`) and raises it when the
-    iteration is done. The jitted iteration consumes (donates) its input state, so a
-    KeyboardInterrupt between the call and the assignment of its result would lose both
-    the old state and the new one. Outside `hold()`, and at a second Ctrl-C, it is
-    raised at once. Active only in the main thread over Python's own SIGINT handler
-    (signals reach only the main thread; a handler someone installed is left alone)."""
-
-    def __init__(self):
-        self.holding = self.pending = False
-        self._previous = None
-
-    def _handler(self, signum, frame):
-        if self.holding and not self.pending:
-            self.pending = True
-            return
-        raise KeyboardInterrupt
-
-    def __enter__(self):
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-        return False
-
-    @contextlib.contextmanager
-    def hold(self):
-        self.holding = True
-        try:
-            yield
-        finally:
-            self.holding = False
-        if self.pending:  # reached only when the iteration completed
-            self.pending = False
-            raise KeyboardInterrupt
-
-
 def _intact(state: TrainState) -> bool:
     """Whether no buffer of `state` was consumed by a (donating) jitted call."""
     return not any(isinstance(x, jax.Array) and x.is_deleted() for x in jax.tree.leaves(state))
@@ -528,7 +485,7 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     counter = itertools.count() if iterations is None else range(iterations)
     bar = progress_bar(total=iterations, disable=not progress, desc="alphazero")
     try:
-        with _HeldInterrupt() as interrupt:
+        with HeldInterrupt() as interrupt:
             for i in counter:
                 with interrupt.hold():
                     state, metrics = step(state)

@@ -1,4 +1,4 @@
-"""The `jaxsolve` command line.
+"""`jaxsolve solve GAME`: one game solved, checkpointed and reported.
 
     jaxsolve solve kuhn_poker --algo cfr+ --iters 2000
     jaxsolve solve kuhn_poker --param players=3 --algo dcfr --solver-param gamma=3
@@ -29,33 +29,27 @@ import argparse
 import hashlib
 import json
 import math
-import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
 
 import jax
 import numpy as np
 
-from jaxsolve import cli_games, cli_solver, cli_sweep, progress
-from jaxsolve import __version__ as jaxsolve_version
-from jaxsolve.alphazero import cli as alphazero_cli
-from jaxsolve.cli_base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, number_arg
-from jaxsolve.cli_out import writable_folder
-from jaxsolve.cli_pipe import PipeSafeStdout
-from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
-from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched
-from jaxsolve.check import check_game
+from jaxsolve import progress
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from jaxsolve.compile import DEFAULT_MAX_NODES
+from jaxsolve.cli import _solver_args
+from jaxsolve.cli._base import EXIT_OK, CLIError, nonnegative_real, number_arg, positive_int
+from jaxsolve.cli._game_spec import (
+    PYTHON_GAME_HELP, add_max_nodes, default_out, is_file_game, load_tree, parse_params)
+from jaxsolve.cli._output import writable_folder
+from jaxsolve.cli._run import Run, stop
 from jaxsolve.errors import GameError, one_line
-from jaxsolve.game_spec import (
-    OPENSPIEL_PREFIX, default_out, is_file_game, is_tree_file, load_game, load_tree,
-    parse_params)
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.plot import plot_convergence
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
+from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched
+from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
@@ -76,30 +70,6 @@ _policy_value = jax.jit(policy_value)
 _best_response_values = jax.jit(best_response_values)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors become CLIError (one line, exit 2) instead of usage + exit."""
-
-    def error(self, message: str):
-        raise CLIError(message)
-
-
-def cmd_check(args) -> int:
-    """`jaxsolve check`: prints the conformance report; 0 if every check passes, 1 if
-    one fails."""
-    if args.playouts < 0:
-        raise CLIError("--playouts must be >= 0")
-    if is_tree_file(args.game):  # the checks call a game's code; a tree file has none
-        raise CLIError(f"{args.game}: check takes a game (a built-in name, "
-                       f"{OPENSPIEL_PREFIX}NAME or FILE.py:NAME), not a saved tree; a saved "
-                       f"tree's arrays "
-                       f"are validated when it is loaded, e.g. by jaxsolve solve {args.game}")
-    game = load_game(args.game, parse_params(args.param))
-    report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
-    print(report)
-    return EXIT_OK if report.ok else 1
-
-
-# ---------------------------------------------------------------------- solve
 def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRState:
     """`n` iterations through the shared jitted `run`; blocks until they are done.
     `state` is any solver state (a CFRState, or an MCCFRState for sampling solvers)."""
@@ -170,13 +140,14 @@ def _check_state(saved, template, path: Path) -> None:
                            "another --out or drop --resume")
 
 
-def _resume_command(args, out: Path) -> str:
+def _resume_words(args, out: Path) -> list[str]:
+    """The command that continues this run (its settings, --out and --resume)."""
     words = ["jaxsolve", "solve", args.game, "--algo", args.algo, "--iters", str(args.iters)]
     if args.algo in SAMPLING_SOLVERS:
         words += ["--batch", str(args.batch or DEFAULT_BATCH_SIZE), "--seed", str(args.seed or 0)]
     if args.param:
         words += ["--param", *args.param]
-    words += cli_solver.words(args.solver_param)
+    words += _solver_args.words(args.solver_param)
     if args.final != "average":
         words += ["--final", args.final]
     if args.tau is not None:
@@ -188,7 +159,7 @@ def _resume_command(args, out: Path) -> str:
     words += ["--out", str(out), "--resume"]
     if args.x64:
         words.append("--x64")
-    return " ".join(shlex.quote(w) for w in words)
+    return words
 
 
 def _on_one_line(text: str) -> str:
@@ -232,7 +203,7 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     expl = float(_exploitability(tree, policy))
     strategy = table(tree, policy)
     players = tree.sizes.num_players
-    algo = cli_solver.label(args.algo, settings)
+    algo = _solver_args.label(args.algo, settings)
     result = {"game": args.game, "params": params, "algo": args.algo,
               **({"solver_params": settings} if settings else {}), **run_info,
               "iterations": iterations, "players": players, "final": kind,
@@ -341,7 +312,7 @@ def _note_replaced_run(ckpt: Path, args, out: Path, params: dict, settings: dict
     ours = (args.game, args.algo, params, settings)
     if theirs != ours:  # --resume could not continue it
         print(f"jaxsolve: note: replacing the run in {out} ({theirs[0]}, "
-              f"{cli_solver.label(theirs[1], theirs[3])}"
+              f"{_solver_args.label(theirs[1], theirs[3])}"
               f"{', ' + str(theirs[2]) if theirs[2] else ''}, at iteration {done})",
               file=sys.stderr)
         return
@@ -352,7 +323,7 @@ def _note_replaced_run(ckpt: Path, args, out: Path, params: dict, settings: dict
 
 def cmd_solve(args) -> int:
     params = parse_params(args.param)
-    settings = cli_solver.parse(args.algo, args.solver_param)
+    settings = _solver_args.parse(args.algo, args.solver_param)
     _final_tau(args)  # bad --final/--tau combinations fail before any work
     sampling = args.algo in SAMPLING_SOLVERS
     if not sampling and (args.batch is not None or args.seed is not None):
@@ -363,7 +334,7 @@ def cmd_solve(args) -> int:
     batch = args.batch if args.batch is not None else DEFAULT_BATCH_SIZE
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
-    solver = cli_solver.make(args.algo, settings, batch)  # bad values fail before the walk
+    solver = _solver_args.make(args.algo, settings, batch)  # bad values fail before the walk
     tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes)
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT
@@ -393,45 +364,38 @@ def cmd_solve(args) -> int:
     if not args.resume:
         _note_replaced_run(ckpt, args, out, params, settings)
 
-    def meta(iteration: int, convergence: list) -> dict:
-        return {**identity, "iteration": iteration, "eval_every": every,
-                "convergence": convergence}
+    def save(done: tuple) -> None:  # (state, convergence record, iteration)
+        state, history, it = done
+        save_checkpoint(ckpt, state, {**identity, "iteration": it, "eval_every": every,
+                                      "convergence": history})
 
-    it = int(state.iteration)
-    reached = _target_reached(args.target, history)  # a resumed run may be there already
-    start, seconds0, t0 = it, (history[-1]["seconds"] if history else 0.0), time.perf_counter()
-    bar = progress.bar(total=args.iters, initial=it, unit="it",
-                       desc=f"{args.game} {cli_solver.label(args.algo, settings)}",
+    start = int(state.iteration)
+    seconds0, t0 = (history[-1]["seconds"] if history else 0.0), time.perf_counter()
+    bar = progress.bar(total=args.iters, initial=start, unit="it",
+                       desc=f"{args.game} {_solver_args.label(args.algo, settings)}",
                        disable=args.quiet)
+    run = Run((state, history, start), save, bar=bar)
     try:
-        while it < args.iters and not reached:
-            n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
-            new_state = _run_chunk(solver, tree, state, n)
-            expl = _evaluate(tree, new_state)
-            record = {"iteration": it + n, "exploitability": expl,
-                      "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
-            if sampling:
-                record["touched"] = float(histories_touched(new_state))
-            new_history = [*history, record]
-            save_checkpoint(ckpt, new_state, meta(it + n, new_history))
-            state, history, it = new_state, new_history, it + n  # the chunk is complete
-            reached = _target_reached(args.target, history)
-            bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
-            bar.update(n)
+        with run:
+            # A resumed run may be at the target already.
+            while run.state[2] < args.iters and not _target_reached(args.target, run.state[1]):
+                state, history, it = run.state
+                n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
+                new_state = _run_chunk(solver, tree, state, n)
+                expl = _evaluate(tree, new_state)
+                record = {"iteration": it + n, "exploitability": expl,
+                          "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
+                if sampling:
+                    record["touched"] = float(histories_touched(new_state))
+                bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
+                run.complete((new_state, [*history, record], it + n), advance=n)
     except OSError as e:  # the disk filled up, the folder went away, ...
         raise CLIError(f"cannot write the checkpoint {ckpt}: {one_line(e)}") from None
-    except KeyboardInterrupt:
-        bar.close()
-        if it > start or args.resume:
-            save_checkpoint(ckpt, state, meta(it, history))
-            print(f"\nInterrupted at iteration {it}; saved {ckpt}. Resume with:\n  "
-                  + _resume_command(args, out), file=sys.stderr)
-        else:
-            print("\nInterrupted before the first chunk completed; nothing saved.",
-                  file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        bar.close()
+    state, history, it = run.state
+    if run.interrupted:  # every completed chunk is in the checkpoint already
+        if it == start and not args.resume:
+            return stop("", "before the first chunk completed")
+        return stop("", f"at iteration {it}", path=ckpt, resume=_resume_words(args, out))
     try:
         _write_results(out, tree, state, history, args, params, settings, run_info)
     except OSError as e:
@@ -439,63 +403,27 @@ def cmd_solve(args) -> int:
     return EXIT_OK
 
 
-# ---------------------------------------------------------------------- parser
-# Counts reach jitted code as int32.
-_positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
-                           lambda v: 1 <= v <= 2 ** 31 - 1)
 _seed = number_arg(int, "must lie in [0, 2^32)", lambda v: 0 <= v < 2**32)
-_nonnegative_real = number_arg(float, "must be a finite number >= 0",
-                               lambda v: 0.0 <= v < math.inf)
 _probability = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
-def add_max_nodes(parser) -> None:
-    """`--max-nodes` of the commands that compile a game to solve it (solve, sweep)."""
-    parser.add_argument("--max-nodes", type=_positive_int, default=DEFAULT_MAX_NODES,
-                        metavar="N", help=f"refuse a game with more than N histories "
-                        f"(default {DEFAULT_MAX_NODES:,}); the walk runs at ~20,000 "
-                        "histories a second, so a lower N stops a too-large game sooner")
-
-
-_PYTHON_GAME_HELP = ("FILE.py:NAME or module:NAME, a game in your own code (a class or "
-                     "function called with the --param values, or a game object)")
-
-
-def _game_given_after_param(args) -> None:
-    """GAME is required, but a `--param k=v GAME` hands it to --param (which takes one or
-    more values): the last --param (or --solver-param) value without '=' is taken back
-    as GAME."""
-    if getattr(args, "game", "") is not None:
-        return
-    for words in (getattr(args, "param", []), getattr(args, "solver_param", [])):
-        if words and "=" not in words[-1]:
-            args.game = words.pop()
-            return
-    raise CLIError("the following arguments are required: GAME")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
-                     "with the jitted CFR family.")
-    parser.add_argument("--version", action="version",
-                        version=f"jaxsolve {jaxsolve_version}, jax {jax.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    solve = sub.add_parser("solve", help="solve a game and report strategy, value and "
-                           "exploitability", description=__doc__.split("\n\n", 1)[1],
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_subparser(subparsers) -> argparse.ArgumentParser:
+    """Adds `solve` to the command line's subcommands."""
+    solve = subparsers.add_parser("solve", help="solve a game and report strategy, value "
+                                  "and exploitability", description=__doc__.split("\n\n", 1)[1],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     solve.add_argument("game", metavar="GAME", nargs="?", help="a built-in game (see "
                        "`jaxsolve games`), openspiel:NAME, a saved tree FILE.npz, or "
-                       + _PYTHON_GAME_HELP)
+                       + PYTHON_GAME_HELP)
     solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
                        help="solver (default: cfr+): cfr updates both players each "
                        "iteration, cfr-alt alternates them (OpenSpiel's CFRSolver); cfr+, "
                        "lcfr, dcfr (1.5, 0, 2) and pcfr+ alternate; os-mccfr and es-mccfr "
                        "sample (outcome and external sampling)")
-    solve.add_argument("--iters", "--iter", dest="iters", type=_positive_int, default=1000,
+    solve.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
                        metavar="N", help="total iterations (default: 1000); for the "
                        "sampling solvers one iteration is --batch samples per player")
-    solve.add_argument("--batch", type=_positive_int, default=None, metavar="B",
+    solve.add_argument("--batch", type=positive_int, default=None, metavar="B",
                        help=f"samples per player per iteration of the sampling solvers "
                        f"({', '.join(SAMPLING_SOLVERS)}; default: {DEFAULT_BATCH_SIZE}); "
                        "ignored, with a note, for the full-width solvers")
@@ -511,10 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--tau", type=_probability, default=None, metavar="TAU",
                        help=f"--final threshold drops probabilities below TAU and "
                        f"renormalises (default: {DEFAULT_TAU}); an error with other --final")
-    solve.add_argument("--eval-every", type=_positive_int, default=None, metavar="K",
+    solve.add_argument("--eval-every", type=positive_int, default=None, metavar="K",
                        help=f"evaluate exploitability and checkpoint every K iterations "
                        f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
-    solve.add_argument("--target", type=_nonnegative_real, default=None, metavar="EPS",
+    solve.add_argument("--target", type=nonnegative_real, default=None, metavar="EPS",
                        help="stop at the first evaluation at which the average policy's "
                        "exploitability (NashConv / number of players, OpenSpiel's) is at "
                        "most EPS; --iters is then the cap. The stop "
@@ -522,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
                        f"{EVALUATIONS_PER_RUN}), so set it for a precise count")
     solve.add_argument("--param", action="extend", nargs="+", default=[],
                        metavar="KEY=VALUE", help="game parameter (repeatable)")
-    cli_solver.add_argument(solve, list(SOLVERS))
+    _solver_args.add_argument(solve, list(SOLVERS))
     solve.add_argument("--out", default=None, metavar="DIR",
                        help="output directory (default: runs/<game>-<algo>)")
     solve.add_argument("--resume", action="store_true",
@@ -534,77 +462,4 @@ def build_parser() -> argparse.ArgumentParser:
                        help="strategy rows printed (default 100, 0 = all; the JSON has all)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
     solve.set_defaults(func=cmd_solve)
-
-    cli_games.add_subparser(sub, _positive_int, _nonnegative_real)
-
-    check = sub.add_parser("check", help="run the conformance checks on a game",
-                           description="Conformance checks: one line per check "
-                           "and the first offending history of each failure. Exit 0 if all "
-                           "pass, 1 if one fails, 2 on bad input.")
-    check.add_argument("game", metavar="GAME", nargs="?", help="a built-in game, "
-                       "openspiel:NAME, or " + _PYTHON_GAME_HELP)
-    check.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
-                       help="game parameter (repeatable)")
-    check.add_argument("--playouts", type=int, default=100, help="random playouts (default 100)")
-    check.add_argument("--seed", type=int, default=0, help="playout seed (default 0)")
-    check.add_argument("--max-nodes", type=_positive_int, default=200_000, metavar="N",
-                       help="walk the full tree up to N histories (default 200,000)")
-    check.set_defaults(func=cmd_check)
-
-    add_max_nodes(cli_sweep.add_subparser(sub, _positive_int, _nonnegative_real,
-                                          _PYTHON_GAME_HELP))
-
-    alphazero_cli.add_subparser(sub)  # `pursuit` lives with the AlphaZero code
-    for name in ("solve", "sweep", "check"):
-        _usage_requires_game(sub.choices[name])
-    return parser
-
-
-def _usage_requires_game(command: argparse.ArgumentParser) -> None:
-    """GAME is optional to argparse only so that `--param k=v GAME` can hand it back
-    (`_game_given_after_param`); the usage line shows it as the required word it is."""
-    usage = command.format_usage().removeprefix("usage: ").rstrip("\n")
-    command.usage = usage.replace("[GAME]", "GAME").replace("%", "%%")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except CLIError as e:
-        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else EXIT_OK
-    if getattr(args, "func", None) is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    try:
-        _game_given_after_param(args)
-    except CLIError as e:
-        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
-
-    x64_before = bool(jax.config.read("jax_enable_x64"))
-    if getattr(args, "x64", False) and not x64_before:
-        jax.config.update("jax_enable_x64", True)  # before any array of this command
-    stdout = sys.stdout
-    sys.stdout = PipeSafeStdout(stdout)  # `| head`: the files are still written
-    try:
-        code = args.func(args)
-        return EXIT_OK if code is None else int(code)
-    except CLIError as e:
-        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("\njaxsolve: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        sys.stdout = stdout
-        if bool(jax.config.read("jax_enable_x64")) != x64_before:
-            jax.config.update("jax_enable_x64", x64_before)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return solve

@@ -8,12 +8,13 @@
 `eval` and `train --resume` take every setting left out from the checkpoint (its game,
 network, search, ...); one given must match the checkpoint's game and network. Each
 command has its own `--help`. Hook into the main parser with
-`add_subparser(subparsers)`; the subcommands call `main`.
+`add_subparser(subparsers)`; the subcommands call `main`. The AlphaZero code itself is
+`jaxsolve.alphazero`.
 Bad input (an even or too small grid, a threshold outside [0, 1), a start off the
 board, a negative budget, a missing, damaged or mismatched checkpoint - one trained for
 another game or network, or no pursuit checkpoint at all) is reported as one line,
 `jaxsolve: error: ...`, with exit code 2: the numbers are checked as they are parsed
-(the main CLI's `number_arg`), the rest raises its `CLIError`; so is running out of
+(`number_arg`), the rest raises its `CLIError`; so is running out of
 memory, naming the options to reduce.
 Ctrl-C in `train` saves the last completed iteration and prints the command that
 resumes it (exit code 130); `train` without --resume says which run it replaces.
@@ -26,15 +27,14 @@ import dataclasses
 import json
 import math
 import os
-import shlex
 import sys
 
 import jax
 
 from jaxsolve.alphazero import exact
-from jaxsolve.cli_base import EXIT_INTERRUPTED, CLIError, number_arg
-from jaxsolve.games import pursuit_evasion as pe
-from jaxsolve.cli_out import check_writable
+from jaxsolve.cli._base import CLIError, number_arg
+from jaxsolve.cli._output import check_writable
+from jaxsolve.cli._run import stop
 from jaxsolve.errors import one_line
 from jaxsolve.games import pursuit_evasion as pe
 
@@ -240,7 +240,7 @@ def _refuse_overwriting_other_files(path: str) -> None:
                        "delete the file first") from None
 
 
-def _resume_command(args, iterations, budget, done: int, start: int, seconds: float) -> str:
+def _resume_words(args, iterations, budget, done: int, start: int, seconds: float) -> list:
     """The command that continues an interrupted `train` (the checkpoint records the
     game, network and search, so only the budget left and --eval-every are given)."""
     words = ["jaxsolve", "pursuit", "train", "--checkpoint", args.checkpoint, "--resume"]
@@ -250,27 +250,23 @@ def _resume_command(args, iterations, budget, done: int, start: int, seconds: fl
         words += ["--minutes", f"{max(budget - seconds, 1.0) / 60:.2f}"]
     if args.eval_every != EVAL_EVERY:
         words += ["--eval-every", str(args.eval_every)]
-    return " ".join(shlex.quote(w) for w in words)
+    return words
 
 
-def _save_interrupted(args, cfg, stop, iterations, budget, start: int) -> int:
+def _save_interrupted(args, cfg, interrupted, iterations, budget, start: int) -> int:
     """Saves the last completed iteration of an interrupted `train` (with its config,
     as the normal end does) and says how to resume; exit code 130."""
     from jaxsolve.alphazero import train  # noqa: PLC0415 - Flax and optax load on use
-    done = start if stop.state is None else int(stop.state.step)
+    done = start if interrupted.state is None else int(interrupted.state.step)
     if done == start:
-        print("\npursuit: interrupted before an iteration completed; nothing saved",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
-    train.save(args.checkpoint, stop.state, config=cfg)
+        return stop("pursuit", "before an iteration completed")
+    save = lambda: train.save(args.checkpoint, interrupted.state, config=cfg)
     if iterations is not None and done - start >= iterations:  # during the last evaluation
-        print(f"\npursuit: interrupted after the last iteration ({done}); saved "
-              f"{args.checkpoint}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    print(f"\npursuit: interrupted at iteration {done}; saved {args.checkpoint}. Resume with:\n"
-          f"  {_resume_command(args, iterations, budget, done, start, stop.train_seconds)}",
-          file=sys.stderr)
-    return EXIT_INTERRUPTED
+        return stop("pursuit", f"after the last iteration ({done})", path=args.checkpoint,
+                    save=save)
+    return stop("pursuit", f"at iteration {done}", path=args.checkpoint, save=save,
+                resume=_resume_words(args, iterations, budget, done, start,
+                                     interrupted.train_seconds))
 
 
 def _recorded(path):
@@ -572,8 +568,8 @@ def _train(args, cfg, graphdef, state, sol, *, replacing: bool) -> int:
     try:
         _, state, history = train.train(cfg, iterations, state=state, max_seconds=budget,
                                         eval_every=args.eval_every, eval_fn=eval_fn)
-    except train.Interrupted as stop:
-        return _save_interrupted(args, cfg, stop, iterations, budget, start)
+    except train.Interrupted as interrupted:
+        return _save_interrupted(args, cfg, interrupted, iterations, budget, start)
     train.save(args.checkpoint, state, config=cfg)
     print(f"pursuit: wrote {args.checkpoint} (iteration {int(state.step)})", file=sys.stderr)
     result = {**history[-1], **evaluate.best_rates_vs_random(env)}

@@ -16,6 +16,7 @@ import pytest
 
 import jaxsolve
 from jaxsolve import cli, games
+from jaxsolve.cli import pursuit as pursuit_command
 from jaxsolve.alphazero import evaluate, exact, train
 from jaxsolve.checkpoint import save_checkpoint
 from jaxsolve.games import pursuit_evasion as pe
@@ -431,3 +432,191 @@ def test_help_gives_each_variants_default_turns_threshold_and_start(command, cap
             "--turns T, and --turns 1 needs --threshold; 0.5 with seed)") in text
     assert ("(default: the middle of the top row, grid//2 0, with --variant goal; the centre "
             "with seed)") in text
+
+
+def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
+    # Hand derivation: the defender's sensor sits on the centre cell and never sees
+    # it, so an evader that stays at the centre (its start) is never detected and
+    # wins; the exact solver must say so through the command line.
+    assert cli.main(["pursuit", "solve", "--variant", "seed"]) == 0
+    out = capsys.readouterr().out
+    assert '"winner": "evader"' in out and '"root_value": 1.0' in out
+
+
+
+def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
+    # --sensor counts with the default --variant goal too (not the ray sensor).
+    assert cli.main(["pursuit", "solve", "--grid", "3", "--sensor", "wedge"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    assert result["params"]["sensor"] == "wedge" and result["params"]["goal_row"] == 2
+    # The numbers solved are the wedge game's. Both sensors' 3x3 goal games are evader
+    # wins (root value 1), but the defender's best rate against a random evader differs
+    # (0.987 wedge, 0.928 ray), as does random play's (0.155, 0.219), by `exact`, which
+    # test_alphazero_exact checks against a brute-force minimax, hand-worked cases and
+    # simulated random play.
+    from jaxsolve.alphazero import exact  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
+    wedge, ray = pe.goal_variant(3, sensor="wedge"), pe.goal_variant(3, sensor="ray")
+    best = {env: exact.best_vs_random(env, pe.DEFENDER) for env in (wedge, ray)}
+    assert abs(best[wedge] - best[ray]) > 0.05
+    assert result["best_vs_random_as_defender"] == pytest.approx(best[wedge], abs=1e-6)
+    assert result["root_value"] == float(exact.solve(wedge).root_value)
+    assert result["random_vs_random_evader_wins"] == pytest.approx(
+        exact.random_vs_random(wedge), abs=1e-6)
+
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "--grid", "4"], "argument --grid: must be odd and at least 3, got 4"),
+    (["train", "--minutes", "-1"], "argument --minutes: must be a positive number of minutes"),
+    (["train", "--explore", "1.5"], "argument --explore: must lie in [0, 1], got 1.5"),
+    (["train", "--simulations", "0"], "argument --simulations: must be at least 1, got 0"),
+    (["train", "--checkpoint", "/no/such/folder/az.npz"], "the folder /no/such/folder does not exist"),
+    (["eval", "--checkpoint", "/no/such/az.npz"], "--checkpoint /no/such/az.npz: no checkpoint there"),
+    # (T + 2 detection counts) x 61^2 cells x 8 directions = 64 x 3721 x 8 = 1,905,152.
+    (["solve", "--grid", "61"], "pursuit: solve: the game with grid_size=61, max_turns=62 has "
+                                "1,905,152 (detections, cell, direction) states per turn"),
+])
+def test_pursuit_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    # Checked before anything is solved, compiled or trained.
+    assert cli.main(["pursuit", *argv]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("jaxsolve: error: ") and message in err and err.count("\n") == 1
+
+
+
+def test_pursuit_eval_names_a_file_that_is_not_a_checkpoint(tmp_path, capsys):
+    bad = tmp_path / "notes.npz"
+    bad.write_text("not an archive")
+    assert cli.main(["pursuit", "eval", "--grid", "5", "--hidden", "8",
+                     "--checkpoint", str(bad)]) == cli.EXIT_USAGE
+    assert f"{bad}: not a checkpoint (not an .npz archive)" in capsys.readouterr().err
+
+
+
+# ------------------------------------------- pursuit checkpoints: recorded config, damage
+# (The pursuit AlphaZero's checkpoints; the solve/check tests are above.)
+def _pursuit_checkpoint(path, *argv):
+    """An untrained checkpoint as `jaxsolve pursuit train *argv` saves it, with its config."""
+    from jaxsolve.alphazero import train  # noqa: PLC0415
+    args = cli.build_parser().parse_args(["pursuit", "train", *argv])
+    cfg = pursuit_command.config_from_args(args)
+    train.save(str(path), train.init(cfg)[1], config=cfg)
+
+
+
+def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
+    # A checkpoint trained with the ray sensor does not resume under --sensor wedge.
+    ckpt = tmp_path / "pe.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
+    assert cli.main(["pursuit", "train", "--variant", "seed", "--grid", "3", "--hidden", "8",
+                     "--sensor", "wedge", "--resume", "--checkpoint", str(ckpt)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"--checkpoint {ckpt} was trained with --sensor ray; "
+                                     "the options give --sensor wedge") in err
+
+
+
+def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
+    # `head -c 3000 pe.npz > t.npz` is named, not a zipfile.BadZipFile traceback.
+    ckpt, truncated = tmp_path / "pe.npz", tmp_path / "t.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
+    truncated.write_bytes(ckpt.read_bytes()[:3000])
+    assert cli.main(["pursuit", "eval", "--variant", "seed", "--grid", "3", "--hidden", "8",
+                     "--checkpoint", str(truncated)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{truncated}: not a readable checkpoint (BadZipFile" in err
+
+
+
+def _eval_spy(monkeypatch):
+    """Replaces the evaluation `pursuit eval` runs by a recorder of what it was given."""
+    from jaxsolve.alphazero import evaluate  # noqa: PLC0415
+    seen = {}
+
+    def fake(env, search, graphdef, params, solution, key, opponents=("random",), progress=False):
+        seen.update(env=env, search=search, params=params, progress=progress)
+        return {"win_vs_random_as_evader": 0.0}
+    monkeypatch.setattr(evaluate, "evaluate", fake)
+    return seen
+
+
+
+def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, capsys,
+                                                                      monkeypatch):
+    # Not the default network (128 x 3) and search (16 simulations), which would fail
+    # with "it holds 32 arrays, the state has 38 leaves" unless every training flag
+    # were repeated; a repeated flag that differs from training is still refused.
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
+    ckpt = tmp_path / "pe.npz"
+    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8",
+                        "--simulations", "2", "--search", "puct")
+    seen = _eval_spy(monkeypatch)
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt)]) == 0
+    assert seen["env"] == pe.Params(grid_size=3)
+    assert (seen["search"].num_simulations, seen["search"].kind) == (2, "puct")
+    assert seen["progress"]  # eval shows a bar over the plies it plays
+    # One hidden layer of 8 (the 3x3 board's observation in, 9 actions out): the
+    # trained network.
+    assert sorted(np.shape(x) for x in jax.tree.leaves(seen["params"])) == sorted(
+        [(pe.Params(grid_size=3).obs_size, 8), (8,), (8, 9), (9,), (8, 1), (1,)])
+    err = capsys.readouterr().err
+    assert (f"from {ckpt}: variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=2, "
+            "search=puct, seed=0") in err
+
+    # Search settings given override the checkpoint's; the network must match.
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt), "--simulations", "5",
+                     "--search", "gumbel"]) == 0
+    assert (seen["search"].num_simulations, seen["search"].kind) == (5, "gumbel")
+    assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt), "--hidden", "16"]) == cli.EXIT_USAGE
+    assert (f"{ckpt} was trained with --hidden 8; the options give --hidden 16"
+            in capsys.readouterr().err)
+
+
+
+def test_pursuit_resume_config_is_the_checkpoints_but_for_options_given():
+    import dataclasses  # noqa: PLC0415
+
+    from jaxsolve.alphazero import selfplay, train  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
+    recorded = train.TrainConfig(
+        env=pe.goal_variant(7, sensor="wedge"), hidden=(8, 4), games_per_iter=12,
+        search=selfplay.SearchConfig(num_simulations=3, kind="puct", dirichlet_alpha=0.1),
+        learning_rate=3e-4, buffer_size=100, explore_fraction=0.25, seed=7)
+    parse = lambda *argv: cli.build_parser().parse_args(["pursuit", "train", "--resume", *argv])
+    # Nothing given: the checkpoint's config, with what the CLI has no option for.
+    assert pursuit_command.config_from_args(parse(), recorded) == recorded
+    # Given: those options; an unchanged game option keeps the recorded game.
+    cfg = pursuit_command.config_from_args(parse("--games", "5", "--simulations", "9", "--grid", "7"),
+                                       recorded)
+    assert cfg == dataclasses.replace(recorded, games_per_iter=5, search=dataclasses.replace(
+        recorded.search, num_simulations=9))
+    # Without a checkpoint: the CLI's own defaults, which are the README's recipe.
+    fresh = pursuit_command.config_from_args(parse())
+    assert (fresh.env, fresh.hidden, fresh.search.num_simulations, fresh.explore_fraction) == (
+        pe.goal_variant(5), (128, 128, 128), 16, 0.5)
+    assert fresh == train.TrainConfig.recipe(5)
+    assert pursuit_command.config_from_args(parse("--grid", "7")) == train.TrainConfig.recipe(7)
+
+
+
+def test_pursuit_commands_have_their_own_help(capsys):
+    for command, has, lacks in [("solve", "--grid", "--checkpoint"),
+                                ("eval", "--mcts", "--iterations"),
+                                ("train", "--resume", "--mcts")]:
+        assert cli.main(["pursuit", command, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert f"usage: jaxsolve pursuit {command}" in out and has in out and lacks not in out
+
+
+
+def test_pursuit_train_refuses_a_folder_for_its_checkpoint(tmp_path, capsys):
+    # Refused before training, not after the whole run when saving (IsADirectoryError).
+    assert cli.main(["pursuit", "train", "--checkpoint", str(tmp_path)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--checkpoint {tmp_path} is a folder" in err
+    # An empty name too, before training rather than when the temporary file is renamed.
+    assert cli.main(["pursuit", "train", "--checkpoint", ""]) == cli.EXIT_USAGE
+    assert "--checkpoint is empty" in capsys.readouterr().err
+

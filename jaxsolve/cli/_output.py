@@ -5,14 +5,14 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from jaxsolve.cli_base import CLIError
+from jaxsolve.cli._base import CLIError
 from jaxsolve.errors import one_line
 
 
 def check_writable(folder, what: str) -> None:
     """CLIError "cannot write to {what} {folder}: ..." unless a file can be created in
     `folder` (an existing one): proved by writing one, which also catches read-only
-    mounts that permission bits do not show. Shared by the `pursuit` commands."""
+    mounts that permission bits do not show."""
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass

@@ -20,10 +20,10 @@ import threading
 from typing import Sequence
 
 from jaxsolve import games
+from jaxsolve.cli._base import CLIError, nonnegative_real, positive_int
+from jaxsolve.cli._game_spec import OPENSPIEL_PREFIX, load_game
 from jaxsolve.compile import compile_game
-from jaxsolve.cli_base import CLIError
 from jaxsolve.errors import one_line
-from jaxsolve.game_spec import OPENSPIEL_PREFIX, load_game
 from jaxsolve.openspiel import load_pyspiel
 
 
@@ -185,7 +185,7 @@ def cmd_games(args) -> int:
     return 0
 
 
-def add_subparser(subparsers, positive_int, nonnegative_real) -> argparse.ArgumentParser:
+def add_subparser(subparsers) -> argparse.ArgumentParser:
     """Adds `games` to the command line's subcommands."""
     listing = subparsers.add_parser(
         "games", help="list the built-in games",

@@ -17,9 +17,9 @@ import functools
 import inspect
 from typing import Any, Sequence
 
-from jaxsolve.cli_base import CLIError
+from jaxsolve.cli._base import CLIError
+from jaxsolve.cli._game_spec import parse_params
 from jaxsolve.errors import GameError, one_line
-from jaxsolve.game_spec import parse_params
 from jaxsolve.sampling import SAMPLING_SOLVERS
 from jaxsolve.solvers import SOLVERS, Solver
 

@@ -34,14 +34,18 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve import cli_solver, progress
+from jaxsolve import progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
-from jaxsolve.cli_base import EXIT_INTERRUPTED, CLIError
-from jaxsolve.cli_out import writable_folder
+from jaxsolve.cli import _solver_args
+from jaxsolve.cli._base import EXIT_INTERRUPTED, CLIError, nonnegative_real, positive_int
+from jaxsolve.cli._game_spec import (
+    PYTHON_GAME_HELP, add_max_nodes, default_out, is_tree_file, load_game, parse_params,
+    parse_value)
+from jaxsolve.cli._output import writable_folder
+from jaxsolve.cli._run import Run, stop
+from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
-from jaxsolve.compile import compile_game
-from jaxsolve.game_spec import default_out, is_tree_file, load_game, parse_params, parse_value
 from jaxsolve.plot import plot_sweep
 from jaxsolve.policy import table
 from jaxsolve.solvers import SOLVERS, average_policy, run
@@ -138,37 +142,34 @@ def _solve_group(solver, batch, args, every: int, bar) -> tuple:
     of `every` iterations, so the checks fall where one call's would). Returns the
     results of `_results`, the iterations each game ran [B], and whether Ctrl-C
     stopped the group (its results are then those of the last completed call)."""
-    states = _init(solver, batch)
-    ran = np.zeros(len(batch.utilities), np.int64)
     chunk = -(-args.iters // CHUNKS)
     if args.target is not None:
         chunk = -(-chunk // every) * every
-    done, interrupted = 0, False
-    try:
-        while done < args.iters:
+    games = len(batch.utilities)
+    # The run's state: the games' states, the iterations each ran, the iterations done.
+    run = Run((_init(solver, batch), np.zeros(games, np.int64), 0))
+    with run:
+        while run.state[2] < args.iters:
+            states, ran, done = run.state
             n = min(chunk, args.iters - done)
             if args.target is None:
-                new_states = jax.block_until_ready(_run(solver, batch, states, n))
+                new_states, new_ran = jax.block_until_ready(_run(solver, batch, states, n)), ran + n
             else:
                 new_states, more, gaps = jax.block_until_ready(
                     _run_until(solver, batch, states, args.target, n, every))
                 new_ran = ran + np.asarray(more)
                 reached = int(np.sum(np.asarray(gaps) <= args.target))
-                bar.set_postfix_str(f"{reached}/{len(ran)} at the target", refresh=False)
-                ran = new_ran
-            states, done = new_states, done + n  # the call is complete
+                bar.set_postfix_str(f"{reached}/{games} at the target", refresh=False)
+            run.complete((new_states, new_ran, done + n))
             # With a target the bar counts the iterations of the game that ran longest:
             # a call of n iterations may stop every game well before its end.
-            bar.update((done if args.target is None else int(ran.max())) - bar.n)
-            if args.target is not None and reached == len(ran):
+            bar.update((done + n if args.target is None else int(new_ran.max())) - bar.n)
+            if args.target is not None and reached == games:
                 bar.total = bar.n  # the bar ends where the games stopped, not at the cap
                 bar.refresh()
                 break
-    except KeyboardInterrupt:
-        interrupted = True
-    if args.target is None:
-        ran[:] = done
-    return (*jax.device_get(_results(batch, states)), ran, interrupted)
+    states, ran, _ = run.state
+    return (*jax.device_get(_results(batch, states)), ran, run.interrupted)
 
 
 def _label(value) -> str:
@@ -179,9 +180,9 @@ def _label(value) -> str:
 def cmd_sweep(args) -> int:
     params = parse_params(args.param)
     key, values = parse_vary(args.vary)
-    settings = cli_solver.parse(args.algo, args.solver_param)
-    solver = cli_solver.make(args.algo, settings)
-    algo = cli_solver.label(args.algo, settings)
+    settings = _solver_args.parse(args.algo, args.solver_param)
+    solver = _solver_args.make(args.algo, settings)
+    algo = _solver_args.label(args.algo, settings)
     if key in params:
         raise CLIError(f"--vary {key} and --param {key} name the same parameter")
     if is_tree_file(args.game):
@@ -239,9 +240,7 @@ def cmd_sweep(args) -> int:
     seconds = time.perf_counter() - t0
     solved = [p for p in points if p is not None]
     if not solved:
-        print("\nInterrupted before any point completed an iteration; nothing written.",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return stop("", "before any point completed an iteration")
     targeted = args.target is not None
     _print_table(solved, key, args.target, show_iterations=targeted or interrupted)
     each = (f"until exploitability <= {args.target:g} (checked every {every}, at most "
@@ -289,22 +288,21 @@ def _print_table(points: list[dict], key: str, target: float | None,
                  if show_iterations else ""))
 
 
-def add_subparser(subparsers, positive_int, nonnegative_real,
-                  python_game_help: str) -> argparse.ArgumentParser:
+def add_subparser(subparsers) -> argparse.ArgumentParser:
     """Adds `sweep`, with the same GAME, --param, --iters, --target, --eval-every and
     --x64 as `solve`."""
     p = subparsers.add_parser("sweep", help="vary one game parameter and solve every point "
                               "in one vmapped program", description=__doc__.split("\n\n", 1)[1],
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("game", metavar="GAME", nargs="?", help="a built-in game (see `jaxsolve "
-                   "games`), openspiel:NAME, or " + python_game_help)
+                   "games`), openspiel:NAME, or " + PYTHON_GAME_HELP)
     p.add_argument("--vary", required=True, metavar="KEY=VALUES",
                    help="the parameter and its values: KEY=[v1, v2, ...] (JSON or Python; "
                         "tuples as `jaxsolve games` prints them) or KEY=START:STOP:COUNT")
     p.add_argument("--param", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                    help="a parameter held fixed (repeatable)")
     p.add_argument("--algo", choices=FULL_WIDTH, default="cfr+", help="solver (default: cfr+)")
-    cli_solver.add_argument(p, FULL_WIDTH)
+    _solver_args.add_argument(p, FULL_WIDTH)
     p.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
                    metavar="N", help="iterations per point (default: 1000); with "
                    "--target, the most a point may take")
@@ -318,5 +316,6 @@ def add_subparser(subparsers, positive_int, nonnegative_real,
                    help="output directory (default: runs/<game>-sweep-<KEY>)")
     p.add_argument("--x64", action="store_true", help="solve in float64")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_max_nodes(p)
     p.set_defaults(func=cmd_sweep)
     return p

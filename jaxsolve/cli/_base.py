@@ -1,10 +1,12 @@
 """What every command of the command line shares: `CLIError` (bad input, reported as
 one line `jaxsolve: error: ...` with exit code 2), the exit codes, and `number_arg`,
-the argparse type of every numeric option (the `pursuit` commands' too)."""
+the argparse type of every numeric option, with the counts and tolerances several
+commands take."""
 
 from __future__ import annotations
 
 import argparse
+import math
 
 # The exit codes: done, bad input, Ctrl-C (as a shell reports SIGINT).
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
@@ -29,7 +31,7 @@ def _whole(text: str) -> int:
 
 def number_arg(kind, describe: str, ok):
     """An argparse type: `kind(text)` (int or float) for which `ok(value)` holds, else
-    a one-line error `{describe}, got {text}`. Shared with the `pursuit` subcommands."""
+    a one-line error `{describe}, got {text}`."""
     def parse(text: str):
         try:
             value = _whole(text) if kind is int else kind(text)
@@ -40,3 +42,10 @@ def number_arg(kind, describe: str, ok):
             raise argparse.ArgumentTypeError(f"{describe}, got {text}")
         return value
     return parse
+
+
+# Counts reach jitted code as int32.
+positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
+                          lambda v: 1 <= v <= 2 ** 31 - 1)
+nonnegative_real = number_arg(float, "must be a finite number >= 0",
+                              lambda v: 0.0 <= v < math.inf)

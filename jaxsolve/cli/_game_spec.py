@@ -2,8 +2,9 @@
 
 GAME is a built-in name (`jaxsolve.games.names()`), `openspiel:NAME`, a tree saved with
 `GameTree.save` (`FILE.npz`), or `FILE.py:NAME` / `module:NAME`: a game in the user's
-own code. `--param key=value` values are parsed here too. Every failure is one
-`CLIError` naming GAME; `jaxsolve.cli` (`solve`, `check`) reports it in one line.
+own code. `--param key=value` values are parsed here too, and `--max-nodes`, the size
+cap of the commands that compile GAME, is defined here. Every failure is one
+`CLIError` naming GAME, which the command line reports in one line.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from jaxsolve import games
+from jaxsolve.cli._base import CLIError, positive_int
+from jaxsolve.cli._run import resume_command
 from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
-from jaxsolve.cli_base import CLIError
 from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
 from jaxsolve.openspiel import load_pyspiel
 from jaxsolve.protocol import is_game
@@ -29,6 +31,16 @@ from jaxsolve.tree import GameTree
 from jaxsolve.validate import batch_size
 
 OPENSPIEL_PREFIX = "openspiel:"
+PYTHON_GAME_HELP = ("FILE.py:NAME or module:NAME, a game in your own code (a class or "
+                    "function called with the --param values, or a game object)")
+
+
+def add_max_nodes(parser) -> None:
+    """`--max-nodes` of the commands that compile a game to solve it (solve, sweep)."""
+    parser.add_argument("--max-nodes", type=positive_int, default=DEFAULT_MAX_NODES,
+                        metavar="N", help=f"refuse a game with more than N histories "
+                        f"(default {DEFAULT_MAX_NODES:,}); the walk runs at ~20,000 "
+                        "histories a second, so a lower N stops a too-large game sooner")
 
 
 def parse_value(text: str, option: str = "--param") -> Any:
@@ -234,7 +246,7 @@ def _resume_instead(error: CheckpointNotTreeError) -> str:
     words += [w for key in ("batch", "seed") if key in meta for w in (f"--{key}", str(meta[key]))]
     words += ["--out", str(path.parent), "--resume"]
     return (f"{path}: this is a solver checkpoint, not a saved tree; resume its run with: "
-            f"{' '.join(words)}")
+            f"{resume_command(words)}")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""`--solver-param`: a solver's own settings from the command line (jaxsolve.cli_solver)."""
+"""`--solver-param`: a solver's own settings from the command line (jaxsolve.cli._solver_args)."""
 
 import inspect
 import json
@@ -8,17 +8,16 @@ import numpy as np
 import pytest
 
 import jaxsolve
-from jaxsolve import cli, cli_solver
+from jaxsolve import cli
+from jaxsolve.cli import _solver_args
+from jaxsolve.cli import solve as solve_command
 from jaxsolve.checkpoint import load_checkpoint
+from cli_runs import solve
 from conftest import AVERAGE, RUN, builtin_tree, openspiel_average, pyspiel_game, pyspiel_tree
 
 
-def solve(out, *extra, game="kuhn_poker"):
-    return cli.main(["solve", game, "--out", str(out), "--quiet", *extra])
-
-
 def average(out, tree):
-    state, _ = load_checkpoint(out / cli.CHECKPOINT)
+    state, _ = load_checkpoint(out / solve_command.CHECKPOINT)
     return np.asarray(AVERAGE(tree, state))
 
 
@@ -39,7 +38,7 @@ def test_dcfr_settings_give_openspiel_dcfr_with_those_settings(tmp_path):
             theirs.evaluate_and_update_policy()
         gap = np.abs(ours - openspiel_average(tree, theirs)).max()
         assert (gap < 1e-8) == same, (settings, gap)
-    result = json.loads((tmp_path / cli.STRATEGY).read_text())
+    result = json.loads((tmp_path / solve_command.STRATEGY).read_text())
     assert result["algo"] == "dcfr"
     assert result["solver_params"] == {"alpha": 2, "beta": 0.5, "gamma": 3}
 
@@ -91,11 +90,11 @@ def test_a_run_resumes_only_with_its_own_settings(tmp_path, capsys):
     capsys.readouterr()
     assert solve(out, "--algo", "dcfr", "--iters", "2") == 0
     assert "replacing the run in" in (err := capsys.readouterr().err) and "dcfr (gamma=3)" in err
-    assert cli_solver.words(["gamma=3"]) == ["--solver-param", "gamma=3"]
+    assert _solver_args.words(["gamma=3"]) == ["--solver-param", "gamma=3"]
 
 
 def test_an_interrupted_run_is_told_to_resume_with_its_settings(tmp_path, monkeypatch, capsys):
-    real, calls = cli._run_chunk, []
+    real, calls = solve_command._run_chunk, []
 
     def interrupted(*args):
         calls.append(1)
@@ -103,7 +102,7 @@ def test_an_interrupted_run_is_told_to_resume_with_its_settings(tmp_path, monkey
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(cli, "_run_chunk", interrupted)
+    monkeypatch.setattr(solve_command, "_run_chunk", interrupted)
     assert solve(tmp_path, "--algo", "pcfr+", "--solver-param", "gamma=1", "--iters",
                  "10", "--eval-every", "2") == 130
     hint = capsys.readouterr().err.splitlines()[-1]
@@ -125,7 +124,7 @@ def test_an_interrupted_run_is_told_to_resume_with_its_settings(tmp_path, monkey
 ])
 def test_bad_settings_are_one_line_before_any_walk(argv, says, tmp_path, capsys, monkeypatch):
     walked = []
-    monkeypatch.setattr(cli, "load_tree", lambda *a, **k: walked.append(1))
+    monkeypatch.setattr(solve_command, "load_tree", lambda *a, **k: walked.append(1))
     assert solve(tmp_path, *argv) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert re.search(says, err) and len(err.strip().splitlines()) == 1, err
@@ -136,16 +135,16 @@ def test_settable_keys_are_the_constructors_own():
     """Every key offered is a keyword its constructor takes, and builds with the
     constructor's own default (so the list cannot name a setting that does not exist);
     dcfr's and pcfr+'s are their exponents."""
-    assert cli_solver.settable("dcfr") == ["alpha", "beta", "gamma"]
-    assert cli_solver.settable("pcfr+") == ["gamma"]
-    assert cli_solver.settable("cfr+") == cli_solver.settable("cfr-alt") == []
+    assert _solver_args.settable("dcfr") == ["alpha", "beta", "gamma"]
+    assert _solver_args.settable("pcfr+") == ["gamma"]
+    assert _solver_args.settable("cfr+") == _solver_args.settable("cfr-alt") == []
     for algo in jaxsolve.SOLVERS:
-        for key in cli_solver.settable(algo):
+        for key in _solver_args.settable(algo):
             make = jaxsolve.SOLVERS[algo]
             default = inspect.signature(make).parameters.get(key)
             value = (default.default if default is not None else
                      inspect.signature(jaxsolve.sampled_cfr).parameters[key].default)
-            cli_solver.make(algo, {key: value}, batch=4)
+            _solver_args.make(algo, {key: value}, batch=4)
 
 
 def test_sweep_takes_the_settings(tmp_path, capsys):

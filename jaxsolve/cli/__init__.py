@@ -1,0 +1,114 @@
+"""The `jaxsolve` command line: `main` and `build_parser`, one module per command.
+
+    jaxsolve solve kuhn_poker --algo cfr+ --iters 2000     # jaxsolve.cli.solve
+    jaxsolve sweep spoof --vary max_rounds=1:3:3           # jaxsolve.cli.sweep
+    jaxsolve check my_game.py:MyGame                       # jaxsolve.cli.check
+    jaxsolve games                                         # jaxsolve.cli.games
+    jaxsolve pursuit train --iterations 100                # jaxsolve.cli.pursuit
+
+Each command module has `add_subparser(subparsers)` and the function its parser
+runs. The private modules hold what several commands share: errors, exit codes and
+numeric options (`_base`), output folders (`_output`), a pipe whose reader left
+(`_pipe`), `--solver-param` (`_solver_args`), GAME and `--param` (`_game_spec`), and
+the run of a long command with its checkpoint and Ctrl-C (`_run`). Bad input ends in
+one line on stderr and exit code 2; Ctrl-C in a long command saves its last completed
+chunk, prints the command that resumes it and exits with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+import jax
+
+from jaxsolve import __version__ as jaxsolve_version
+from jaxsolve.cli import check, games, pursuit, solve, sweep
+from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError
+from jaxsolve.cli._pipe import PipeSafeStdout
+from jaxsolve.errors import one_line
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors become CLIError (one line, exit 2) instead of usage + exit."""
+
+    def error(self, message: str):
+        raise CLIError(message)
+
+
+def _game_given_after_param(args) -> None:
+    """GAME is required, but a `--param k=v GAME` hands it to --param (which takes one or
+    more values): the last --param (or --solver-param) value without '=' is taken back
+    as GAME."""
+    if getattr(args, "game", "") is not None:
+        return
+    for words in (getattr(args, "param", []), getattr(args, "solver_param", [])):
+        if words and "=" not in words[-1]:
+            args.game = words.pop()
+            return
+    raise CLIError("the following arguments are required: GAME")
+
+
+def _usage_requires_game(command: argparse.ArgumentParser) -> None:
+    """GAME is optional to argparse only so that `--param k=v GAME` can hand it back
+    (`_game_given_after_param`); the usage line shows it as the required word it is."""
+    usage = command.format_usage().removeprefix("usage: ").rstrip("\n")
+    command.usage = usage.replace("[GAME]", "GAME").replace("%", "%%")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `jaxsolve` parser with every command (`pursuit` included; building it loads
+    no Flax or optax)."""
+    parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
+                     "with the jitted CFR family.")
+    parser.add_argument("--version", action="version",
+                        version=f"jaxsolve {jaxsolve_version}, jax {jax.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in (solve, games, check, sweep, pursuit):
+        command.add_subparser(sub)
+    for name in ("solve", "sweep", "check"):
+        _usage_requires_game(sub.choices[name])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CLIError as e:
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else EXIT_OK
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        _game_given_after_param(args)
+    except CLIError as e:
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+
+    x64_before = bool(jax.config.read("jax_enable_x64"))
+    if getattr(args, "x64", False) and not x64_before:
+        jax.config.update("jax_enable_x64", True)  # before any array of this command
+    stdout = sys.stdout
+    sys.stdout = PipeSafeStdout(stdout)  # `| head`: the files are still written
+    try:
+        code = args.func(args)
+        return EXIT_OK if code is None else int(code)
+    except CLIError as e:
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # outside a run's chunks: while compiling, loading, ...
+        print("\njaxsolve: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        sys.stdout = stdout
+        if bool(jax.config.read("jax_enable_x64")) != x64_before:
+            jax.config.update("jax_enable_x64", x64_before)
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError", "build_parser", "main"]
