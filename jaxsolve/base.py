@@ -123,6 +123,12 @@ _STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
 _STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
 
 
+def float_dtype() -> np.dtype:
+    """The float type solver states are made of: float64 under `jax_enable_x64`, else
+    float32 (JAX's default, and what users run)."""
+    return np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+
+
 def _library_state(state: Any) -> bool:
     """Whether `state` is one of the library's own states (CFRState, MCCFRState), whose
     field names mean what `_STATE_FLOATS` says. A state of one's own may use those

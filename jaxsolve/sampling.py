@@ -500,10 +500,6 @@ def choose_traversal(tree: GameTree, batch_size: int, capacity_: int) -> str:
 
 
 # ----------------------------------------------------------------- the solver
-def _float_dtype():
-    return jnp.zeros(()).dtype
-
-
 def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
           solver_name: str = "sampled-cfr") -> MCCFRState:
     where = f"{solver_name}.init"
@@ -528,7 +524,7 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
                         f"{tree.names.infosets[i]!r}) but exploration=0: actions the policy "
                         "never plays would never be tried; pass exploration > 0")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
-    dtype = _float_dtype()
+    dtype = base.float_dtype()
     # One buffer per field (a donated state may not hold one buffer twice).
     return MCCFRState(*(jnp.zeros(shape, dtype) for _ in range(4)), jnp.zeros((), jnp.int32),
                       jnp.zeros((), dtype), jnp.ones((), dtype), jnp.asarray(key, jnp.uint32),

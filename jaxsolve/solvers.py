@@ -44,10 +44,6 @@ from jaxsolve.updates import (RESCALE_ABOVE, accumulate_regrets, instant_regrets
                               regret_matching, rescale_average, uniform)
 
 
-def _float_dtype():
-    return jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
-
-
 def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
     """Zero regrets and average: the state of a full-width solver before its first iteration.
 
@@ -71,7 +67,7 @@ def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
     if key is not None:
         validate.prng_key(key, f"{solver_name}.init")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
-    dtype = _float_dtype()
+    dtype = base.float_dtype()
     # One buffer per field, not one shared: a caller may donate the state
     # (`donate_argnums`), and XLA refuses to donate one buffer twice.
     return CFRState(*(jnp.zeros(shape, dtype) for _ in range(4)), jnp.zeros((), jnp.int32),

@@ -36,7 +36,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxsolve import progress
+from jaxsolve import base, progress
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.cli import _solver_args
 from jaxsolve.cli._base import EXIT_OK, CLIError, nonnegative_real, number_arg, positive_int
@@ -78,10 +78,6 @@ def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRSt
 
 def _evaluate(tree: GameTree, state: CFRState) -> float:
     return float(_exploitability(tree, _average(tree, state)))
-
-
-def _float_dtype() -> str:
-    return str(np.dtype(jax.dtypes.canonicalize_dtype(np.float64)))
 
 
 def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
@@ -342,7 +338,7 @@ def cmd_solve(args) -> int:
     identity = {"game": args.game, "params": params, "algo": args.algo,
                 "solver_params": settings, **run_info,
                 "tree": tree.names.digest, "payoffs": _payoff_digest(tree),
-                "dtype": _float_dtype()}
+                "dtype": str(base.float_dtype())}
 
     tree = jax.device_put(tree)
     try:
