@@ -4,8 +4,9 @@ The walk is iterative (no recursion limit), validates every node as it goes and
 raises `GameError` naming the offending history, so that nothing malformed ever
 reaches JAX: a value that breaks the protocol, an exception raised by the game's
 code (chained as the cause), or a history of `max_depth` actions that has not
-ended. After the walk, the terminal-sequence arrays that the solvers use are
-derived with vectorised NumPy.
+ended. The rules themselves live in `jaxsolve.rules`, which `check_game` shares;
+after the walk `jaxsolve.assemble` derives the sequence-form arrays with vectorised
+NumPy, as it does for the builders.
 """
 
 from __future__ import annotations
