@@ -353,10 +353,11 @@ class _Checker:
         values = self.call("returns_valid", where, state, "returns")
         if values is _ERR:
             return
-        problem = returns_problem(values, self.P)
+        listed = as_list(values)  # once: a generator is read once
+        problem = returns_problem(values if listed is None else listed, self.P)
         if problem:
             return self.fail("returns_valid", where, problem, state)
-        values = [float(v) for v in as_list(values)]
+        values = [float(v) for v in listed]
         problem = returns_bounds_problem(values, self.lo, self.hi)
         if problem:
             self.fail("returns_in_bounds", where, problem, state)

@@ -194,11 +194,6 @@ class _Walk:
             raise error
         raise error from cause
 
-    def require(self, node: int, state, problem: str | None) -> None:
-        """Fails with `problem`, a rule's verdict, unless it is None."""
-        if problem is not None:
-            self.fail(node, state, problem)
-
     def call(self, node: int, state, method: str, *args):
         """`state.method(*args)`; a missing method, or an exception raised by the game's
         code, fails with the history (the game's exception is chained as the cause)."""
@@ -222,7 +217,8 @@ class _Walk:
                                        "return a new state and leave this one unchanged "
                                        "(`jaxsolve check` also finds children sharing state)")
             return new
-        self.require(node, state, cannot_make_children(state))
+        if problem := cannot_make_children(state):
+            self.fail(node, state, problem)
         new = self.call(node, state, "clone")
         if new is state:
             self.fail(node, state, "clone() returned the state itself; it must return an "
@@ -248,8 +244,8 @@ class _Walk:
         raw = as_list(value)
         if raw is None:
             self.fail(node, state, not_a_list(value))
-        self.require(node, state, action_list_problem(raw, "legal_actions()",
-                                                      self.declared_actions))
+        if problem := action_list_problem(raw, "legal_actions()", self.declared_actions):
+            self.fail(node, state, problem)
         legal = [int(a) for a in raw]
         self.max_action = max(self.max_action, legal[-1])
         if self.key is not None:
@@ -257,7 +253,8 @@ class _Walk:
         else:
             key = self.call(node, state, "information_state_string", player)
             named = f"information_state_string({player})"
-        self.require(node, state, infoset_key_problem(key, named))
+        if problem := infoset_key_problem(key, named):
+            self.fail(node, state, problem)
         info = self.infoset_ids.get(key)
         if info is None:
             info = len(self.infoset_player)
@@ -273,9 +270,10 @@ class _Walk:
                  else str(a) for a in legal])
         else:
             first_node = self.infoset_node[info]
-            self.require(node, state, infoset_consistency_problem(
-                key, self.infoset_player[info], self.infoset_legal[info],
-                lambda: self.history(first_node), player, legal))
+            if problem := infoset_consistency_problem(
+                    key, self.infoset_player[info], self.infoset_legal[info],
+                    lambda: self.history(first_node), player, legal):
+                self.fail(node, state, problem)
             if self.infoset_parent[info] != own_parent and not self.recall_broken[player]:
                 self.recall_broken[player] = True
                 self.recall_example[player] = f"player {player} " + imperfect_recall(
@@ -293,8 +291,9 @@ class _Walk:
         """The outcomes at a chance node; records its row. `last_outcome` is the chance
         (row, outcome) above it."""
         value = self.call(node, state, "chance_outcomes")
-        self.require(node, state, chance_outcomes_problem(value))
-        outcomes = as_list(value)
+        outcomes = as_list(value)  # once: a generator is read once
+        if problem := chance_outcomes_problem(value if outcomes is None else outcomes):
+            self.fail(node, state, problem)
         actions = sorted(int(a) for a, _ in outcomes)
         self.max_outcome = max(self.max_outcome, actions[-1])
         self.index.append(len(self.chance_rows))
@@ -304,15 +303,18 @@ class _Walk:
 
     def terminal(self, node, state, own, last_outcome) -> None:
         value = self.call(node, state, "returns")
-        self.require(node, state, returns_problem(value, self.num_players))
+        values = as_list(value)  # once: a generator is read once
+        if problem := returns_problem(value if values is None else values, self.num_players):
+            self.fail(node, state, problem)
         self.index.append(len(self.returns))
-        self.returns.append([float(v) for v in as_list(value)])
+        self.returns.append([float(v) for v in values])
         self.terminal_own.append(own)
         self.terminal_chance.append(last_outcome)
 
     def current_player(self, node, state) -> int:
         player = self.call(node, state, "current_player")
-        self.require(node, state, current_player_problem(player, self.num_players))
+        if problem := current_player_problem(player, self.num_players):
+            self.fail(node, state, problem)
         return int(player)
 
     # ---------------------------------------------------------------- the walk
@@ -345,7 +347,8 @@ class _Walk:
                 player = self.current_player(node, state)
                 self.player.append(player)
                 terminal = self.call(node, state, "is_terminal")
-                self.require(node, state, terminal_problem(terminal, player))
+                if problem := terminal_problem(terminal, player):
+                    self.fail(node, state, problem)
                 if player == TERMINAL:
                     self.terminal(node, state, own, last_outcome)
                     continue

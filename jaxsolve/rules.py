@@ -160,6 +160,8 @@ def make_child(state, action):
 def current_player_problem(player, num_players: int) -> str | None:
     """current_player() is a player 0..P-1, CHANCE or TERMINAL; a simultaneous-move
     node is named as such (it needs OpenSpiel's turn-based conversion)."""
+    if type(player) is int and (0 <= player < num_players or player in (CHANCE, TERMINAL)):
+        return None  # the usual case, first: the walk asks at every history
     if not is_int(player):
         return (f"current_player() returned {player!r}, expected an integer: a player "
                 f"0..{num_players - 1}, CHANCE (-1) or TERMINAL (-4)")
@@ -208,6 +210,8 @@ def action_list_problem(actions: list, what: str, bound: int | None = None,
     """An action list (`what` names it: "legal_actions()") is non-empty and holds
     integers in [0, bound) and below MAX_ACTION_ID, each once, ascending if
     `must_be_sorted`."""
+    if must_be_sorted and _plainly_valid(actions, bound):
+        return None
     if len(actions) == 0:
         return f"{what} is empty at a non-terminal node"
     for a in actions:
@@ -232,6 +236,18 @@ def action_list_problem(actions: list, what: str, bound: int | None = None,
         if b < a:
             return f"{what} is not sorted: {ordered}"
     return None
+
+
+def _plainly_valid(actions: list, bound: int | None) -> bool:
+    """Whether `actions` are Python ints, ascending from >= 0 and below the bounds: the
+    usual case, told in one pass (the walk asks at every decision)."""
+    previous = -1
+    for a in actions:
+        if type(a) is not int or a <= previous:
+            return False
+        previous = a
+    limit = MAX_ACTION_ID if bound is None else min(bound, MAX_ACTION_ID)
+    return 0 <= previous < limit
 
 
 def is_pair(outcome) -> bool:
@@ -274,6 +290,9 @@ def chance_legal_problem(legal, outcome_actions: list[int]) -> str | None:
 def returns_problem(value, num_players: int) -> str | None:
     """returns() at a terminal is one finite number per player."""
     values = as_list(value)
+    if values is not None and len(values) == num_players and all(
+            type(v) is float and math.isfinite(v) for v in values):
+        return None  # the usual case, first: the walk asks at every terminal
     if values is None:
         return (f"returns() gave {value!r} at a terminal; expected {num_players} numbers "
                 "(one per player)")

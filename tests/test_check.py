@@ -381,3 +381,23 @@ def test_a_history_that_never_ends_stops_the_walk_at_max_steps():
 def test_a_game_class_is_refused_with_the_call_that_makes_an_instance():
     report = check_game(SpecGame)
     assert_fails(report, "game_info", [], "got the class SpecGame; pass an instance: SpecGame()")
+
+
+@pytest.mark.parametrize("spec, check", [
+    (decision(0, "a", leaf(0, 0), chance((0.5, leaf(1, -1)), (0.4, leaf(-1, 1)))),
+     "chance_outcomes"),
+    (decision(0, "a", leaf(0, 0), leaf(1, -1, 0)), "returns_valid"),
+    ({**decision(0, "a", leaf(0, 0), leaf(1, -1)), "legal": [1, 0]}, "legal_actions_valid"),
+    (chance((0.5, decision(0, "x", leaf(0, 0), leaf(0, 0))),
+            (0.5, decision(1, "x", leaf(0, 0), leaf(0, 0)))), "infostate_consistent"),
+])
+def test_compile_game_and_check_game_word_a_broken_rule_alike(spec, check):
+    """One rule, one wording: compile_game refuses the game with the problem that
+    check_game reports, at the same history."""
+    result = check_game(SpecGame(spec))[check]
+    assert result.status == "FAIL"
+    with pytest.raises(jaxsolve.GameError) as refused:
+        jaxsolve.compile_game(SpecGame(spec))
+    message = str(refused.value)
+    assert message.startswith(f"history {result.history}")
+    assert message.endswith(": " + result.message.split(" (state: ")[0]), (message, result.message)
