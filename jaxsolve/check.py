@@ -23,13 +23,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import (DEFAULT_MAX_DEPTH, MAX_ACTION_ID, _cannot_make_children, _child,
-                              _turn_based_if_simultaneous, _utility_sum, class_given,
-                              format_history, format_key, state_text)
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, GameLike
+from jaxsolve.compile import DEFAULT_MAX_DEPTH, turn_based_if_simultaneous
+from jaxsolve.protocol import CHANCE, TERMINAL, GameLike
+from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make_children,
+                            chance_legal_problem, chance_outcomes_problem, class_given,
+                            current_player_problem, declared_actions_problem,
+                            declared_utility_sum, endless_problem, format_history,
+                            imperfect_recall, infoset_consistency_problem, infoset_key_problem,
+                            is_pair, make_child, missing_method, not_a_list,
+                            num_players_problem, own_move, raised, returns_bounds_problem,
+                            returns_problem, state_text, terminal_problem, utility_sum_problem)
 from jaxsolve.validate import is_int, is_real
 
-DEFAULT_MAX_NODES, _TOL = 200_000, 1e-6
+DEFAULT_MAX_NODES = 200_000
 DEFAULT_MAX_STEPS = DEFAULT_MAX_DEPTH  # a playout ends within compile_game's max_depth
 CHECKS = {  # name: what passing means
     "game_info": "num_players(), new_initial_state() and the declarations are sane",
@@ -117,6 +123,11 @@ def _nan_as_text(value):
     return "nan" if isinstance(value, float) and math.isnan(value) else value
 
 
+def _own_move(own) -> str:
+    """A player's last own (information state, action), None for none, for a message."""
+    return own_move(*own) if own else own_move(None, None)
+
+
 def _is_finite(v) -> bool:
     return is_real(v) and math.isfinite(v)
 
@@ -161,19 +172,18 @@ class _Checker:
         if isinstance(fn, str):
             name, fn = fn, getattr(state, fn, None)
             if not callable(fn):
-                self.fail(check, where, f"the state ({type(state).__name__}) has no {name}() "
-                          "method, which the protocol needs (see jaxsolve.protocol)", state)
+                self.fail(check, where, missing_method(state, name), state)
                 return _ERR
-        problem = _cannot_make_children(state) if fn is _child else None
+        problem = cannot_make_children(state) if fn is make_child else None
         if problem:
             self.fail(check, where, problem, state)
             return _ERR
         try:
             return fn(*args)
         except Exception as e:  # noqa: BLE001 - report, never escape
-            what = (f"applying action {args[1]}" if fn is _child else
-                    f"{getattr(fn, '__name__', 'a game method')}({', '.join(map(repr, args))})")
-            self.fail(check, where, f"{what} raised {type(e).__name__}: {e}", state)
+            what = (f"applying action {args[1]}" if fn is make_child else
+                    call_text(getattr(fn, "__name__", "a game method"), args))
+            self.fail(check, where, raised(what, e), state)
             return _ERR
 
     def history(self, where) -> list[int]:
@@ -203,21 +213,23 @@ class _Checker:
                 decl[name] = None
                 continue
             try:
-                decl[name] = (_utility_sum(g) if name == "utility_sum" else
+                decl[name] = (declared_utility_sum(g) if name == "utility_sum" else
                               _norm(getattr(g, name)()) if hasattr(g, name) else None)
             except (NotImplementedError, RuntimeError, TypeError, AttributeError):
                 decl[name] = None
             except Exception as e:  # noqa: BLE001
-                decl[name] = fail(f"{name}() raised {type(e).__name__}: {e}")
+                decl[name] = fail(raised(f"{name}()", e))
         self.num_actions, self.lo, self.hi, self.tensor_shape, self.utility_sum = decl.values()
         try:
             self.P, self.root = g.num_players(), g.new_initial_state()
         except Exception as e:  # noqa: BLE001
-            return fail(f"setting up the game raised {type(e).__name__}: {e}") or False
-        if not is_int(self.P) or self.P < 1:
-            return fail(f"num_players() returned {self.P!r}, expected an integer >= 1") or False
-        if self.num_actions is not None and (not is_int(self.num_actions) or self.num_actions < 1):
-            self.num_actions = fail(f"num_distinct_actions() returned {self.num_actions!r}")
+            return fail(raised("setting up the game", e)) or False
+        problem = num_players_problem(self.P)
+        if problem:
+            return fail(problem) or False
+        problem = declared_actions_problem(self.num_actions)
+        if problem:
+            self.num_actions = fail(problem)
         if None not in (self.lo, self.hi) and not (_is_finite(self.lo) and _is_finite(self.hi)
                                                    and self.lo <= self.hi):
             self.lo = self.hi = fail(f"min_utility() {self.lo!r}, max_utility() {self.hi!r}")
@@ -238,26 +250,24 @@ class _Checker:
         term = self.call("current_player", where, state, "is_terminal")
         if cp is _ERR or term is _ERR:
             return None
-        if not is_int(cp) or not (0 <= cp < self.P or cp in (CHANCE, TERMINAL)):
-            hint = " (simultaneous moves: use jaxsolve.openspiel)" if cp == SIMULTANEOUS else ""
-            return self.fail("current_player", where, f"current_player() returned {cp!r}, "
-                             f"expected 0..{self.P - 1}, CHANCE or TERMINAL{hint}", state)
-        if bool(term) != (cp == TERMINAL):
-            return self.fail("current_player", where, f"is_terminal() is {term} but "
-                             f"current_player() is {cp}", state)
+        problem = current_player_problem(cp, self.P) or terminal_problem(term, cp)
+        if problem:
+            return self.fail("current_player", where, problem, state)
         if cp == TERMINAL:
             return self.check_returns(state, where)
         chance = cp == CHANCE
+        check = "chance_outcomes" if chance else "legal_actions_valid"
         fn = "chance_outcomes" if chance else "legal_actions"
-        first = self.call("chance_outcomes" if chance else "legal_actions_valid", where, state, fn)
+        first = self.call(check, where, state, fn)
         second = self.call("legal_actions_deterministic", where, state, fn)
         if first is _ERR or second is _ERR:
             return None
-        first, second = _norm(first), _norm(second)
-        if not isinstance(first, tuple):
-            return self.fail("chance_outcomes" if chance else "legal_actions_valid", where,
-                             f"{fn}() returned {first!r}, expected a list", state)
-        first, second = list(first), list(second) if isinstance(second, tuple) else second
+        listed = as_list(first)
+        if listed is None:
+            return self.fail(check, where, chance_outcomes_problem(first) if chance
+                             else not_a_list(first), state)
+        again = as_list(second)
+        first, second = list(_norm(listed)), list(_norm(again)) if again is not None else second
         if _nan_as_text(first) != _nan_as_text(second):  # NaN != NaN: chance_outcomes reports it
             self.fail("legal_actions_deterministic", where, f"{fn}() returned "
                       f"{first} and then {second}", state)
@@ -265,75 +275,54 @@ class _Checker:
             return self.check_chance(state, where, first), None
         return self.check_decision(state, where, cp, own, first)
 
-    def check_actions(self, check, where, state, actions, what, bound):
-        """Reports the first problem with an action list; returns the usable actions.
-        Ids at or above MAX_ACTION_ID fail as compile_game refuses them."""
-        limit = MAX_ACTION_ID if bound is None else min(bound, MAX_ACTION_ID)
-        bad = next((a for a in actions if not is_int(a) or a < 0 or a >= limit), None)
-        why = ("" if bad is None or not is_int(bad) or limit < MAX_ACTION_ID else
-               " (action ids are columns of the tree's arrays; number the actions 0, 1, "
-               "2, ... and name them with action_to_string)")
-        problem = (f"{what} is empty at a non-terminal state" if not actions else
-                   f"{what} contains {bad!r}: not an integer in [0, {limit:,}){why}"
-                   if bad is not None else
-                   f"{what} lists an action twice: {actions}" if len(set(actions)) < len(actions)
-                   else f"{what} is not sorted: {actions}"
-                   if check == "legal_actions_valid" and actions != sorted(actions) else None)
+    def check_actions(self, check, where, state, actions, what, bound) -> list[int]:
+        """Reports the first problem with an action list; returns the usable actions."""
+        problem = action_list_problem(actions, what, bound,
+                                      must_be_sorted=check == "legal_actions_valid")
         if problem:
             self.fail(check, where, problem, state)
         return list(dict.fromkeys(a for a in actions if is_int(a) and a >= 0))
 
     def check_chance(self, state, where, outcomes):
-        if not all(isinstance(o, tuple) and len(o) == 2 for o in outcomes):
-            return self.fail("chance_outcomes", where, f"chance_outcomes() must be (action, "
-                             f"probability) pairs, got {outcomes}", state) or []
-        probs = [p for _, p in outcomes]
-        if not all(_is_finite(p) and p >= 0 for p in probs):
-            self.fail("chance_outcomes", where, f"a chance probability is negative or not "
-                      f"finite: {probs}", state)
-        elif abs(sum(probs) - 1.0) > _TOL:
-            self.fail("chance_outcomes", where, f"chance probabilities sum to "
-                      f"{sum(probs):.9g}, not 1: {outcomes}", state)
-        actions = sorted(self.check_actions("chance_outcomes", where, state,
-                                            [a for a, _ in outcomes], "chance_outcomes()", None))
-        # OpenSpiel requires a chance node's legal_actions() to be its outcomes' actions
-        # (as_openspiel_game hands the game to code that relies on it). A state that
-        # does not answer legal_actions() at chance nodes is left alone: the protocol
-        # does not ask it to.
+        problem = chance_outcomes_problem(outcomes)
+        if problem:
+            self.fail("chance_outcomes", where, problem, state)
+        if not all(is_pair(o) for o in outcomes):
+            return []
+        actions = sorted(a for a in dict.fromkeys(a for a, _ in outcomes)
+                         if is_int(a) and a >= 0)
+        # A state that does not answer legal_actions() at chance nodes is left alone:
+        # the protocol does not ask it to.
         try:
             legal = _norm(state.legal_actions())
         except Exception:  # noqa: BLE001 - not part of the protocol at chance nodes
             legal = None
-        if isinstance(legal, tuple) and sorted(legal) != actions:
-            self.fail("chance_outcomes", where, f"legal_actions() is {list(legal)} at this "
-                      f"chance node but chance_outcomes() lists the actions {actions} "
-                      "(OpenSpiel requires them equal)", state)
+        problem = chance_legal_problem(legal if isinstance(legal, tuple) else None, actions)
+        if problem:
+            self.fail("chance_outcomes", where, problem, state)
         return actions
 
     def check_decision(self, state, where, cp, own, legal):
         actions = self.check_actions("legal_actions_valid", where, state, legal,
                                      "legal_actions()", self.num_actions)
         key = self.call("infostate_consistent", where, state, "information_state_string", cp)
-        if key is not _ERR and not isinstance(key, str):
-            key = self.fail("infostate_consistent", where, f"information_state_string({cp}) "
-                            f"returned {type(key).__name__}, expected str", state) or _ERR
+        problem = None if key is _ERR else infoset_key_problem(
+            key, f"information_state_string({cp})")
+        if problem:
+            key = self.fail("infostate_consistent", where, problem, state) or _ERR
         if key is not _ERR:
             if key not in self.infosets:  # a playout's path is copied once per new infoset
                 self.infosets[key] = (cp, tuple(legal), own[cp],
                                       where if isinstance(where, int) else list(where))
             player, legal0, parent0, where0 = self.infosets[key]
-            at = f"at history {format_history(self.history(where0))}"
-            if player != cp:
-                self.fail("infostate_consistent", where, f"information state {format_key(key)} "
-                          f"belongs to player {player} {at} but to player {cp} here", state)
-            elif legal0 != tuple(legal):
-                self.fail("infostate_consistent", where, f"information state {format_key(key)} "
-                          f"has legal actions {list(legal0)} {at} but {legal} here", state)
+            problem = infoset_consistency_problem(key, player, legal0,
+                                                  lambda: self.history(where0), cp, legal)
+            if problem:
+                self.fail("infostate_consistent", where, problem, state)
             elif parent0 != own[cp] and self.recall[cp] is None:
-                self.recall[cp] = (f"player {cp} has imperfect recall: it reaches "
-                                   f"{format_key(key)} after its own (infostate, action) "
-                                   f"{format_key(parent0)} {at} but after {format_key(own[cp])}"
-                                   f" at history {format_history(self.history(where))}")
+                self.recall[cp] = f"player {cp} has imperfect recall: it " + imperfect_recall(
+                    key, _own_move(own[cp]), self.history(where), _own_move(parent0),
+                    self.history(where0))
         for p in range(self.P if self.has_tensor else 0):
             if not self.check_tensor(state, where, p):
                 break
@@ -364,18 +353,18 @@ class _Checker:
         values = self.call("returns_valid", where, state, "returns")
         if values is _ERR:
             return
-        values = list(_norm(values)) if isinstance(values, (list, tuple, np.ndarray)) else values
-        if not isinstance(values, list) or len(values) != self.P or not all(map(_is_finite, values)):
-            return self.fail("returns_valid", where, f"returns() is {values!r}: expected "
-                             f"{self.P} finite numbers", state)
-        tol = _TOL * max(1.0, *map(abs, values))
-        if None not in (self.lo, self.hi) and not all(self.lo - tol <= v <= self.hi + tol
-                                                      for v in values):
-            self.fail("returns_in_bounds", where, f"returns() {values} leave the declared "
-                      f"[min_utility(), max_utility()] = [{self.lo}, {self.hi}]", state)
-        if self.utility_sum is not None and abs(sum(values) - self.utility_sum) > tol:
-            self.fail("constant_sum", where, f"returns() {values} sum to {sum(values):.9g}, "
-                      f"but the game declares utility_sum() = {self.utility_sum}", state)
+        listed = as_list(values)  # once: a generator is read once
+        problem = returns_problem(values if listed is None else listed, self.P)
+        if problem:
+            return self.fail("returns_valid", where, problem, state)
+        values = [float(v) for v in listed]
+        problem = returns_bounds_problem(values, self.lo, self.hi)
+        if problem:
+            self.fail("returns_in_bounds", where, problem, state)
+        broken = (None if self.utility_sum is None else
+                  utility_sum_problem(np.asarray([values]), self.utility_sum))
+        if broken:
+            self.fail("constant_sum", where, broken[1], state)
 
     # ------------------------------------------------------------------ children, walks
     def fingerprint(self, state) -> list[tuple[str, str]]:
@@ -397,8 +386,9 @@ class _Checker:
         before, out = self.fingerprint(state), []
         for a in actions:
             here = (where, a)
-            c1 = self.call("apply_action", here, state, _child, state, a)
-            c2 = _ERR if c1 is _ERR else self.call("apply_action", here, state, _child, state, a)
+            c1 = self.call("apply_action", here, state, make_child, state, a)
+            c2 = (_ERR if c1 is _ERR else
+                  self.call("apply_action", here, state, make_child, state, a))
             diff = None if c2 is _ERR else _first_diff(self.fingerprint(c1), self.fingerprint(c2))
             if diff:
                 self.fail("apply_action", here, f"two children for action {a} differ: "
@@ -420,9 +410,8 @@ class _Checker:
             got = self.visit(state, node, own)
             if got is not None and self.depths[node] >= self.max_steps:
                 self.endless, self.full = True, False
-                return self.fail("playouts_finish", node, f"a history of {self.max_steps:,} "
-                                 "actions has not ended (max_steps): the game may never end",
-                                 state)
+                return self.fail("playouts_finish", node, endless_problem(
+                    self.depths[node], "max_steps", self.max_steps), state)
             if got is not None and len(self.parents) >= self.max_nodes:
                 self.full = False
             elif got is not None:
@@ -463,7 +452,7 @@ class _Checker:
                         break
                     a = rng.choice(list(acts))
                 own = got[1](a) if got and got[1] else own
-                child = (self.call(check, (path, a), state, _child, state, a) if self.full
+                child = (self.call(check, (path, a), state, make_child, state, a) if self.full
                          else self.children(state, path, [a])[0])
                 state = _ERR if child is None else child
                 path.append(a)  # in place: a copy per step would cost O(steps^2)
@@ -523,7 +512,7 @@ def check_game(game: GameLike, *, playouts: int = 100, seed: int = 0,
     name = (game.name if isinstance(getattr(game, "name", None), str) else repr(game)
             if type(game).__repr__ is not object.__repr__ else type(game).__name__)
     try:
-        game = _turn_based_if_simultaneous(game)
+        game = turn_based_if_simultaneous(game)
     except Exception:  # noqa: BLE001 - game_info reports what is wrong with it
         pass
     checker = _Checker(game, playouts, seed, max_nodes, max_steps)

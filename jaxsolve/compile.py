@@ -4,15 +4,15 @@ The walk is iterative (no recursion limit), validates every node as it goes and
 raises `GameError` naming the offending history, so that nothing malformed ever
 reaches JAX: a value that breaks the protocol, an exception raised by the game's
 code (chained as the cause), or a history of `max_depth` actions that has not
-ended. After the walk, the terminal-sequence arrays that the solvers use are
-derived with vectorised NumPy.
+ended. The rules themselves live in `jaxsolve.rules`, which `check_game` shares;
+after the walk `jaxsolve.assemble` derives the sequence-form arrays with vectorised
+NumPy, as it does for the builders.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-import math
 import os
 import sys
 import tempfile
@@ -22,14 +22,20 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from jaxsolve.assemble import TreeParts, tree_from_parts
 from jaxsolve.builders.assemble import format_bytes
 from jaxsolve.errors import ArgumentTypeError, GameError, ImperfectRecallWarning
 from jaxsolve.progress import bar as progress_bar
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, GameLike, is_game
-from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
-                           with_infoset_blocks)
-from jaxsolve.tree_structure import own_ancestors, terminal_paths
-from jaxsolve.validate import fail, is_int, is_real
+from jaxsolve.protocol import CHANCE, TERMINAL, GameLike, is_game
+from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make_children,
+                            chance_outcomes_problem, class_given, current_player_problem,
+                            declared, declared_actions_problem, declared_utility_sum,
+                            endless_problem, format_history, game_error, imperfect_recall,
+                            infoset_consistency_problem, infoset_key_problem, make_child,
+                            missing_method, not_a_list, num_players_problem, own_move, raised,
+                            returns_problem, terminal_problem, utility_sum_problem)
+from jaxsolve.tree import GameTree
+from jaxsolve.validate import fail, is_int
 
 DEFAULT_MAX_NODES = 20_000_000
 # The progress bar is moved every this many histories (a bar update per history would
@@ -40,16 +46,6 @@ _PROGRESS_EVERY = 4096
 # actions, the builders' within a few hundred, so 10,000 rejects no real game, while
 # a game that never ends is refused after 10,000 actions: about 0.1 s.
 DEFAULT_MAX_DEPTH = 10_000
-_PROB_TOLERANCE = 1e-6
-# Action ids index columns: one id of 10**9 (chip amounts used as ids, say) would ask
-# for an [infosets, 10**9] policy and die in NumPy's MemoryError. 2**24 columns is
-# beyond any game's action count (the pyspiel games use a few thousand at most) and
-# keeps flat sequence ids (infoset * columns + id) far inside int32 for small trees.
-MAX_ACTION_ID = 2**24
-# A longer history is shown by its first and last actions and its length: the start
-# says where it branched off, the end where it loops.
-_SHOWN_ACTIONS = 40
-_SHOWN_TAIL = 10
 # Once the walk holds this many histories (about 0.1 s), it follows the first actions
 # from the root for max_depth actions: a game that never ends and has several actions
 # per node would otherwise grow level by level until max_nodes (minutes). Earlier,
@@ -123,83 +119,6 @@ def _stderr_dropped_on_error():
             sys.stderr.write(text.decode(errors="replace"))
 
 
-def _declared(game, method: str):
-    fn = getattr(game, method, None)
-    if fn is None:
-        return None
-    try:
-        return fn()
-    except (NotImplementedError, RuntimeError, TypeError):
-        return None
-
-
-def _utility_sum(game):
-    get_type = getattr(game, "get_type", None)
-    if get_type is not None:  # pyspiel: only constant-sum games declare a sum
-        kind = str(get_type().utility)
-        return float(game.utility_sum()) if ("ZERO" in kind or "CONSTANT" in kind) else None
-    value = _declared(game, "utility_sum")
-    if value is not None and not is_real(value):
-        raise GameError(f"utility_sum() returned {value!r}, expected a number or None")
-    return None if value is None else float(value)
-
-
-def _as_list(value) -> list | None:
-    """`value` as a list when it is a sequence of items (list, tuple, range, array),
-    else None (None, a number, a string or a dict is no list of actions)."""
-    if isinstance(value, (str, bytes, dict)):
-        return None
-    try:
-        return list(value)
-    except TypeError:  # not iterable, or a 0-d array
-        return None
-
-
-def format_history(history: list[int]) -> str:
-    """A history for a message; a long one by its start, its end and its length."""
-    if len(history) <= _SHOWN_ACTIONS:
-        return str(history)
-    head = ", ".join(map(str, history[:_SHOWN_ACTIONS - _SHOWN_TAIL]))
-    tail = ", ".join(map(str, history[-_SHOWN_TAIL:]))
-    return f"[{head}, ..., {tail}] ({len(history)} actions)"
-
-
-def format_key(key, limit: int = 160) -> str:
-    """An information-state string (or any value) for a message: its repr, at most
-    `limit` characters (a game may key its infosets by the whole history)."""
-    return shorten(repr(key), limit)
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, ending in "..." where cut."""
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def class_given(game: type) -> str:
-    """The message for a game's class passed where an instance is needed."""
-    return f"got the class {game.__name__}; pass an instance: {game.__name__}()"
-
-
-def state_text(state, limit: int = 160) -> str:
-    """A state for a message, on one line and at most `limit` characters; "" when the
-    state has no text of its own (Python's default `<... object at 0x...>` says
-    nothing the history does not), "?" when its __str__ raises."""
-    kind = type(state)
-    if state is None or (kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__):
-        return ""
-    try:
-        text = " ".join(str(state).replace("\n", " | ").split())
-    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the real problem
-        return "?"
-    return shorten(text, limit)
-
-
-def _game_error(history: list[int], state, problem: str) -> GameError:
-    text = state_text(state)
-    return GameError(f"history {format_history(history)}"
-                     + (f" (state: {text})" if text else "") + f": {problem}")
-
-
 def _first_action(state):
     """The first legal action or chance outcome; None at a terminal, or where
     current_player() is no integer (the walk reports that)."""
@@ -218,28 +137,11 @@ def _endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
         while is_int(action := _first_action(state)):
             if len(history) >= max_depth:
                 return history, state
-            state = _child(state, action)
+            state = make_child(state, action)
             history.append(action)
     except Exception:  # noqa: BLE001 - see the docstring
         return None
     return None
-
-
-def _cannot_make_children(state) -> str | None:
-    """Why `state` cannot make the state after an action, or None if it can."""
-    if hasattr(state, "child") or (hasattr(state, "clone") and hasattr(state, "apply_action")):
-        return None
-    return (f"the state ({type(state).__name__}) needs child(action), or clone() and "
-            "apply_action(action), to make the state after an action "
-            "(jaxsolve.protocol.State supplies both)")
-
-
-def _child(state, action):
-    if hasattr(state, "child"):
-        return state.child(action)
-    new = state.clone()
-    new.apply_action(action)
-    return new
 
 
 class _Walk:
@@ -248,7 +150,7 @@ class _Walk:
     def __init__(self, game, infoset_key: InfosetKey | None, max_nodes: int, max_depth: int):
         self.game = game
         self.num_players = _num_players(game)
-        self.declared_actions = _declared_actions(game)
+        self.declared_actions = declared_num_actions(game)
         self.key = infoset_key
         self.max_nodes = max_nodes
         self.max_depth = max_depth
@@ -268,9 +170,13 @@ class _Walk:
         self.action_names: list[list[str]] = []
         self.recall_broken = [False] * self.num_players
         self.recall_example: list[str | None] = [None] * self.num_players
-        # per chance node / terminal
+        # per chance node / terminal; the last chance outcome above a node and each
+        # player's last own (infoset, action) are (row, action) pairs, (-1, -1) for none
         self.chance_rows: list[list[tuple[int, float]]] = []
+        self.chance_prev: list[tuple[int, int]] = []
         self.returns: list[list[float]] = []
+        self.terminal_own: list[tuple[tuple[int, int], ...]] = []
+        self.terminal_chance: list[tuple[int, int]] = []
         self.max_action = -1  # over decisions
         self.max_outcome = -1  # over chance outcomes
 
@@ -283,7 +189,7 @@ class _Walk:
         return actions[::-1]
 
     def fail(self, node: int, state, problem: str, cause: BaseException | None = None):
-        error = _game_error(self.history(node), state, problem)
+        error = game_error(self.history(node), state, problem)
         if cause is None:
             raise error
         raise error from cause
@@ -293,13 +199,11 @@ class _Walk:
         code, fails with the history (the game's exception is chained as the cause)."""
         fn = getattr(state, method, None)
         if fn is None:
-            self.fail(node, state, f"the state ({type(state).__name__}) has no {method}() "
-                                   "method, which the protocol needs (see jaxsolve.protocol)")
+            self.fail(node, state, missing_method(state, method))
         try:
             return fn(*args)
         except Exception as e:  # noqa: BLE001 - re-raised as a GameError naming the history
-            self.fail(node, state, f"{method}({', '.join(map(repr, args))}) raised "
-                                   f"{type(e).__name__}: {e}", cause=e)
+            self.fail(node, state, raised(call_text(method, args), e), cause=e)
 
     def child(self, node: int, state, action: int):
         """The state after `action`: child(action), or clone() then apply_action(action)."""
@@ -313,8 +217,7 @@ class _Walk:
                                        "return a new state and leave this one unchanged "
                                        "(`jaxsolve check` also finds children sharing state)")
             return new
-        problem = _cannot_make_children(state)
-        if problem:
+        if problem := cannot_make_children(state):
             self.fail(node, state, problem)
         new = self.call(node, state, "clone")
         if new is state:
@@ -330,61 +233,28 @@ class _Walk:
         try:
             return self.key(state, player)
         except Exception as e:  # noqa: BLE001 - re-raised as a GameError naming the history
-            self.fail(node, state, f"infoset_key(state, {player}) raised "
-                                   f"{type(e).__name__}: {e}", cause=e)
+            self.fail(node, state, raised(f"infoset_key(state, {player})", e), cause=e)
 
     # ---------------------------------------------------------------- per node kind
-    def _actions(self, node, state, raw: list, what: str, bound=None,
-                 must_be_sorted=True) -> list[int]:
-        """Checks raw action ids before any conversion (integers, >= 0, below `bound`,
-        distinct and, if `must_be_sorted`, sorted); returns them as ints, sorted."""
-        if len(raw) == 0:
-            self.fail(node, state, f"{what} is empty at a non-terminal node")
-        for a in raw:
-            if not is_int(a):
-                self.fail(node, state, f"{what} contains {a!r}, which is not an integer")
-            if a < 0:
-                self.fail(node, state, f"{what} contains the negative action {a}")
-            if bound is not None and a >= bound:
-                self.fail(node, state, f"{what} contains action {a}, but the game declares "
-                                       f"num_distinct_actions() = {bound}")
-            if a >= MAX_ACTION_ID:
-                self.fail(node, state, f"{what} contains action {a}: action ids are columns "
-                          "of the tree's arrays (policies are [infosets, largest id + 1], "
-                          f"children [histories, largest id + 1]), so they must lie below "
-                          f"{MAX_ACTION_ID:,}; number the actions 0, 1, 2, ... and name them "
-                          "with action_to_string")
-        actions = [int(a) for a in raw]
-        if not must_be_sorted:
-            actions.sort()
-        for a, b in zip(actions, actions[1:]):
-            if a == b:
-                self.fail(node, state, f"{what} lists action {a} twice: {actions}")
-            if b < a:
-                self.fail(node, state, f"{what} is not sorted: {actions}")
-        return actions
-
     def decision(self, node, state, player, own) -> list[int]:
         """The legal actions at a decision node of `player`; records its infoset. `own`
         is every player's own last (infoset, action), for the perfect-recall check."""
-        if not 0 <= player < self.num_players:
-            self.fail(node, state, f"current_player() returned {player}, expected 0.."
-                                   f"{self.num_players - 1}, CHANCE (-1) or TERMINAL (-4)")
         own_parent = own[player]
         value = self.call(node, state, "legal_actions")
-        raw = _as_list(value)
+        raw = as_list(value)
         if raw is None:
-            self.fail(node, state, f"legal_actions() gave {value!r}; expected a list of "
-                                   "integer actions")
-        legal = self._actions(node, state, raw, "legal_actions()", self.declared_actions)
+            self.fail(node, state, not_a_list(value))
+        if problem := action_list_problem(raw, "legal_actions()", self.declared_actions):
+            self.fail(node, state, problem)
+        legal = [int(a) for a in raw]
         self.max_action = max(self.max_action, legal[-1])
         if self.key is not None:
             key, named = self.infoset_key(node, state, player), f"infoset_key(state, {player})"
         else:
             key = self.call(node, state, "information_state_string", player)
             named = f"information_state_string({player})"
-        if not isinstance(key, str):
-            self.fail(node, state, f"{named} returned {type(key).__name__}, expected str")
+        if problem := infoset_key_problem(key, named):
+            self.fail(node, state, problem)
         info = self.infoset_ids.get(key)
         if info is None:
             info = len(self.infoset_player)
@@ -399,83 +269,52 @@ class _Walk:
                 [str(self.call(node, state, "action_to_string", player, a)) if named
                  else str(a) for a in legal])
         else:
-            if self.infoset_player[info] != player:
-                self.fail(node, state, f"information state {format_key(key)} belongs to "
-                                       f"player {self.infoset_player[info]} at history "
-                                       f"{format_history(self.history(self.infoset_node[info]))}"
-                                       " but to "
-                                       f"player {player} here")
-            if self.infoset_legal[info] != tuple(legal):
-                self.fail(node, state, f"information state {format_key(key)} has legal "
-                                       f"actions {list(self.infoset_legal[info])} at history "
-                                       f"{format_history(self.history(self.infoset_node[info]))}"
-                                       " but "
-                                       f"{legal} here")
+            first_node = self.infoset_node[info]
+            if problem := infoset_consistency_problem(
+                    key, self.infoset_player[info], self.infoset_legal[info],
+                    lambda: self.history(first_node), player, legal):
+                self.fail(node, state, problem)
             if self.infoset_parent[info] != own_parent and not self.recall_broken[player]:
                 self.recall_broken[player] = True
-                self.recall_example[player] = (
-                    f"player {player} reaches {format_key(key)} after "
-                    f"{self._own_move(own_parent)} at history "
-                    f"{format_history(self.history(node))} but after "
-                    f"{self._own_move(self.infoset_parent[info])} at history "
-                    f"{format_history(self.history(self.infoset_node[info]))}")
+                self.recall_example[player] = f"player {player} " + imperfect_recall(
+                    key, self._own_move(own_parent), self.history(node),
+                    self._own_move(self.infoset_parent[info]), self.history(first_node))
         self.index.append(info)
         return legal
 
     def _own_move(self, parent) -> str:
         """A player's last own (infoset, action) pair, by the infoset's string."""
         infoset, action = parent
-        if infoset < 0:
-            return "no move of its own"
-        return f"action {action} at {format_key(self.infoset_keys[infoset])}"
+        return own_move(None if infoset < 0 else self.infoset_keys[infoset], action)
 
-    def chance(self, node, state) -> list[int]:
+    def chance(self, node, state, last_outcome) -> list[int]:
+        """The outcomes at a chance node; records its row. `last_outcome` is the chance
+        (row, outcome) above it."""
         value = self.call(node, state, "chance_outcomes")
-        outcomes = _as_list(value)
-        if outcomes is None or not all(_is_pair(o) for o in outcomes):
-            self.fail(node, state, "chance_outcomes() must be a list of (action, "
-                                   f"probability) pairs, got {value!r}")
-        actions = self._actions(node, state, [a for a, _ in outcomes], "chance_outcomes()",
-                                must_be_sorted=False)
+        outcomes = as_list(value)  # once: a generator is read once
+        if problem := chance_outcomes_problem(value if outcomes is None else outcomes):
+            self.fail(node, state, problem)
+        actions = sorted(int(a) for a, _ in outcomes)
         self.max_outcome = max(self.max_outcome, actions[-1])
-        probs = [p for _, p in outcomes]
-        odd = next((p for p in probs if not is_real(p)), None)
-        if odd is not None:
-            self.fail(node, state, f"chance probability {odd!r} is not a number")
-        bad = [p for p in map(float, probs) if not math.isfinite(p) or p < 0]
-        if bad:
-            self.fail(node, state, f"chance probability {bad[0]} is negative or not finite")
-        total = sum(map(float, probs))
-        if abs(total - 1.0) > _PROB_TOLERANCE:
-            self.fail(node, state, f"chance probabilities sum to {total:.9g}, not 1")
         self.index.append(len(self.chance_rows))
         self.chance_rows.append([(int(a), float(p)) for a, p in outcomes])
+        self.chance_prev.append(last_outcome)
         return actions
 
-    def terminal(self, node, state) -> None:
+    def terminal(self, node, state, own, last_outcome) -> None:
         value = self.call(node, state, "returns")
-        values = _as_list(value)
-        if values is None:
-            self.fail(node, state, f"returns() gave {value!r} at a terminal; expected "
-                                   f"{self.num_players} numbers (one per player)")
-        if len(values) != self.num_players:
-            self.fail(node, state, f"returns() has {len(values)} entries for "
-                                   f"{self.num_players} players: {values}")
-        odd = next((v for v in values if not is_real(v)), None)
-        if odd is not None:
-            self.fail(node, state, f"returns() contains {odd!r}, which is not a number")
-        values = [float(v) for v in values]
-        if not all(math.isfinite(v) for v in values):
-            self.fail(node, state, f"returns() is not finite: {values}")
+        values = as_list(value)  # once: a generator is read once
+        if problem := returns_problem(value if values is None else values, self.num_players):
+            self.fail(node, state, problem)
         self.index.append(len(self.returns))
-        self.returns.append(values)
+        self.returns.append([float(v) for v in values])
+        self.terminal_own.append(own)
+        self.terminal_chance.append(last_outcome)
 
     def current_player(self, node, state) -> int:
         player = self.call(node, state, "current_player")
-        if not is_int(player):
-            self.fail(node, state, f"current_player() returned {player!r}, expected an "
-                                   f"integer: a player 0..{self.num_players - 1}, CHANCE "
-                                   "(-1) or TERMINAL (-4)")
+        if problem := current_player_problem(player, self.num_players):
+            self.fail(node, state, problem)
         return int(player)
 
     # ---------------------------------------------------------------- the walk
@@ -484,8 +323,8 @@ class _Walk:
         the histories walked and shows the depth reached."""
         root = self.new_root()
         probed = False
-        no_seq = (-1, -1)
-        level = [(root, -1, -1, (no_seq,) * self.num_players)]
+        none = (-1, -1)
+        level = [(root, -1, -1, (none,) * self.num_players, none)]
         offsets = [0]
         while level:
             depth = len(offsets) - 1
@@ -501,42 +340,40 @@ class _Walk:
                 probed = True
                 self.refuse_endless_first_line(root)
             nxt = []
-            for state, parent, action, own in level:
+            for state, parent, action, own, last_outcome in level:
                 node = len(self.player)
                 self.parent.append(parent)
                 self.parent_action.append(action)
                 player = self.current_player(node, state)
                 self.player.append(player)
-                terminal = bool(self.call(node, state, "is_terminal"))
-                if terminal != (player == TERMINAL):
-                    self.fail(node, state, f"is_terminal() is {terminal} but "
-                                           f"current_player() is {player}")
-                if terminal:
-                    self.terminal(node, state)
+                terminal = self.call(node, state, "is_terminal")
+                if problem := terminal_problem(terminal, player):
+                    self.fail(node, state, problem)
+                if player == TERMINAL:
+                    self.terminal(node, state, own, last_outcome)
                     continue
                 if depth >= self.max_depth:
-                    self.fail(node, state, _endless(depth, self.max_depth))
-                if player == SIMULTANEOUS:
-                    self.fail(node, state, "simultaneous-move node: load the game with "
-                                           "jaxsolve.openspiel.from_pyspiel, which applies "
-                                           "OpenSpiel's turn-based conversion")
+                    self.fail(node, state, endless_problem(depth, "max_depth", self.max_depth))
                 if player == CHANCE:
-                    actions = self.chance(node, state)
+                    actions = self.chance(node, state, last_outcome)
+                    row = self.index[-1]
                     child_own = [own] * len(actions)
+                    child_outcome = [(row, a) for a in actions]
                 else:
                     actions = self.decision(node, state, player, own)
                     info = self.index[-1]
                     child_own = [own[:player] + ((info, a),) + own[player + 1:]
                                  for a in actions]
+                    child_outcome = [last_outcome] * len(actions)
                 # Checked before this node's children are made, not once the next level
                 # is complete: a wide game (go, or 200 actions per node) would otherwise
                 # fill memory with a whole level past max_nodes before being refused.
                 count = nxt_start + len(nxt) + len(actions)
                 if count > self.max_nodes:
                     self.too_big(depth + 1, count)
-                for a, o in zip(actions, child_own):
+                for a, o, c in zip(actions, child_own, child_outcome):
                     self.edges.append((node, a, nxt_start + len(nxt)))
-                    nxt.append((self.child(node, state, a), node, a, o))
+                    nxt.append((self.child(node, state, a), node, a, o, c))
                 if progress is not None and node % _PROGRESS_EVERY == 0:
                     progress.update(node - progress.n)
             offsets.append(len(self.player))
@@ -549,14 +386,14 @@ class _Walk:
         endless = _endless_first_line(root, self.max_depth)
         if endless is not None:
             history, state = endless
-            raise _game_error(history, state, _endless(len(history), self.max_depth))
+            raise game_error(history, state,
+                             endless_problem(len(history), "max_depth", self.max_depth))
 
     def new_root(self):
         try:
             return self.game.new_initial_state()
         except Exception as e:  # noqa: BLE001 - re-raised as a GameError
-            raise GameError(f"the game's new_initial_state() raised {type(e).__name__}: "
-                            f"{e}") from e
+            raise GameError(f"the game's {raised('new_initial_state()', e)}") from e
 
     def too_big(self, depth: int, count: int):
         # The walk holds a Python state per history of the frontier, their lists and
@@ -579,32 +416,25 @@ class _Walk:
 _WALK_BYTES_PER_HISTORY = 1024  # peak memory of the walk per history (see too_big)
 
 
-def _endless(length: int, max_depth: int) -> str:
-    return (f"history of length {length} with no terminal state (max_depth={max_depth:,}): "
-            "the game may never end (does is_terminal() ever become true?); if its "
-            "histories really are this long, pass a larger max_depth")
-
-
-def _is_pair(outcome) -> bool:
-    return isinstance(outcome, (tuple, list, np.ndarray)) and len(outcome) == 2
-
-
 def _num_players(game) -> int:
     try:
         players = game.num_players()
     except Exception as e:  # noqa: BLE001 - re-raised as a GameError
-        raise GameError(f"the game's num_players() raised {type(e).__name__}: {e}") from e
-    if not is_int(players) or players < 1:
-        raise GameError(f"num_players() returned {players!r}, expected an integer >= 1")
+        raise GameError(f"the game's {raised('num_players()', e)}") from e
+    problem = num_players_problem(players)
+    if problem:
+        raise GameError(problem)
     return int(players)
 
 
-def _declared_actions(game) -> int | None:
-    declared = _declared(game, "num_distinct_actions")
-    if declared is not None and (not is_int(declared) or declared < 1):
-        raise GameError(f"num_distinct_actions() returned {declared!r}, expected an "
-                        "integer >= 1 (or None: inferred from the walk)")
-    return declared
+def declared_num_actions(game) -> int | None:
+    """The game's num_distinct_actions(), or None where it declares none; GameError
+    for a declaration that is no integer >= 1."""
+    value = declared(game, "num_distinct_actions")
+    problem = declared_actions_problem(value)
+    if problem:
+        raise GameError(problem)
+    return value
 
 
 def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
@@ -648,7 +478,7 @@ def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
         if not is_int(value):
             fail("compile_game", f"{setting} must be an integer, got {value!r}",
                  ArgumentTypeError)
-    game = _turn_based_if_simultaneous(game)
+    game = turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:
         # `delay`: small games compile before the bar would ever show.
@@ -659,7 +489,8 @@ def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
         offsets = walk.run()
     if not walk.infoset_player:
         raise GameError("the game has no decision node: there is nothing to solve")
-    tree = _assemble(walk, offsets, name or _game_name(game), _utility_sum(game))
+    tree = tree_from_parts(_tree_parts(walk, offsets, name or _game_name(game),
+                                       declared_utility_sum(game)))
     if warn_imperfect_recall:
         for example in walk.recall_example:
             if example:
@@ -694,7 +525,7 @@ def _check_infoset_key(infoset_key) -> None:
                              f"as infoset_key(state, player): {e}", ArgumentTypeError)
 
 
-def _turn_based_if_simultaneous(game):
+def turn_based_if_simultaneous(game):
     """pyspiel simultaneous-move games go through OpenSpiel's turn-based conversion."""
     get_type = getattr(game, "get_type", None)
     if get_type is not None and "SIMULTANEOUS" in str(get_type().dynamics):
@@ -704,83 +535,57 @@ def _turn_based_if_simultaneous(game):
     return game
 
 
-def _check_declared_sum(walk: _Walk, utilities: np.ndarray, terminal_node: np.ndarray,
-                        utility_sum: float) -> None:
-    """GameError at the first terminal (in breadth-first order) whose returns do not sum
-    to the declared `utility_sum()`: the tree would otherwise be taken for constant-sum
-    (its NashConv and best-response gains then go unreported) and a saved copy would
-    not load."""
-    off = np.abs(utilities.sum(axis=1) - utility_sum) > 1e-6
-    if off.any():
-        z = int(np.argmax(off))
-        raise GameError(f"history {format_history(walk.history(int(terminal_node[z])))}: "
-                        f"the returns {utilities[z].tolist()} sum to "
-                        f"{utilities[z].sum():.9g}, but the game declares utility_sum() = "
-                        f"{utility_sum:.9g}")
-
-
-def _assemble(walk: _Walk, offsets: list[int], name: str, utility_sum) -> GameTree:
+def _tree_parts(walk: _Walk, offsets: list[int], name: str, utility_sum) -> TreeParts:
+    """The walk's records as arrays; a declared utility_sum() the returns break fails
+    at the first such terminal (breadth-first), as check_game reports it."""
     P = walk.num_players
     A = max(walk.max_action + 1, 1)
     AC = max(walk.max_outcome + 1, 1)
-    W = max(A, AC)
     N, I = len(walk.player), len(walk.infoset_player)
-    C, Z = len(walk.chance_rows), len(walk.returns)
-    empty = I * A
-
     player = np.asarray(walk.player, np.int32)
-    index = np.asarray(walk.index, np.int32)
-    parent = np.asarray(walk.parent, np.int32)
-    parent_action = np.asarray(walk.parent_action, np.int32)
-    children = np.full((N, W), -1, np.int32)
+    children = np.full((N, max(A, AC)), -1, np.int32)
     if walk.edges:
         e = np.asarray(walk.edges, np.int64)
         children[e[:, 0], e[:, 1]] = e[:, 2]
-
     legal = np.zeros((I, A), bool)
-    for i, acts in enumerate(walk.infoset_legal):
-        legal[i, list(acts)] = True
     names = [[""] * A for _ in range(I)]
     for i, (acts, labels) in enumerate(zip(walk.infoset_legal, walk.action_names)):
+        legal[i, list(acts)] = True
         for a, label in zip(acts, labels):
             names[i][a] = label
-    par = np.asarray(walk.infoset_parent, np.int64).reshape(I, 2)
-    infoset_parent = np.where(par[:, 0] >= 0, par[:, 0] * A + par[:, 1], empty).astype(np.int32)
-
-    # Own depth and ancestors, following the sequence-form parent chain.
-    depth, ancestors = own_ancestors(infoset_parent, A)
-    D = ancestors.shape[1]
-
-    chance_probs = np.zeros((C, AC), np.float64)
+    chance_probs = np.zeros((len(walk.chance_rows), AC), np.float64)
     for c, row in enumerate(walk.chance_rows):
         for a, p in row:
             chance_probs[c, a] = p
-    utilities = np.asarray(walk.returns, np.float64).reshape(Z, P)
+    utilities = np.asarray(walk.returns, np.float64).reshape(len(walk.returns), P)
     _check_payoff_range(utilities)
-    terminal_node = np.nonzero(player == TERMINAL)[0].astype(np.int32)
-    terminal_node = terminal_node[np.argsort(index[terminal_node], kind="stable")]
+    terminal_node = np.flatnonzero(player == TERMINAL).astype(np.int32)
+    if utility_sum is not None:
+        broken = utility_sum_problem(utilities, utility_sum)
+        if broken:
+            z, problem = broken
+            raise GameError(f"history {format_history(walk.history(int(terminal_node[z])))}: "
+                            f"{problem}")
+    own = np.asarray(walk.terminal_own, np.int64).reshape(len(walk.returns), P, 2)
+    return TreeParts(
+        name=name, num_actions=A, num_chance_outcomes=AC, level_offsets=tuple(offsets),
+        node_player=player, node_index=np.asarray(walk.index, np.int32),
+        parent=np.asarray(walk.parent, np.int32),
+        parent_action=np.asarray(walk.parent_action, np.int32), children=children,
+        infoset_player=np.asarray(walk.infoset_player, np.int32),
+        infoset_parent=_flat(np.asarray(walk.infoset_parent, np.int64).reshape(I, 2), A),
+        legal=legal, chance_probs=chance_probs,
+        chance_prev=_flat(np.asarray(walk.chance_prev, np.int64).reshape(-1, 2), AC),
+        utilities=utilities, terminal_node=terminal_node,
+        terminal_last=_flat(own, A).T.astype(np.int32).copy(),
+        terminal_chance_last=_flat(np.asarray(walk.terminal_chance, np.int64).reshape(-1, 2), AC),
+        perfect_recall=tuple(not b for b in walk.recall_broken), utility_sum=utility_sum,
+        infoset_names=list(walk.infoset_ids), action_names=names)
 
-    seqs, last, chance_path = terminal_paths(player, index, parent, parent_action,
-                                              terminal_node, offsets, P, A, AC, I, C)
-    if utility_sum is None:
-        utility_sum = observed_utility_sum(utilities)
-    else:  # declared: a contradicting terminal is the game's bug, named as check_game does
-        _check_declared_sum(walk, utilities, terminal_node, utility_sum)
-    sizes = TreeSizes(
-        num_players=P, num_nodes=N, num_infosets=I, num_actions=A,
-        num_chance_outcomes=AC, num_chance=C,
-        num_terminals=Z, level_offsets=tuple(int(o) for o in offsets),
-        max_sequence_length=seqs.shape[2], max_chance_length=chance_path.shape[1],
-        max_infoset_depth=D, perfect_recall=tuple(not b for b in walk.recall_broken),
-        utility_sum=utility_sum)
-    return with_infoset_blocks(GameTree(
-        node_player=player, node_index=index, children=children, parent=parent,
-        parent_action=parent_action, infoset_player=np.asarray(walk.infoset_player, np.int32),
-        legal=legal, infoset_parent=infoset_parent, infoset_ancestors=ancestors,
-        infoset_depth=depth, chance_probs=chance_probs, utilities=utilities,
-        terminal_node=terminal_node, terminal_sequences=seqs, terminal_last=last,
-        terminal_chance=chance_path, sizes=sizes,
-        names=TreeNames.make(name, list(walk.infoset_ids), names)))
+
+def _flat(pairs: np.ndarray, width: int) -> np.ndarray:
+    """[..., 2] (row, action) pairs as flat ids row * width + action; -1 for (-1, -1)."""
+    return np.where(pairs[..., 0] >= 0, pairs[..., 0] * width + pairs[..., 1], -1)
 
 
 def _check_payoff_range(utilities: np.ndarray) -> None:

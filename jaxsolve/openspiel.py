@@ -19,10 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve.compile import (_child, _declared_actions, _stderr_dropped_on_error, _utility_sum,
-                              compile_game)
+from jaxsolve.compile import _stderr_dropped_on_error, compile_game, declared_num_actions
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
 from jaxsolve.protocol import CHANCE, is_game
+from jaxsolve.rules import declared_utility_sum, make_child
 from jaxsolve.tree import GameTree
 
 
@@ -311,7 +311,7 @@ class _StateView:
         return list(self._history)
 
     def child(self, action):  # the protocol's child(a), or clone() + apply_action(a)
-        return _StateView(self._game, _child(self._state, action), self._history + (action,))
+        return _StateView(self._game, make_child(self._state, action), self._history + (action,))
 
     def clone(self):
         if not hasattr(self._state, "clone"):
@@ -325,8 +325,8 @@ class _GameView:
     def __init__(self, game):
         pyspiel = _pyspiel()
         self._game = game
-        self._num_actions = _declared_actions(game)  # None: counted on first use
-        total = _utility_sum(game)
+        self._num_actions = declared_num_actions(game)  # None: counted on first use
+        total = declared_utility_sum(game)
         utility = pyspiel.GameType.Utility
         self._utility_sum = total
         self._type = SimpleNamespace(

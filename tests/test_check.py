@@ -127,7 +127,8 @@ def test_action_ids_compile_game_refuses_fail_the_check_too():
     game = broken("kuhn_poker", legal_actions=legal_actions)
     game.num_distinct_actions = lambda: None  # declares no bound: only the 2**24 one
     assert_fails(check_game(game), "legal_actions_valid", [0, 1],
-                 "contains 1073741824: not an integer in [0, 16,777,216)", "number the actions")
+                 "contains action 1073741824: action ids are columns",
+                 "must lie below 16,777,216", "number the actions")
     with pytest.raises(jaxsolve.GameError, match="must lie below 16,777,216"):
         jaxsolve.compile_game(game)
 
@@ -174,7 +175,7 @@ def test_chance_probabilities_not_summing_to_one():
 def test_returns_of_wrong_length():
     game = broken("kuhn_poker", returns=lambda self: type(self).__mro__[1].returns(self)[:1])
     expected = first_history("kuhn_poker", {}, lambda t, n: t.node_player[n] == TERMINAL)
-    assert_fails(check_game(game), "returns_valid", expected, "expected 2 finite numbers")
+    assert_fails(check_game(game), "returns_valid", expected, "1 entries for 2 players")
 
 
 def test_infostate_string_shared_by_two_players():
@@ -370,7 +371,7 @@ def test_a_history_that_never_ends_stops_the_walk_at_max_steps():
     report = check_game(_Endless(), max_steps=400)
     result = report["playouts_finish"]
     assert result.status == "FAIL" and result.history == [0] * 400, str(report)
-    assert "a history of 400 actions has not ended (max_steps)" in result.message
+    assert "history of length 400 with no terminal state (max_steps=400)" in result.message
     assert "walk stopped at the first history of max_steps=400 actions" in report.findings[-1]
     assert "object at 0x" not in str(report) and "(state:" not in str(report)
     with pytest.raises(jaxsolve.GameError, match=r"no terminal state \(max_depth=400"):
@@ -380,3 +381,23 @@ def test_a_history_that_never_ends_stops_the_walk_at_max_steps():
 def test_a_game_class_is_refused_with_the_call_that_makes_an_instance():
     report = check_game(SpecGame)
     assert_fails(report, "game_info", [], "got the class SpecGame; pass an instance: SpecGame()")
+
+
+@pytest.mark.parametrize("spec, check", [
+    (decision(0, "a", leaf(0, 0), chance((0.5, leaf(1, -1)), (0.4, leaf(-1, 1)))),
+     "chance_outcomes"),
+    (decision(0, "a", leaf(0, 0), leaf(1, -1, 0)), "returns_valid"),
+    ({**decision(0, "a", leaf(0, 0), leaf(1, -1)), "legal": [1, 0]}, "legal_actions_valid"),
+    (chance((0.5, decision(0, "x", leaf(0, 0), leaf(0, 0))),
+            (0.5, decision(1, "x", leaf(0, 0), leaf(0, 0)))), "infostate_consistent"),
+])
+def test_compile_game_and_check_game_word_a_broken_rule_alike(spec, check):
+    """One rule, one wording: compile_game refuses the game with the problem that
+    check_game reports, at the same history."""
+    result = check_game(SpecGame(spec))[check]
+    assert result.status == "FAIL"
+    with pytest.raises(jaxsolve.GameError) as refused:
+        jaxsolve.compile_game(SpecGame(spec))
+    message = str(refused.value)
+    assert message.startswith(f"history {result.history}")
+    assert message.endswith(": " + result.message.split(" (state: ")[0]), (message, result.message)

@@ -87,7 +87,7 @@ def test_huge_action_ids_are_refused_before_any_array_is_made(monkeypatch):
     msg = _error(SpecGame(decision(0, "a", leaf(0, 0), dealt)))
     assert "chance_outcomes() contains action 16777216" in msg
     # The bound itself, where its arrays are small: the largest id below it compiles.
-    monkeypatch.setattr(jaxsolve.compile, "MAX_ACTION_ID", 8)
+    monkeypatch.setattr(jaxsolve.rules, "MAX_ACTION_ID", 8)
     largest = decision(0, "a", leaf(0, 0), leaf(1, -1), actions=[0, 7])
     assert compile_game(SpecGame(chance((1.0, largest)))).sizes.num_actions == 8
     largest["actions"][1] = (8, leaf(1, -1))

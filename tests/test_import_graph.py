@@ -37,10 +37,11 @@ LAYERS = [
     # core: GameTree (its structure checks, its .npz io), the argument checks on it;
     # the built-in games, written against the protocol, once they live in jaxsolve/
     ["tree_structure", "tree", "validate", "games.*"],
-    # ingest: arrays -> GameTree (shared by compile_game and the builders), the walk,
-    # the conformance checks, the array-native builders
-    ["builders.assemble", "compile", "check", "builders.goofspiel", "builders.liars_dice",
-     "builders.battleship", "builders"],
+    # ingest: the protocol's rules (shared by the walk and the checks), per-node arrays
+    # -> GameTree (shared by compile_game and the builders), the builders' level
+    # stream, the walk, the conformance checks, the array-native builders
+    ["rules", "assemble", "builders.assemble", "compile", "check", "builders.goofspiel",
+     "builders.liars_dice", "builders.battleship", "builders"],
     # cfr building blocks: sequence-form kernels, the Solver and state types with their
     # checks, the update rules every solver shares
     ["sequences", "base", "updates"],

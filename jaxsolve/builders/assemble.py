@@ -16,9 +16,10 @@ into a `GameTree` without visiting a single history in Python:
   (`row * Ac + outcome`): one gather per level. From them come the infosets'
   sequence-form parents, the perfect-recall check and each terminal's last
   sequences;
-* at the end the terminal paths are unrolled from each terminal's last sequence
-  along the infoset-parent chain, a sequence's position in the path being its
-  infoset's depth (and likewise for chance, along each chance node's last outcome).
+* at the end `jaxsolve.assemble.tree_from_parts`, which `compile_game` shares,
+  derives the rest: the terminal paths unrolled from each terminal's last sequence
+  along the infoset-parent chain (and likewise for chance), the infosets'
+  ancestors, the sizes.
 
 Only two levels' work arrays are alive at once. The tree's own arrays are allocated
 once, from the sizes the builder declares in its `Spec`, so a builder checks
@@ -43,10 +44,10 @@ from typing import Callable, Iterable
 import numpy as np
 
 from jaxsolve import progress, validate
+from jaxsolve.assemble import TreeParts, tree_from_parts
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
-                           validate_shapes, with_infoset_blocks)
+from jaxsolve.tree import GameTree
 
 DEFAULT_MAX_BYTES = 8 * 2**30
 # Work arrays per history of the widest level (gathers, the key sort of
@@ -246,25 +247,6 @@ def _number_infosets(player: np.ndarray, key: np.ndarray):
     return ids, first[order]
 
 
-def _chain_paths(last: np.ndarray, chain_parent: np.ndarray, depth: np.ndarray,
-                 width: int, out: np.ndarray) -> None:
-    """Writes root->leaf paths into out [Z, length], pre-filled with the padding.
-
-    last: [Z] each leaf's last flat index (-1: none); chain_parent[row] / depth[row]:
-    the previous flat index (-1: none) and the position of a flat index of `row`.
-    Works through the leaves in blocks, so its temporaries stay small.
-    """
-    for b in range(0, len(last), _BLOCK):
-        rows = np.flatnonzero(last[b:b + _BLOCK] >= 0) + b
-        cur = last[rows].astype(np.int64)
-        while rows.size:
-            r = cur // width
-            out[rows, depth[r]] = cur
-            cur = chain_parent[r]
-            keep = cur >= 0
-            rows, cur = rows[keep], cur[keep].astype(np.int64)
-
-
 # ---------------------------------------------------------------- the assembler
 def _counted(levels: Iterable[Level], sizes: tuple[int, ...], label: str):
     """`levels`, moving a progress bar by each level's histories once it is assembled
@@ -281,194 +263,227 @@ def _counted(levels: Iterable[Level], sizes: tuple[int, ...], label: str):
 def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
              progress: bool = False, label: str | None = None,
              histories: bool = True) -> GameTree:
-    """Builds the GameTree of `spec` from its levels (see the module docstring);
-    `progress` shows a bar on stderr of the histories assembled, level by level
-    ("building <label or spec.name>"). Without `histories` the tree is returned as
-    `GameTree.without_histories` gives it, and the per-leaf own paths are not built
-    when every player has perfect recall.
+    """Builds the GameTree of `spec` from its levels (see the module docstring).
 
-    Raises GameError if the levels contradict the spec or each other (a builder
-    bug: two histories of one infoset with different legal actions, sizes that do
-    not add up).
+    Args:
+      spec: the sizes and names the builder declares.
+      levels: one `Level` per depth, root first.
+      dtype: np.float32 or np.float64, for chance probabilities and utilities.
+      progress: show a bar on stderr of the histories assembled, level by level
+        ("building <label or spec.name>").
+      label: the bar's name for the game.
+      histories: False returns the tree as `GameTree.without_histories` gives it, and
+        skips the per-leaf own paths when every player has perfect recall.
+
+    Returns:
+      The tree.
+
+    Raises:
+      GameError: the levels contradict the spec or each other (a builder bug: two
+        histories of one infoset with different legal actions, sizes that do not add
+        up).
     """
-    dtype = float_dtype(dtype, "assemble")
-    P, A, Ac = spec.num_players, spec.num_actions, spec.num_chance_outcomes
-    W = max(A, Ac)
-    sizes = tuple(int(s) for s in spec.level_sizes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    N, C, Z = int(offsets[-1]), spec.num_chance, spec.num_terminals
-    if N > _INT32_MAX:
-        raise GameError(f"{spec.name}: {N:,} histories overflow int32 node ids")
-
-    node_player = np.empty(N, np.int32)
-    node_index = np.empty(N, np.int32)
-    parent = np.empty(N, np.int32)
-    parent_action = np.empty(N, np.int32)
-    children = np.full((N, W), -1, np.int32)
-    chance_probs = np.empty((C, Ac), dtype)
-    chance_prev = np.empty(C, np.int32)  # last chance outcome above each chance node
-    chance_depth = np.empty(C, np.int32)
-    utilities = np.empty((Z, P), dtype)
-    terminal_node = np.empty(Z, np.int32)
-    terminal_last = np.empty((P, Z), np.int32)  # -1 while the player has not acted
-    terminal_clast = np.empty(Z, np.int32)
-
-    inf_player, inf_parent, inf_legal = [], [], []  # per level, concatenated later
-    inf_depth = np.zeros(0, np.int32)  # grows level by level (looked up by later levels)
-    names, action_names = [], []
-    label_cache: dict[tuple[int, bytes], tuple[str, ...]] = {}
-    recall = [True] * P
-    I = c_seen = z_seen = 0
-    prev_counts = prev_actions = prev_last = prev_clast = None
-    max_action = max_outcome = -1
-
-    def fail(depth: int, problem: str):
-        raise GameError(f"{spec.name}: depth {depth}: {problem} (builder bug)")
-
+    assembly = _Assembly(spec, float_dtype(dtype, "assemble"))
     depth = -1
-    levels = _counted(levels, sizes, label or spec.name) if progress else levels
-    for depth, lv in enumerate(levels):
-        if depth >= len(sizes):
-            fail(depth, f"more levels than the {len(sizes)} declared")
-        n, o = sizes[depth], int(offsets[depth])
-        player = np.asarray(lv.player)
-        counts = np.asarray(lv.num_children)
-        child_action = np.asarray(lv.child_action)
+    levels = _counted(levels, assembly.sizes, label or spec.name) if progress else levels
+    for depth, level in enumerate(levels):
+        assembly.add_level(depth, level)
+        del level  # before the builder makes the next one
+    return tree_from_parts(assembly.parts(depth + 1), histories)
+
+
+class _Assembly:
+    """The tree's arrays, allocated once from the spec and filled level by level, and
+    what the last level passes on to the next (only two levels' work arrays live)."""
+
+    def __init__(self, spec: Spec, dtype: np.dtype):
+        self.spec = spec
+        P, A, Ac = spec.num_players, spec.num_actions, spec.num_chance_outcomes
+        self.sizes = tuple(int(s) for s in spec.level_sizes)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+        N, C, Z = int(self.offsets[-1]), spec.num_chance, spec.num_terminals
+        if N > _INT32_MAX:
+            raise GameError(f"{spec.name}: {N:,} histories overflow int32 node ids")
+        self.node_player = np.empty(N, np.int32)
+        self.node_index = np.empty(N, np.int32)
+        self.parent = np.empty(N, np.int32)
+        self.parent_action = np.empty(N, np.int32)
+        self.children = np.full((N, max(A, Ac)), -1, np.int32)
+        self.chance_probs = np.empty((C, Ac), dtype)
+        self.chance_prev = np.empty(C, np.int32)  # last chance outcome above each chance node
+        self.utilities = np.empty((Z, P), dtype)
+        self.terminal_node = np.empty(Z, np.int32)
+        self.terminal_last = np.empty((P, Z), np.int32)  # -1 while the player has not acted
+        self.terminal_clast = np.empty(Z, np.int32)
+        self.inf_player, self.inf_parent, self.inf_legal = [], [], []  # per level
+        self.names, self.action_names = [], []
+        self.label_cache: dict[tuple[int, bytes], tuple[str, ...]] = {}
+        self.recall = [True] * P
+        self.I = self.c_seen = self.z_seen = 0
+        self.prev_counts = self.prev_actions = self.prev_last = self.prev_clast = None
+        self.max_action = self.max_outcome = -1
+
+    def fail(self, depth: int, problem: str):
+        raise GameError(f"{self.spec.name}: depth {depth}: {problem} (builder bug)")
+
+    def add_level(self, depth: int, level: Level) -> None:
+        """Fills the arrays of the histories of `depth`, checking them against the spec."""
+        if depth >= len(self.sizes):
+            self.fail(depth, f"more levels than the {len(self.sizes)} declared")
+        n, o = self.sizes[depth], int(self.offsets[depth])
+        player = np.asarray(level.player)
+        counts = np.asarray(level.num_children)
+        child_action = np.asarray(level.child_action)
         if len(player) != n or len(counts) != n:
-            fail(depth, f"{len(player)} nodes, {n} declared")
-        node_player[o:o + n] = player
-        index = node_index[o:o + n]  # a view, filled below
+            self.fail(depth, f"{len(player)} nodes, {n} declared")
+        self.node_player[o:o + n] = player
+        index = self.node_index[o:o + n]  # a view, filled below
+        last, clast = self._link(depth, n, o)
+        self._add_chance(depth, player, index, level, clast)
+        self._add_terminals(depth, player, index, level, counts, o, last, clast)
+        at, legal, new = self._add_infosets(depth, player, index, level, counts,
+                                            child_action, o, last)
+        self._add_children(depth, n, o, counts, child_action, at, legal)
+        self.I += new
+        self.prev_counts, self.prev_actions = counts, child_action
+        self.prev_last, self.prev_clast = last, clast
 
-        # Parents, and each node's last own sequence per player / last chance outcome.
-        if prev_counts is None:
+    def _link(self, depth: int, n: int, o: int):
+        """Parents and parent actions of the level; returns each node's last own
+        sequence per player ([P] arrays [n], -1 for none) and last chance outcome."""
+        P, A, Ac = self.spec.num_players, self.spec.num_actions, self.spec.num_chance_outcomes
+        if self.prev_counts is None:
             if n != 1:
-                fail(depth, "the root level must hold one node")
-            parent[0] = parent_action[0] = -1
-            last = [np.full(n, -1, np.int32) for _ in range(P)]
-            clast = np.full(n, -1, np.int32)
-        else:
-            n_prev, o_prev = sizes[depth - 1], int(offsets[depth - 1])
-            par = np.repeat(np.arange(n_prev, dtype=np.int32), prev_counts)
-            np.add(par, o_prev, out=parent[o:o + n])
-            act = parent_action[o:o + n]
-            act[:] = prev_actions
-            pp = node_player[o_prev:o_prev + n_prev][par]
-            seq = node_index[o_prev:o_prev + n_prev][par]  # the parent's infoset / row
-            del par
-            clast = prev_clast[parent[o:o + n] - o_prev]
-            from_chance = pp == CHANCE
-            if from_chance.any():
-                np.copyto(clast, seq * Ac + act, where=from_chance)
-            del from_chance
-            seq *= A
-            seq += act  # the parent's sequence, where the parent is a decision
-            last = []
-            for p in range(P):
-                mine = prev_last[p][parent[o:o + n] - o_prev]
-                np.copyto(mine, seq, where=pp == p)
-                last.append(mine)
-            del pp, seq
-        prev_last = prev_clast = None
+                self.fail(depth, "the root level must hold one node")
+            self.parent[0] = self.parent_action[0] = -1
+            return [np.full(n, -1, np.int32) for _ in range(P)], np.full(n, -1, np.int32)
+        n_prev, o_prev = self.sizes[depth - 1], int(self.offsets[depth - 1])
+        par = np.repeat(np.arange(n_prev, dtype=np.int32), self.prev_counts)
+        np.add(par, o_prev, out=self.parent[o:o + n])
+        act = self.parent_action[o:o + n]
+        act[:] = self.prev_actions
+        pp = self.node_player[o_prev:o_prev + n_prev][par]
+        seq = self.node_index[o_prev:o_prev + n_prev][par]  # the parent's infoset / row
+        del par
+        up = self.parent[o:o + n] - o_prev
+        clast = self.prev_clast[up]
+        from_chance = pp == CHANCE
+        if from_chance.any():
+            np.copyto(clast, seq * Ac + act, where=from_chance)
+        del from_chance
+        seq *= A
+        seq += act  # the parent's sequence, where the parent is a decision
+        last = []
+        for p in range(P):
+            mine = self.prev_last[p][up]
+            np.copyto(mine, seq, where=pp == p)
+            last.append(mine)
+        self.prev_last = self.prev_clast = None
+        return last, clast
 
-        # Chance nodes.
+    def _add_chance(self, depth: int, player, index, level: Level, clast) -> None:
+        """The level's chance nodes: their rows of probabilities and the outcome above."""
         is_chance = player == CHANCE
-        if is_chance.any():
-            ch = _members(is_chance)
-            k = _size(ch)
-            rows = slice(c_seen, c_seen + k)
-            probs = np.asarray(lv.chance_probs)
-            if probs.shape != (k, Ac):
-                fail(depth, f"chance_probs has shape {probs.shape}, expected {(k, Ac)}")
-            index[ch] = np.arange(c_seen, c_seen + k)
-            chance_probs[rows] = probs
-            cp = clast[ch]
-            chance_prev[rows] = cp
-            chance_depth[rows] = np.where(cp < 0, 0, chance_depth[np.maximum(cp, 0) // Ac] + 1)
-            c_seen += k
-        del is_chance
+        if not is_chance.any():
+            return
+        ch = _members(is_chance)
+        k, Ac = _size(ch), self.spec.num_chance_outcomes
+        rows = slice(self.c_seen, self.c_seen + k)
+        probs = np.asarray(level.chance_probs)
+        if probs.shape != (k, Ac):
+            self.fail(depth, f"chance_probs has shape {probs.shape}, expected {(k, Ac)}")
+        index[ch] = np.arange(self.c_seen, self.c_seen + k)
+        self.chance_probs[rows] = probs
+        self.chance_prev[rows] = clast[ch]
+        self.c_seen += k
 
-        # Terminals.
+    def _add_terminals(self, depth: int, player, index, level: Level, counts, o: int,
+                       last, clast) -> None:
+        """The level's terminals: returns, nodes, last own sequences and chance outcome."""
         is_terminal = player == TERMINAL
-        if is_terminal.any():
-            te = _members(is_terminal)
-            k = _size(te)
-            if np.any(counts[te]):
-                fail(depth, "a terminal has children")
-            rows = slice(z_seen, z_seen + k)
-            u = np.asarray(lv.utilities)
-            if u.shape != (k, P):
-                fail(depth, f"utilities has shape {u.shape}, expected {(k, P)}")
-            index[te] = np.arange(z_seen, z_seen + k, dtype=np.int32)
-            utilities[rows] = u
-            del u
-            terminal_node[rows] = _positions(te) + o
-            for p in range(P):
-                terminal_last[p, rows] = last[p][te]
-            terminal_clast[rows] = clast[te]
-            z_seen += k
-        del is_terminal
+        if not is_terminal.any():
+            return
+        te = _members(is_terminal)
+        k, P = _size(te), self.spec.num_players
+        if np.any(counts[te]):
+            self.fail(depth, "a terminal has children")
+        rows = slice(self.z_seen, self.z_seen + k)
+        u = np.asarray(level.utilities)
+        if u.shape != (k, P):
+            self.fail(depth, f"utilities has shape {u.shape}, expected {(k, P)}")
+        index[te] = np.arange(self.z_seen, self.z_seen + k, dtype=np.int32)
+        self.utilities[rows] = u
+        self.terminal_node[rows] = _positions(te) + o
+        for p in range(P):
+            self.terminal_last[p, rows] = last[p][te]
+        self.terminal_clast[rows] = clast[te]
+        self.z_seen += k
 
-        # Decision nodes: the infosets of this level.
+    def _add_infosets(self, depth: int, player, index, level: Level, counts, child_action,
+                      o: int, last):
+        """Numbers the level's infosets and records their player, own parent, legal
+        actions and names. Returns (each node's infoset relative to the level, -1 if
+        none, or None without decisions; the new infosets' legal rows; their count)."""
         is_decision = player >= 0
-        at = None  # [n] int32: infoset (relative to this level) of each node, -1 if none
-        if is_decision.any():
-            dec = _members(is_decision)
-            dec_player = player[dec]
-            if dec_player.max() >= P:
-                fail(depth, f"player {int(dec_player.max())} >= {P}")
-            rel, first = _number_infosets(dec_player, np.asarray(lv.key)[dec])
-            index[dec] = rel + I
-            at = np.full(n, -1, np.int32)
-            at[dec] = rel
-            del rel
-            own_last = np.choose(dec_player, [last[p][dec] for p in range(P)])
-            fnode = _positions(dec)[first]
-            new_player = dec_player[first].astype(np.int32)
-            new_parent = own_last[first]
-            # Perfect recall: every history of an infoset has the same own parent.
-            broken = own_last != new_parent[at[dec]]
-            for p in np.unique(dec_player[broken]):
-                recall[int(p)] = False
-            del own_last, broken, dec_player
-            # Legal actions: the first history's children (the others are checked
-            # against them below, with the children).
-            starts = np.cumsum(counts) - counts
-            k = len(first)
-            legal = np.zeros((k, A), bool)
-            fcount = counts[fnode]
-            legal[np.repeat(np.arange(k), fcount),
-                  child_action[ragged_arange(starts[fnode], fcount)]] = True
-            del starts, fcount
-            if not np.array_equal(counts[dec], legal.sum(axis=1)[at[dec]]):
-                fail(depth, "histories of one infoset have different numbers of actions")
-            new_depth = (np.where(new_parent < 0, 0, inf_depth[np.maximum(new_parent, 0) // A] + 1)
-                         if I else np.zeros(k, np.int32))
-            inf_depth = np.concatenate([inf_depth, new_depth.astype(np.int32)])
-            inf_player.append(new_player)
-            inf_parent.append(new_parent)
-            inf_legal.append(legal)
-            # Names, from each new infoset's first history.
-            paths = node_paths(parent, parent_action, fnode + o, depth).tolist()
-            for p, path, row in zip(new_player.tolist(), paths, legal):
-                names.append(spec.infoset_name(p, path))
-                ck = (p, row.tobytes())
-                labels = label_cache.get(ck)
-                if labels is None:
-                    labels = tuple(spec.action_name(p, a) if row[a] else "" for a in range(A))
-                    label_cache[ck] = labels
-                action_names.append(labels)
-            del paths
-        del is_decision
+        if not is_decision.any():
+            return None, None, 0
+        P, A = self.spec.num_players, self.spec.num_actions
+        dec = _members(is_decision)
+        dec_player = player[dec]
+        if dec_player.max() >= P:
+            self.fail(depth, f"player {int(dec_player.max())} >= {P}")
+        rel, first = _number_infosets(dec_player, np.asarray(level.key)[dec])
+        index[dec] = rel + self.I
+        at = np.full(len(player), -1, np.int32)
+        at[dec] = rel
+        own_last = np.choose(dec_player, [last[p][dec] for p in range(P)])
+        fnode = _positions(dec)[first]
+        new_player = dec_player[first].astype(np.int32)
+        new_parent = own_last[first]
+        # Perfect recall: every history of an infoset has the same own parent.
+        for p in np.unique(dec_player[own_last != new_parent[rel]]):
+            self.recall[int(p)] = False
+        # Legal actions: the first history's children (the others are checked
+        # against them with the children).
+        starts = np.cumsum(counts) - counts
+        k = len(first)
+        legal = np.zeros((k, A), bool)
+        fcount = counts[fnode]
+        legal[np.repeat(np.arange(k), fcount),
+              child_action[ragged_arange(starts[fnode], fcount)]] = True
+        if not np.array_equal(counts[dec], legal.sum(axis=1)[rel]):
+            self.fail(depth, "histories of one infoset have different numbers of actions")
+        self.inf_player.append(new_player)
+        self.inf_parent.append(new_parent)
+        self.inf_legal.append(legal)
+        self._name_infosets(depth, new_player, fnode + o, legal)
+        return at, legal, k
 
-        # Children, block by block: the [N, W] table, and every decision history's
-        # actions checked against its infoset's legal row.
+    def _name_infosets(self, depth: int, players, nodes, legal) -> None:
+        """Names new infosets, and labels their actions, from their first histories."""
+        A = self.spec.num_actions
+        paths = node_paths(self.parent, self.parent_action, nodes, depth).tolist()
+        for p, path, row in zip(players.tolist(), paths, legal):
+            self.names.append(self.spec.infoset_name(p, path))
+            key = (p, row.tobytes())
+            labels = self.label_cache.get(key)
+            if labels is None:
+                labels = tuple(self.spec.action_name(p, a) if row[a] else "" for a in range(A))
+                self.label_cache[key] = labels
+            self.action_names.append(labels)
+
+    def _add_children(self, depth: int, n: int, o: int, counts, child_action, at,
+                      legal) -> None:
+        """The level's rows of the children table, block by block, checking every
+        decision history's actions against its infoset's legal row."""
+        sizes, W = self.sizes, self.children.shape[1]
         total = int(counts.sum())
         if len(child_action) != total:
-            fail(depth, f"{len(child_action)} child actions for {total} children")
+            self.fail(depth, f"{len(child_action)} child actions for {total} children")
         if total and (depth + 1 >= len(sizes) or sizes[depth + 1] != total):
-            fail(depth, f"{total} children, next level declared "
-                        f"{sizes[depth + 1] if depth + 1 < len(sizes) else 0}")
-        c0 = 0
+            self.fail(depth, f"{total} children, next level declared "
+                             f"{sizes[depth + 1] if depth + 1 < len(sizes) else 0}")
+        c0, first_child = 0, self.offsets[depth + 1]
         for b in range(0, n if total else 0, _BLOCK):
             block = counts[b:b + _BLOCK]
             k = int(block.sum())
@@ -476,88 +491,53 @@ def assemble(spec: Spec, levels: Iterable[Level], dtype=np.float32, *,
                 continue
             node = np.repeat(np.arange(b, b + len(block), dtype=np.int32), block)
             acts = child_action[c0:c0 + k]
-            children.reshape(-1)[(node.astype(np.int64) + o) * W + acts] = np.arange(
-                offsets[depth + 1] + c0, offsets[depth + 1] + c0 + k, dtype=np.int32)
+            self.children.reshape(-1)[(node.astype(np.int64) + o) * W + acts] = np.arange(
+                first_child + c0, first_child + c0 + k, dtype=np.int32)
             who = at[node] if at is not None else np.full(k, -1, np.int32)
             del node
             mine = who >= 0
             if mine.all():
                 ok = legal[who, acts].all()
-                max_action = max(max_action, int(acts.max()))
+                self.max_action = max(self.max_action, int(acts.max()))
             else:
                 ok = legal[who[mine], acts[mine]].all() if mine.any() else True
                 if mine.any():
-                    max_action = max(max_action, int(acts[mine].max()))
-                max_outcome = max(max_outcome, int(acts[~mine].max()))
+                    self.max_action = max(self.max_action, int(acts[mine].max()))
+                self.max_outcome = max(self.max_outcome, int(acts[~mine].max()))
             if not ok:
-                fail(depth, "histories of one infoset have different legal actions")
+                self.fail(depth, "histories of one infoset have different legal actions")
             c0 += k
-            del who, mine, acts
-        if at is not None:
-            I += len(first)
-        prev_counts, prev_actions, prev_last, prev_clast = counts, child_action, last, clast
-        del lv, player, index, at, last, clast
 
-    if depth + 1 != len(sizes) or c_seen != C or z_seen != Z:
-        raise GameError(f"{spec.name}: built {depth + 1} levels, {c_seen} chance nodes, "
-                        f"{z_seen} terminals; declared {len(sizes)}, {C}, {Z} (builder bug)")
-    del prev_counts, prev_actions, prev_last, prev_clast
-    if I == 0:
-        raise GameError(f"{spec.name}: the game has no decision node")
-    if max_action + 1 != A or max(max_outcome + 1, 1) != Ac:
-        raise GameError(f"{spec.name}: actions reach {max_action}, outcomes {max_outcome}; "
-                        f"declared A={A}, Ac={Ac} (builder bug)")
-    if I * A + 1 > _INT32_MAX:
-        raise GameError(f"{spec.name}: {I:,} infosets x {A} actions overflow int32")
-    empty = I * A
-
-    # Infosets: parents, ancestors (immediate parent first, as compile_game has them).
-    infoset_player = np.concatenate(inf_player)
-    parent_raw = np.concatenate(inf_parent)
-    legal = np.concatenate(inf_legal)
-    del inf_legal
-    infoset_parent = np.where(parent_raw < 0, empty, parent_raw).astype(np.int32)
-    D = max(int(inf_depth.max()), 1)
-    ancestors = np.full((I, D), empty, np.int32)
-    cur = parent_raw.astype(np.int64)
-    for j in range(D):
-        has = cur >= 0
-        ancestors[has, j] = cur[has]
-        cur = np.where(has, parent_raw[np.maximum(cur, 0) // A], -1)
-
-    # Terminal paths: own sequences and chance outcomes, root to leaf. Every
-    # infoset (chance node) has a terminal below each action, reached with one
-    # more own decision (chance event) than its depth: so the widths are these.
-    L = int(inf_depth.max()) + 1
-    terminal_sequences = None
-    if histories or not all(recall):
-        terminal_sequences = np.full((P, Z, L), empty, np.int32)
-        for p in range(P):
-            _chain_paths(terminal_last[p], parent_raw, inf_depth, A, terminal_sequences[p])
-    terminal_last[terminal_last < 0] = empty
-    Lc = int(chance_depth.max()) + 1 if C else 1
-    terminal_chance = np.full((Z, Lc), C * Ac, np.int32)
-    _chain_paths(terminal_clast, chance_prev, chance_depth, Ac, terminal_chance)
-    del terminal_clast
-
-    utility_sum = spec.utility_sum
-    if utility_sum is None:
-        utility_sum = observed_utility_sum(utilities)
-    sizes_out = TreeSizes(
-        num_players=P, num_nodes=N, num_infosets=I, num_actions=A, num_chance_outcomes=Ac,
-        num_chance=C, num_terminals=Z, level_offsets=tuple(int(x) for x in offsets),
-        max_sequence_length=L, max_chance_length=Lc, max_infoset_depth=D,
-        perfect_recall=tuple(recall), utility_sum=utility_sum)
-    tree = GameTree(
-        node_player=node_player, node_index=node_index, children=children, parent=parent,
-        parent_action=parent_action, infoset_player=infoset_player, legal=legal,
-        infoset_parent=infoset_parent, infoset_ancestors=ancestors, infoset_depth=inf_depth,
-        chance_probs=chance_probs, utilities=utilities, terminal_node=terminal_node,
-        terminal_sequences=terminal_sequences, terminal_last=terminal_last,
-        terminal_chance=terminal_chance, sizes=sizes_out,
-        names=TreeNames.make(spec.name, names, action_names))
-    validate_shapes(tree, where=spec.name)
-    return with_infoset_blocks(tree if histories else tree.without_histories())
+    def parts(self, levels_seen: int) -> TreeParts:
+        """The assembled arrays, once every level is in; checks the totals."""
+        spec, I = self.spec, self.I
+        A, Ac = spec.num_actions, spec.num_chance_outcomes
+        C, Z = spec.num_chance, spec.num_terminals
+        if levels_seen != len(self.sizes) or self.c_seen != C or self.z_seen != Z:
+            raise GameError(f"{spec.name}: built {levels_seen} levels, {self.c_seen} chance "
+                            f"nodes, {self.z_seen} terminals; declared {len(self.sizes)}, {C}, "
+                            f"{Z} (builder bug)")
+        self.prev_counts = self.prev_actions = self.prev_last = self.prev_clast = None
+        if I == 0:
+            raise GameError(f"{spec.name}: the game has no decision node")
+        if self.max_action + 1 != A or max(self.max_outcome + 1, 1) != Ac:
+            raise GameError(f"{spec.name}: actions reach {self.max_action}, outcomes "
+                            f"{self.max_outcome}; declared A={A}, Ac={Ac} (builder bug)")
+        if I * A + 1 > _INT32_MAX:
+            raise GameError(f"{spec.name}: {I:,} infosets x {A} actions overflow int32")
+        legal = np.concatenate(self.inf_legal)
+        self.inf_legal = []
+        return TreeParts(
+            name=spec.name, num_actions=A, num_chance_outcomes=Ac,
+            level_offsets=tuple(int(x) for x in self.offsets), node_player=self.node_player,
+            node_index=self.node_index, parent=self.parent, parent_action=self.parent_action,
+            children=self.children, infoset_player=np.concatenate(self.inf_player),
+            infoset_parent=np.concatenate(self.inf_parent), legal=legal,
+            chance_probs=self.chance_probs, chance_prev=self.chance_prev,
+            utilities=self.utilities, terminal_node=self.terminal_node,
+            terminal_last=self.terminal_last, terminal_chance_last=self.terminal_clast,
+            perfect_recall=tuple(self.recall), utility_sum=spec.utility_sum,
+            infoset_names=self.names, action_names=self.action_names)
 
 
 def tree_bytes(tree: GameTree) -> int:
