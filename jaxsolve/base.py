@@ -124,8 +124,11 @@ _STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
 
 
 def float_dtype() -> np.dtype:
-    """The float type solver states are made of: float64 under `jax_enable_x64`, else
-    float32 (JAX's default, and what users run)."""
+    """The float type solver states are made of.
+
+    Returns:
+      float64 under `jax_enable_x64`, else float32 (JAX's default, what users run).
+    """
     return np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
 
 
