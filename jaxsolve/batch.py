@@ -151,7 +151,8 @@ def unstack(batch: GameTree) -> list[GameTree]:
     return trees
 
 
-def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTree, GameTree]:
+def sweep(tree: GameTree, *, utilities: jax.typing.ArrayLike | None = None,
+          chance_probs: jax.typing.ArrayLike | None = None) -> tuple[GameTree, GameTree]:
     """A tree whose utilities and/or chance probabilities are batched; only those arrays
     carry the batch axis.
 

@@ -237,7 +237,7 @@ def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
     return _nash_conv(tree, policy) / tree.sizes.num_players
 
 
-def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
+def uniform_policy(tree: GameTree, dtype: jax.typing.DTypeLike | None = None) -> jax.Array:
     """The policy uniform over each infoset's legal actions.
 
     Args:

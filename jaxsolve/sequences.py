@@ -151,7 +151,7 @@ def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
     return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
-def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
+def chance_reach(tree: GameTree, dtype: jax.typing.DTypeLike | None = None) -> jax.Array:
     """The probability that chance plays to each leaf.
 
     Args:
@@ -460,7 +460,7 @@ def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
     return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
 
 
-def best_response(tree: GameTree, weights: jax.Array, player: int):
+def best_response(tree: GameTree, weights: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
     """Best response of `player` given its leaf weights.
 
     Args:

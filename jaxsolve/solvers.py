@@ -48,7 +48,8 @@ def _float_dtype():
     return jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
 
 
-def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
+def init(tree: GameTree, key: jax.Array | None = None, *,
+         solver_name: str = "solver") -> CFRState:
     """Zero regrets and average: the state of a full-width solver before its first iteration.
 
     The first iteration plays uniformly. Needs only the tree's sizes, so a batched tree
@@ -384,7 +385,8 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
                    predictive=True)
 
 
-def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
+def run(solver: Solver, tree: GameTree, state: CFRState,
+        num_iterations: int | jax.Array) -> CFRState:
     """`num_iterations` steps of a solver in one compiled loop.
 
     The loop is compiled once per solver and tree shape (and names), for any count: a
@@ -431,7 +433,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     return _run_steps(solver, tree, state, count_argument(num_iterations))
 
 
-def count_argument(count):
+def count_argument(count: int | jax.Array) -> np.ndarray | jax.Array:
     """A checked concrete count as an int32 array, a traced count as it is.
 
     500, np.int32(500) and np.int64(500) then share one compilation (each kind would be
@@ -453,7 +455,8 @@ def _run_steps(solver: Solver, tree: GameTree, state, num_iterations):
     return loop_steps(solver, tree, state, num_iterations)
 
 
-def loop_steps(solver: Solver, tree: GameTree, state, num_iterations):
+def loop_steps(solver: Solver, tree: GameTree, state: Any,
+               num_iterations: int | jax.Array) -> Any:
     """`num_iterations` steps of `solver` (its `steps` where it has one), unjitted.
 
     Args:

@@ -33,8 +33,9 @@ from jaxsolve.tree import GameTree
 SPLITS = ("systematic", "multinomial")
 
 
-def visit_counts(tree: GameTree, rows, expanded, row_of_node, key, batch_size: int,
-                 split: str = "systematic"):
+def visit_counts(tree: GameTree, rows: jax.Array, expanded: jax.Array,
+                 row_of_node: jax.Array, key: jax.Array, batch_size: int,
+                 split: str = "systematic") -> tuple[jax.Array, jax.Array]:
     """Visit counts and visit probabilities of B samples of a scheme.
 
     One step per depth. A node of depth d + 1 reads its parent's count, visit
