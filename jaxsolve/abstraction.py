@@ -227,7 +227,7 @@ class Abstraction:
 
         Returns:
           A dict with the game's name, `fine_infosets`, `coarse_infosets` and
-          `perfect_recall` (of the abstract game).
+            `perfect_recall` (of the abstract game).
         """
         return {"game": self.fine.names.game,
                 "fine_infosets": self.fine.sizes.num_infosets,

@@ -273,11 +273,11 @@ def walk(tree: GameTree, decision_rows: Callable[[jax.Array], tuple[jax.Array, j
 
     Returns:
       (inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach), each with a leading
-      batch axis B: `[D-1, K]` the decision and chance nodes visited at each depth (-1:
-      none), `[D-1, K]` their sampling probabilities q(h), `[D-1, K]` the acting
-      player's own reach pi_r(h) there, `[K]` the leaves reached (terminal node ids, -1
-      in unused slots), `[K]` their q(z), and `[K, P+1]` each player's reach of them,
-      chance's last.
+        batch axis B: `[D-1, K]` the decision and chance nodes visited at each depth (-1:
+        none), `[D-1, K]` their sampling probabilities q(h), `[D-1, K]` the acting
+        player's own reach pi_r(h) there, `[K]` the leaves reached (terminal node ids, -1
+        in unused slots), `[K]` their q(z), and `[K, P+1]` each player's reach of them,
+        chance's last.
     """
     player = jnp.asarray(tree.node_player)
     index = jnp.asarray(tree.node_index)

@@ -356,7 +356,7 @@ def value_blocks(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
 
     Returns:
       A list of (rows, q): `rows` a slice of infoset ids, `q` `[n, A]` the
-      counterfactual values of those infosets, 0 at illegal actions.
+        counterfactual values of those infosets, 0 at illegal actions.
 
     Raises:
       ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
@@ -470,8 +470,8 @@ def best_response(tree: GameTree, weights: jax.Array, player: int) -> tuple[jax.
 
     Returns:
       (value, q): `[]` the best-response value (expected utility of `player`), and
-      `[I, A]` the value of each (infoset, action) when playing best below it, -inf
-      where illegal; rows of other players are meaningless.
+        `[I, A]` the value of each (infoset, action) when playing best below it, -inf
+        where illegal; rows of other players are meaningless.
 
     Raises:
       ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or `weights` is not `[Z]`.

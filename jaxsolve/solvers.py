@@ -63,7 +63,7 @@ def init(tree: GameTree, key: jax.Array | None = None, *,
 
     Returns:
       A `CFRState` of zeros: `regrets`, `average`, `average_carry` and `prediction` are
-      `[I, A]`; `iteration` is 0.
+        `[I, A]`; `iteration` is 0.
 
     Raises:
       ArgumentError: `tree` is not a GameTree, or `key` is not a PRNG key.
@@ -117,7 +117,7 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
 
     Returns:
       `[I, A]` float array: each row `state.average` normalised over the infoset's legal
-      actions; uniform over them where the infoset was never reached.
+        actions; uniform over them where the infoset was never reached.
 
     Raises:
       ArgumentError: `tree` is not a GameTree, or `state` lacks an `[I, A]` `average`.

@@ -21,7 +21,7 @@ def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
 
     Returns:
       `[..., I, A]` policy; uniform over the legal actions of a row without positive
-      regret, 0 at illegal actions.
+        regret, 0 at illegal actions.
     """
     positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
     total = seq.row_sum(positive, keepdims=True)

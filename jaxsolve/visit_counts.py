@@ -54,7 +54,7 @@ def visit_counts(tree: GameTree, rows: jax.Array, expanded: jax.Array,
 
     Returns:
       (counts, q): `[N]` n(h), whole numbers in the dtype of `rows`, and `[N]` the
-      probability that one sample visits h (1 at the root).
+        probability that one sample visits h (1 at the root).
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
