@@ -16,6 +16,8 @@ import importlib
 import inspect
 from typing import Any
 
+from jaxsolve.protocol import GameLike
+
 # name -> (module, class). Each class takes its parameters as keyword arguments and
 # raises ValueError naming the parameter when one is out of range.
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -77,7 +79,7 @@ def parameters(name: str) -> dict[str, Any]:
     return {p.name: p.default for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY or p.default is not p.empty}
 
 
-def load(name: str, **params: Any):
+def load(name: str, **params: Any) -> GameLike:
     """Builds the game `name` with keyword parameters.
 
     Args:

@@ -52,7 +52,7 @@ from jaxsolve import validate
 from jaxsolve.compile import InfosetKey, compile_game
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.evaluate import exploitability
-from jaxsolve.protocol import CHANCE, TERMINAL
+from jaxsolve.protocol import CHANCE, TERMINAL, GameLike
 from jaxsolve.tree import GameTree
 
 # History arrays that two trees of the same game share node for node. node_index is
@@ -136,7 +136,7 @@ def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
     return mapping.astype(np.int32)
 
 
-def lift(policy: jax.Array, mapping) -> jax.Array:
+def lift(policy: jax.Array, mapping: jax.Array | np.ndarray) -> jax.Array:
     """The coarse `policy` played in the fine game.
 
     Every fine infoset takes the row of its coarse infoset: a gather, so it jits and
@@ -227,7 +227,7 @@ class Abstraction:
 
         Returns:
           A dict with the game's name, `fine_infosets`, `coarse_infosets` and
-          `perfect_recall` (of the abstract game).
+            `perfect_recall` (of the abstract game).
         """
         return {"game": self.fine.names.game,
                 "fine_infosets": self.fine.sizes.num_infosets,
@@ -235,8 +235,8 @@ class Abstraction:
                 "perfect_recall": self.perfect_recall}
 
 
-def abstract(game, infoset_key: InfosetKey | None, *, fine_key: InfosetKey | None = None,
-             **compile_kwargs) -> Abstraction:
+def abstract(game: GameLike, infoset_key: InfosetKey | None, *,
+             fine_key: InfosetKey | None = None, **compile_kwargs: Any) -> Abstraction:
     """Compiles `game` with `infoset_key` (coarse) and with `fine_key` (default: the game's
     own information states), and maps one onto the other.
 

@@ -49,7 +49,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
 
     Returns:
       One GameTree whose every array has a leading batch axis `[B, ...]`; solve it
-      with `jax.vmap(fn)` (in_axes 0 everywhere).
+        with `jax.vmap(fn)` (in_axes 0 everywhere).
 
     Raises:
       ArgumentTypeError: `trees` is one GameTree, not a sequence of them.
@@ -114,7 +114,7 @@ def batch_axes(batch: GameTree) -> GameTree:
 
     Returns:
       A GameTree-shaped prefix: 0 on each array with a leading batch axis, None on the
-      shared ones.
+        shared ones.
 
     Raises:
       ArgumentError: `batch` is not a GameTree, or has no batch axis.
@@ -151,7 +151,8 @@ def unstack(batch: GameTree) -> list[GameTree]:
     return trees
 
 
-def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTree, GameTree]:
+def sweep(tree: GameTree, *, utilities: jax.typing.ArrayLike | None = None,
+          chance_probs: jax.typing.ArrayLike | None = None) -> tuple[GameTree, GameTree]:
     """A tree whose utilities and/or chance probabilities are batched; only those arrays
     carry the batch axis.
 
@@ -170,7 +171,7 @@ def sweep(tree: GameTree, *, utilities=None, chance_probs=None) -> tuple[GameTre
 
     Returns:
       (batched tree, in_axes) where in_axes is a GameTree-shaped prefix with 0 on the
-      batched arrays and None elsewhere, for `jax.vmap(..., in_axes=(in_axes,))`.
+        batched arrays and None elsewhere, for `jax.vmap(..., in_axes=(in_axes,))`.
 
     Raises:
       ArgumentError: neither array given, a misshapen or non-real array, batch sizes

@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -182,7 +183,7 @@ def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
     return sizes.pop()
 
 
-def shard_batch(batched_tree: GameTree, in_axes=0,
+def shard_batch(batched_tree: GameTree, in_axes: GameTree | int = 0,
                 mesh: Mesh | None = None) -> tuple[GameTree, int]:
     """Places a batch on the mesh: batched arrays split along B, the rest replicated.
 
@@ -281,8 +282,9 @@ def _check_batch_states(states, tree: GameTree, size: int, where: str) -> None:
                              f"([B, I, A] for its {size} games)")
 
 
-def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
-                mesh: Mesh | None = None, key=None) -> CFRState:
+def solve_batch(solver: Solver, batched_tree: GameTree, in_axes: GameTree | int,
+                num_iterations: int | jax.Array, mesh: Mesh | None = None,
+                key: jax.Array | None = None) -> CFRState | base.MCCFRState:
     """Solves every game of a batch from `solver.init`, each device its own slice.
 
     A full-width solver's game b is `run(solver, game_b, solver.init(game_b), n)`; a
@@ -324,7 +326,7 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes, num_iterations,
                         size=size)
 
 
-def exploitability_batch(batched_tree: GameTree, in_axes, states: CFRState,
+def exploitability_batch(batched_tree: GameTree, in_axes: GameTree | int, states: CFRState,
                          mesh: Mesh | None = None) -> jax.Array:
     """The exploitability of each game's average policy, e.g. of `solve_batch`'s states.
 
@@ -417,7 +419,8 @@ def _mesh_of(tree: GameTree, mesh: Mesh | None) -> Mesh:
     return mesh
 
 
-def on_terminal_shards(fn, tree: GameTree, *args, mesh: Mesh | None = None):
+def on_terminal_shards(fn: Callable[..., Any], tree: GameTree, *args: Any,
+                       mesh: Mesh | None = None) -> Any:
     """Runs `fn(tree, *args)` with the tree's terminals split over the mesh.
 
     `fn` is ordinary jaxsolve code (a solver step or run, a `jaxsolve.evaluate`
@@ -465,7 +468,7 @@ def _nash_conv_sharded(tree, policy, *, mesh):
     return on_terminal_shards(nash_conv, tree, policy, mesh=mesh)
 
 
-def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations,
+def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations: int,
                 mesh: Mesh | None = None) -> CFRState:
     """`jaxsolve.run` on a terminal-sharded tree (from `shard_tree`), jitted.
 

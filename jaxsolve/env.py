@@ -170,7 +170,7 @@ def _action(action, where: str) -> jax.Array:
     return jnp.asarray(action, jnp.int32)
 
 
-def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
+def step(tree: GameTree, state: EnvState, action: int | jax.Array, key: jax.Array, *,
          illegal_penalty: float = -1.0) -> EnvState:
     """Applies the acting player's `action`, then samples chance with `key` up to the next
     decision node or terminal.
@@ -217,7 +217,7 @@ def step(tree: GameTree, state: EnvState, action, key: jax.Array, *,
     return jax.tree.map(lambda old, a: jnp.where(state.terminated, old, a), state, new)
 
 
-def observe(tree: GameTree, state: EnvState, player) -> jax.Array:
+def observe(tree: GameTree, state: EnvState, player: int | jax.Array) -> jax.Array:
     """Player `player`'s latest infoset: its current infoset when it is to move, else the
     one at which it last acted.
 

@@ -101,7 +101,7 @@ def best_response_values(tree: GameTree, policy: jax.Array) -> jax.Array:
 
     Returns:
       `[P]` float array: entry p is the most player p can get while the others play
-      `policy`.
+        `policy`.
 
     Raises:
       ArgumentError: `tree` is not a GameTree, or `policy` is not an `[I, A]` array of
@@ -120,8 +120,8 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
 
     Returns:
       (value, policy): `[]` the best-response value, and the `[I, A]` `policy` with
-      `player`'s rows replaced by the best response (one-hot; ties broken towards the
-      lowest action id).
+        `player`'s rows replaced by the best response (one-hot; ties broken towards the
+        lowest action id).
 
     Raises:
       ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
@@ -160,7 +160,7 @@ def counterfactual_values(tree: GameTree, policy: jax.Array,
 
     Returns:
       (q, v): q `[I, A]` (0 at illegal actions and at other players' infosets) and
-      v `[I]`.
+        v `[I]`.
 
     Raises:
       ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
@@ -237,7 +237,7 @@ def exploitability(tree: GameTree, policy: jax.Array) -> jax.Array:
     return _nash_conv(tree, policy) / tree.sizes.num_players
 
 
-def uniform_policy(tree: GameTree, dtype=None) -> jax.Array:
+def uniform_policy(tree: GameTree, dtype: jax.typing.DTypeLike | None = None) -> jax.Array:
     """The policy uniform over each infoset's legal actions.
 
     Args:

@@ -15,13 +15,14 @@ import difflib
 from types import SimpleNamespace
 from typing import Any, Mapping
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.compile import _stderr_dropped_on_error, compile_game, declared_num_actions
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
-from jaxsolve.protocol import CHANCE, is_game
+from jaxsolve.protocol import CHANCE, GameLike, is_game
 from jaxsolve.rules import declared_utility_sum, make_child
 from jaxsolve.tree import GameTree
 
@@ -34,7 +35,7 @@ def _pyspiel():
     return pyspiel
 
 
-def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
+def load_pyspiel(game: Any, *, turn_based: bool = True, **params: Any) -> Any:
     """A pyspiel game from a name, from OpenSpiel's string form, or a game as it is.
 
     Simultaneous-move games are converted to turn-based ones (unless `turn_based` is
@@ -97,7 +98,7 @@ def load_pyspiel(game: Any, *, turn_based: bool = True, **params):
     return game
 
 
-def from_pyspiel(game: Any, **kwargs) -> GameTree:
+def from_pyspiel(game: Any, **kwargs: Any) -> GameTree:
     """Compiles a pyspiel game (or name).
 
     Args:
@@ -115,7 +116,7 @@ def from_pyspiel(game: Any, **kwargs) -> GameTree:
     return compile_game(load_pyspiel(game, **params), **kwargs)
 
 
-def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
+def to_tabular_policy(tree: GameTree, game: Any, policy: jax.Array) -> Any:
     """An OpenSpiel `TabularPolicy` holding `policy`, rows matched by information-state
     string.
 
@@ -163,7 +164,7 @@ def to_tabular_policy(tree: GameTree, game: Any, policy) -> Any:
     return tabular
 
 
-def from_tabular_policy(tree: GameTree, tabular: Any):
+def from_tabular_policy(tree: GameTree, tabular: Any) -> jax.Array:
     """A policy array from an OpenSpiel policy over the same game; rows are matched by the
     infoset strings.
 
@@ -224,7 +225,7 @@ def from_tabular_policy(tree: GameTree, tabular: Any):
 
 
 # ------------------------------------------------------------ our games in OpenSpiel
-def as_openspiel_game(game):
+def as_openspiel_game(game: GameLike) -> _GameView:
     """A view of a jaxsolve protocol game that OpenSpiel's *Python* algorithms accept
     (`cfr.CFRPlusSolver`, `exploitability.nash_conv`, `best_response`, ...).
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _on_log_axis(ax, xs, ys, **style) -> None:
@@ -46,7 +49,7 @@ def plot_convergence(history: Iterable[Mapping[str, float]], path: str | Path, *
 
 
 def convergence_figure(history: Iterable[Mapping[str, float]], *, title: str,
-                       metric: str = "exploitability", target: float | None = None):
+                       metric: str = "exploitability", target: float | None = None) -> Figure:
     """A log-log plot of `metric` against iterations.
 
     Args:
@@ -106,7 +109,7 @@ def plot_sweep(points: list[Mapping[str, Any]], key: str, path: str | Path,
 
 
 def sweep_figure(points: list[Mapping[str, Any]], key: str, labels: list[str], title: str,
-                 target: float | None = None):
+                 target: float | None = None) -> Figure:
     """`jaxsolve sweep`'s plot: each player's value against the varied parameter `key`, and
     the exploitability on a log axis beside it.
 

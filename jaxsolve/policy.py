@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve.base import CFRState, MCCFRState, Solver
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.solvers import average_policy, current_policy
 from jaxsolve.tree import GameTree
@@ -42,7 +44,7 @@ def action_labels(tree: GameTree, infoset: int, legal: np.ndarray) -> dict[int, 
     return {a: name if counts[name] == 1 else f"{name} (id {a})" for a, name in names.items()}
 
 
-def table(tree: GameTree, policy, *, player: int | None = None,
+def table(tree: GameTree, policy: jax.Array, *, player: int | None = None,
           digits: int | None = None) -> dict[str, dict[str, float]]:
     """A policy as `{infoset string: {action name: probability}}`, for people (e.g. a
     strategy.json).
@@ -143,7 +145,7 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
     return jnp.asarray(policy)
 
 
-def purify(tree: GameTree, policy) -> jnp.ndarray:
+def purify(tree: GameTree, policy: jax.Array) -> jax.Array:
     """The most likely action of each row, as one-hot (ties to the lowest action id).
 
     Args:
@@ -162,7 +164,7 @@ def purify(tree: GameTree, policy) -> jnp.ndarray:
     return jnp.eye(tree.sizes.num_actions, dtype=policy.dtype)[jnp.argmax(p, axis=-1)]
 
 
-def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
+def threshold(tree: GameTree, policy: jax.Array, tau: float) -> jax.Array:
     """The policy with probabilities below `tau` set to zero and rows renormalised (a row
     whose every entry falls below tau keeps its argmax).
 
@@ -189,8 +191,8 @@ def threshold(tree: GameTree, policy, tau: float) -> jnp.ndarray:
 FINAL_KINDS = ("average", "current", "threshold", "purify")
 
 
-def final_policy(tree: GameTree, state, kind: str = "average",
-                 tau: float | None = None, solver=None) -> jnp.ndarray:
+def final_policy(tree: GameTree, state: CFRState | MCCFRState, kind: str = "average",
+                 tau: float | None = None, solver: Solver | None = None) -> jax.Array:
     """The strategy to report from a solver state, derived from the training iterates in
     one of four ways (the strategy reported may differ from the one training plays):
 

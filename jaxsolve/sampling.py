@@ -53,11 +53,12 @@ from __future__ import annotations
 import dataclasses
 
 import functools
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import numpy.typing as npt
 
 from jaxsolve import base
 from jaxsolve import sequences as seq
@@ -118,7 +119,8 @@ def _per_traverser(mask, rows: int, cols: int, what: str) -> np.ndarray:
 
 
 def make_scheme(tree: GameTree, *, expand_own: bool = True, expand_opponents: bool = True,
-                expand_chance: bool = False, mask=None, chance_mask=None):
+                expand_chance: bool = False, mask: npt.ArrayLike | None = None,
+                chance_mask: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Expand masks and capacity of a scheme on `tree` (host-side NumPy).
 
     Args:
@@ -145,7 +147,8 @@ def make_scheme(tree: GameTree, *, expand_own: bool = True, expand_opponents: bo
 
 
 def scheme_masks(tree: GameTree, *, expand_own: bool = True, expand_opponents: bool = True,
-                 expand_chance: bool = False, mask=None, chance_mask=None):
+                 expand_chance: bool = False, mask: npt.ArrayLike | None = None,
+                 chance_mask: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`make_scheme`'s masks without the capacity (a pass over the tree): cheap enough to
     check a state against.
 
@@ -247,8 +250,10 @@ def _expand_chance_row(expand_chance, traverser: int):
     return jnp.pad(expand_chance[traverser], (0, max(1 - expand_chance.shape[1], 0)))
 
 
-def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expand_chance_row,
-         capacity_: int, uniforms):
+def walk(tree: GameTree, decision_rows: Callable[[jax.Array], tuple[jax.Array, jax.Array]],
+         chance_rows: jax.Array, expand_row: jax.Array, expand_chance_row: jax.Array,
+         capacity_: int, uniforms: jax.Array
+         ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
     """B samples: breadth-first frontier walks from the root, one per sample.
 
     The walks advance one depth at a time together and stop as soon as every slot of
@@ -268,11 +273,11 @@ def walk(tree: GameTree, decision_rows: Callable, chance_rows, expand_row, expan
 
     Returns:
       (inner, inner_q, inner_reach, leaves, leaf_q, leaf_reach), each with a leading
-      batch axis B: `[D-1, K]` the decision and chance nodes visited at each depth (-1:
-      none), `[D-1, K]` their sampling probabilities q(h), `[D-1, K]` the acting
-      player's own reach pi_r(h) there, `[K]` the leaves reached (terminal node ids, -1
-      in unused slots), `[K]` their q(z), and `[K, P+1]` each player's reach of them,
-      chance's last.
+        batch axis B: `[D-1, K]` the decision and chance nodes visited at each depth (-1:
+        none), `[D-1, K]` their sampling probabilities q(h), `[D-1, K]` the acting
+        player's own reach pi_r(h) there, `[K]` the leaves reached (terminal node ids, -1
+        in unused slots), `[K]` their q(z), and `[K, P+1]` each player's reach of them,
+        chance's last.
     """
     player = jnp.asarray(tree.node_player)
     index = jnp.asarray(tree.node_index)
@@ -366,7 +371,8 @@ def _leaf_view(tree: GameTree, terminals) -> GameTree:
         terminal_chance=jnp.asarray(tree.terminal_chance)[terminals])
 
 
-def estimate(tree: GameTree, policy, traverser: int, key, *, expand, expand_chance,
+def estimate(tree: GameTree, policy: jax.Array, traverser: int, key: jax.Array, *,
+             expand: np.ndarray | jax.Array, expand_chance: np.ndarray | jax.Array,
              capacity_: int, batch_size: int = 1, exploration: float = 0.0,
              traversal: str = "frontier", split: str = "systematic") -> Estimate:
     """Sampled counterfactual values of `traverser` under `policy` from `batch_size`
@@ -777,7 +783,8 @@ DEFAULT_BATCH_SIZE = 256
 
 
 def sampled_cfr(batch_size: int = DEFAULT_BATCH_SIZE, *, expand_own: bool = True,
-                expand_opponents: bool = True, expand_chance: bool = False, mask=None, chance_mask=None,
+                expand_opponents: bool = True, expand_chance: bool = False,
+                mask: npt.ArrayLike | None = None, chance_mask: npt.ArrayLike | None = None,
                 exploration: float = 0.0, averaging: str = "traverser",
                 rule: str = "cfr", traversal: str = "auto", split: str = "systematic",
                 name: str | None = None) -> Solver:
@@ -883,7 +890,7 @@ def _refuse_fixed(where: str, kwargs: dict, fixed: tuple) -> None:
                              "scheme); for another scheme use jaxsolve.sampled_cfr(...)")
 
 
-def external_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
+def external_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs: Any) -> Solver:
     """External-sampling MCCFR: the traverser expands all its actions, opponents and
     chance are sampled once per visited history; opponents' averages updated (in a
     one-player game, which has none, the traverser's).
@@ -904,7 +911,7 @@ def external_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
 
 
 def outcome_sampling(batch_size: int = DEFAULT_BATCH_SIZE, exploration: float = 0.6,
-                     **kwargs) -> Solver:
+                     **kwargs: Any) -> Solver:
     """Outcome-sampling MCCFR: one trajectory per sample, the traverser's own actions
     sampled with `exploration` (OpenSpiel's default 0.6); the traverser's average
     updated with weight own reach / sampling probability.
@@ -927,7 +934,7 @@ def outcome_sampling(batch_size: int = DEFAULT_BATCH_SIZE, exploration: float = 
                        name=kwargs.pop("name", "os-mccfr"), **kwargs)
 
 
-def chance_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs) -> Solver:
+def chance_sampling(batch_size: int = DEFAULT_BATCH_SIZE, **kwargs: Any) -> Solver:
     """Chance-sampled CFR: full width over decisions, one chance outcome per sample.
 
     Args:

@@ -151,7 +151,7 @@ def flatten(tree: GameTree, policy: jax.Array) -> jax.Array:
     return jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
 
 
-def chance_reach(tree: GameTree, dtype=None) -> jax.Array:
+def chance_reach(tree: GameTree, dtype: jax.typing.DTypeLike | None = None) -> jax.Array:
     """The probability that chance plays to each leaf.
 
     Args:
@@ -356,7 +356,7 @@ def value_blocks(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
 
     Returns:
       A list of (rows, q): `rows` a slice of infoset ids, `q` `[n, A]` the
-      counterfactual values of those infosets, 0 at illegal actions.
+        counterfactual values of those infosets, 0 at illegal actions.
 
     Raises:
       ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or an array is misshapen.
@@ -460,7 +460,7 @@ def own_reach(tree: GameTree, flat_policy: jax.Array) -> jax.Array:
     return jnp.prod(flat_policy[tree.infoset_ancestors], axis=-1)
 
 
-def best_response(tree: GameTree, weights: jax.Array, player: int):
+def best_response(tree: GameTree, weights: jax.Array, player: int) -> tuple[jax.Array, jax.Array]:
     """Best response of `player` given its leaf weights.
 
     Args:
@@ -470,8 +470,8 @@ def best_response(tree: GameTree, weights: jax.Array, player: int):
 
     Returns:
       (value, q): `[]` the best-response value (expected utility of `player`), and
-      `[I, A]` the value of each (infoset, action) when playing best below it, -inf
-      where illegal; rows of other players are meaningless.
+        `[I, A]` the value of each (infoset, action) when playing best below it, -inf
+        where illegal; rows of other players are meaningless.
 
     Raises:
       ArgumentError: `tree` is not one game's GameTree, `player` is out of range, or `weights` is not `[Z]`.

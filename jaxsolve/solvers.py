@@ -44,7 +44,8 @@ from jaxsolve.updates import (RESCALE_ABOVE, accumulate_regrets, instant_regrets
                               regret_matching, rescale_average, uniform)
 
 
-def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
+def init(tree: GameTree, key: jax.Array | None = None, *,
+         solver_name: str = "solver") -> CFRState:
     """Zero regrets and average: the state of a full-width solver before its first iteration.
 
     The first iteration plays uniformly. Needs only the tree's sizes, so a batched tree
@@ -58,7 +59,7 @@ def init(tree: GameTree, key=None, *, solver_name: str = "solver") -> CFRState:
 
     Returns:
       A `CFRState` of zeros: `regrets`, `average`, `average_carry` and `prediction` are
-      `[I, A]`; `iteration` is 0.
+        `[I, A]`; `iteration` is 0.
 
     Raises:
       ArgumentError: `tree` is not a GameTree, or `key` is not a PRNG key.
@@ -112,7 +113,7 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
 
     Returns:
       `[I, A]` float array: each row `state.average` normalised over the infoset's legal
-      actions; uniform over them where the infoset was never reached.
+        actions; uniform over them where the infoset was never reached.
 
     Raises:
       ArgumentError: `tree` is not a GameTree, or `state` lacks an `[I, A]` `average`.
@@ -380,7 +381,8 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
                    predictive=True)
 
 
-def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRState:
+def run(solver: Solver, tree: GameTree, state: CFRState,
+        num_iterations: int | jax.Array) -> CFRState:
     """`num_iterations` steps of a solver in one compiled loop.
 
     The loop is compiled once per solver and tree shape (and names), for any count: a
@@ -427,7 +429,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState, num_iterations) -> CFRS
     return _run_steps(solver, tree, state, count_argument(num_iterations))
 
 
-def count_argument(count):
+def count_argument(count: int | jax.Array) -> np.ndarray | jax.Array:
     """A checked concrete count as an int32 array, a traced count as it is.
 
     500, np.int32(500) and np.int64(500) then share one compilation (each kind would be
@@ -449,7 +451,8 @@ def _run_steps(solver: Solver, tree: GameTree, state, num_iterations):
     return loop_steps(solver, tree, state, num_iterations)
 
 
-def loop_steps(solver: Solver, tree: GameTree, state, num_iterations):
+def loop_steps(solver: Solver, tree: GameTree, state: Any,
+               num_iterations: int | jax.Array) -> Any:
     """`num_iterations` steps of `solver` (its `steps` where it has one), unjitted.
 
     Args:

@@ -43,8 +43,9 @@ class Stopped(NamedTuple):
     exploitability: jax.Array
 
 
-def run_until(solver: Solver, tree: GameTree, state: Any, target, max_iterations,
-              check_every=DEFAULT_CHECK_EVERY) -> Stopped:
+def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Array,
+              max_iterations: int | jax.Array,
+              check_every: int | jax.Array = DEFAULT_CHECK_EVERY) -> Stopped:
     """Steps in blocks of `check_every` until the average policy's exploitability is at
     most `target`, or `max_iterations` steps have run; one compiled loop.
 

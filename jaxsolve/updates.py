@@ -21,7 +21,7 @@ def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
 
     Returns:
       `[..., I, A]` policy; uniform over the legal actions of a row without positive
-      regret, 0 at illegal actions.
+        regret, 0 at illegal actions.
     """
     positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
     total = seq.row_sum(positive, keepdims=True)
@@ -29,7 +29,7 @@ def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
                      uniform(legal, positive.dtype))
 
 
-def uniform(legal: jax.Array, dtype) -> jax.Array:
+def uniform(legal: jax.Array, dtype: jax.typing.DTypeLike) -> jax.Array:
     """Uniform over the legal actions, in `dtype`: the fallback of regret matching and of
     the average policy.
 
@@ -74,7 +74,9 @@ def instant_regrets(policy: jax.Array, values: jax.Array) -> jax.Array:
     return jnp.where(jnp.abs(regrets) <= tolerance, 0.0, regrets)
 
 
-def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
+def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
+                       t: jax.Array, *, floor: bool, alpha: float | None,
+                       beta: float | None) -> jax.Array:
     """The regrets after one update of the updating player's entries.
 
     `regrets + instant` where `mine`, floored at 0 if `floor` (CFR+), then discounted if
@@ -102,7 +104,8 @@ def accumulate_regrets(regrets, instant, mine, t, *, floor: bool, alpha, beta):
     return jnp.where(mine, updated, regrets)
 
 
-def kahan_add(total, carry, term, mask):
+def kahan_add(total: jax.Array, carry: jax.Array, term: jax.Array,
+              mask: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Compensated `total + term` where `mask`; elsewhere unchanged.
 
     `carry` holds what earlier additions lost to rounding and is fed back in, so float32
@@ -123,7 +126,9 @@ def kahan_add(total, carry, term, mask):
     return summed, jnp.where(mask, (summed - total) - term, carry)
 
 
-def rescale_average(average, carry, total_weight, weight_scale):
+def rescale_average(average: jax.Array, carry: jax.Array, total_weight: jax.Array,
+                    weight_scale: jax.Array
+                    ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """The average's sums, all multiplied by 2^-40 (exact in binary floating point) once
     `total_weight` passes 2^40, else unchanged.
 

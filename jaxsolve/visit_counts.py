@@ -33,8 +33,9 @@ from jaxsolve.tree import GameTree
 SPLITS = ("systematic", "multinomial")
 
 
-def visit_counts(tree: GameTree, rows, expanded, row_of_node, key, batch_size: int,
-                 split: str = "systematic"):
+def visit_counts(tree: GameTree, rows: jax.Array, expanded: jax.Array,
+                 row_of_node: jax.Array, key: jax.Array, batch_size: int,
+                 split: str = "systematic") -> tuple[jax.Array, jax.Array]:
     """Visit counts and visit probabilities of B samples of a scheme.
 
     One step per depth. A node of depth d + 1 reads its parent's count, visit
@@ -53,7 +54,7 @@ def visit_counts(tree: GameTree, rows, expanded, row_of_node, key, batch_size: i
 
     Returns:
       (counts, q): `[N]` n(h), whole numbers in the dtype of `rows`, and `[N]` the
-      probability that one sample visits h (1 at the root).
+        probability that one sample visits h (1 at the root).
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
+from flax import nnx
 
 from jaxsolve import mcts
 from jaxsolve.alphazero import checks, exact, selfplay
@@ -34,7 +36,8 @@ from jaxsolve.progress import bar as progress_bar
 OPPONENTS = ("random", "mcts")  # uniform random play; PUCT with rollouts (pure MCTS)
 
 
-def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
+def rollout_recurrent_fn(env: pe.Params, params: Any, key: jax.Array, action: jax.Array,
+                         state: pe.State) -> tuple[mcts.RecurrentFnOutput, pe.State]:
     """Pure-MCTS model: uniform priors; value = outcome of one random playout.
 
     Args:
@@ -70,7 +73,8 @@ def rollout_recurrent_fn(env: pe.Params, params, key, action, state: pe.State):
     return out, nxt
 
 
-def pure_mcts_action(env: pe.Params, num_simulations: int, key, state: pe.State):
+def pure_mcts_action(env: pe.Params, num_simulations: int, key: jax.Array,
+                     state: pe.State) -> jax.Array:
     """The moves of PUCT search with uniform priors and rollout values.
 
     Args:
@@ -113,8 +117,9 @@ class _PlyCounter:
             self.bar.update(1)
 
 
-def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
-               opponent: str = "random", progress: bool = False):
+def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef: nnx.GraphDef, batch: int,
+               opponent: str = "random", progress: bool = False
+               ) -> Callable[..., dict[str, jax.Array]]:
     """A jitted match of the agent against an opponent.
 
     Args:
@@ -128,7 +133,7 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, batch: int,
 
     Returns:
       `match(params, solution, key, agent_side) -> dict` of per-batch stats:
-      agent_wins `[B]` bool, mistakes / won_moves / moves `[]` int32 (agent moves only).
+        agent_wins `[B]` bool, mistakes / won_moves / moves `[]` int32 (agent moves only).
 
     Raises:
       ValueError: `batch` below 1, or an unknown opponent.
@@ -197,9 +202,11 @@ def _ply_bar(progress: bool, total: int, cfg: selfplay.SearchConfig):
                         desc=f"evaluate ({cfg.num_simulations} simulations a move)")
 
 
-def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solution, key,
-             batch: int = 256, opponents=("random",), matches=None,
-             progress: bool = False) -> dict:
+def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef: nnx.GraphDef,
+             params: nnx.State, solution: exact.ExactSolution, key: jax.Array,
+             batch: int = 256, opponents: str | Sequence[str] = ("random",),
+             matches: dict[str, Callable[..., dict[str, jax.Array]]] | None = None,
+             progress: bool = False) -> Rates:
     """Win rates as each side vs each opponent, and the mistake rate over all games played,
     graded by the exact solution.
 
@@ -220,10 +227,10 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef, params, solut
 
     Returns:
       A `Rates` dict: "win_vs_<opponent>_as_evader", "win_vs_<opponent>_as_defender"
-      (for each opponent), the agent's win rate over `batch` games from the initial
-      position as each side, and "mistake_rate", the share of its moves in won positions
-      (by the exact solver) that lose the win (0 when it reaches none: see the module
-      docstring); `.counts` holds the numbers behind the rates.
+        (for each opponent), the agent's win rate over `batch` games from the initial
+        position as each side, and "mistake_rate", the share of its moves in won positions
+        (by the exact solver) that lose the win (0 when it reaches none: see the module
+        docstring); `.counts` holds the numbers behind the rates.
 
     Raises:
       ValueError: a bad batch, config, opponent or solution, or a cached match of other

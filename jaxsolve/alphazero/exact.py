@@ -83,7 +83,7 @@ def _shapes(params: pe.Params) -> dict:
             "q_evader": (t, t + 2, c, s, a), "q_defender": (t, t + 2, c, s, a)}
 
 
-def check_solution(solution, params: pe.Params, where: str) -> None:
+def check_solution(solution: ExactSolution, params: pe.Params, where: str) -> None:
     """Refuses a solution of another game than `params`.
 
     Out-of-range gathers clamp, so a 5x5 solution would grade a 3x3 game without an
@@ -299,7 +299,8 @@ def random_vs_random(params: pe.Params, *, max_bytes: int = DEFAULT_MAX_BYTES) -
     return float((v_e[0, 0, y * params.grid_size + x, 0] + 1) / 2)
 
 
-def state_index(params: pe.Params, state: pe.State):
+def state_index(params: pe.Params, state: pe.State
+                ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """The indices of `state` into the solution's arrays.
 
     Args:
@@ -308,7 +309,7 @@ def state_index(params: pe.Params, state: pe.State):
 
     Returns:
       (t, k, c, s): turn, detections (capped), cell and sensor direction, `[]` or `[B]`
-      int32 each.
+        int32 each.
     """
     k = jnp.minimum(state.detections, params.max_turns + 1)
     return state.turn, k, state.cell, state.sensor

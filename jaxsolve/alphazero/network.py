@@ -44,7 +44,7 @@ class PolicyValueNet(nnx.Module):
 
 
 def init_params(obs_size: int, num_actions: int = 9, hidden: Sequence[int] = (128, 128, 128),
-                seed: int = 0):
+                seed: int = 0) -> Tuple[nnx.GraphDef, nnx.State]:
     """Builds the network.
 
     Args:
@@ -55,14 +55,15 @@ def init_params(obs_size: int, num_actions: int = 9, hidden: Sequence[int] = (12
 
     Returns:
       (graphdef, params): the static structure (hashable; pass it statically or close
-      over it) and the parameter pytree (an `nnx.State`).
+        over it) and the parameter pytree (an `nnx.State`).
     """
     model = PolicyValueNet(obs_size, num_actions, tuple(hidden), rngs=nnx.Rngs(seed))
     graphdef, params = nnx.split(model, nnx.Param)
     return graphdef, params
 
 
-def apply(graphdef, params, obs: jax.Array) -> Tuple[jax.Array, jax.Array]:
+def apply(graphdef: nnx.GraphDef, params: nnx.State, obs: jax.Array
+          ) -> Tuple[jax.Array, jax.Array]:
     """Evaluates the network.
 
     Args:

@@ -28,6 +28,7 @@ from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+from flax import nnx
 
 from jaxsolve import mcts
 from jaxsolve.alphazero import checks, network
@@ -64,7 +65,8 @@ class SearchConfig:
 
 
 
-def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> mcts.RootFnOutput:
+def root_fn(graphdef: nnx.GraphDef, env: pe.Params, net_params: nnx.State,
+            state: pe.State) -> mcts.RootFnOutput:
     """The search's root for a batch of states.
 
     Args:
@@ -81,7 +83,9 @@ def root_fn(graphdef, env: pe.Params, net_params, state: pe.State) -> mcts.RootF
     return mcts.RootFnOutput(network.masked_logits(logits, mask), value, state, mask)
 
 
-def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.State):
+def recurrent_fn(graphdef: nnx.GraphDef, env: pe.Params, net_params: nnx.State,
+                 key: jax.Array, action: jax.Array, state: pe.State
+                 ) -> tuple[mcts.RecurrentFnOutput, pe.State]:
     """The model step of the search: plays `action` and evaluates the new states with the
     network.
 
@@ -95,7 +99,7 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
 
     Returns:
       (`mcts.RecurrentFnOutput`, the new states `[B]`): the mover's reward, discount -1
-      (alternating players) or 0 into a terminal state.
+        (alternating players) or 0 into a terminal state.
     """
     del key
     mover = state.current_player
@@ -110,7 +114,8 @@ def recurrent_fn(graphdef, env: pe.Params, net_params, key, action, state: pe.St
     return out, nxt
 
 
-def run_search(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, state: pe.State,
+def run_search(graphdef: nnx.GraphDef, env: pe.Params, cfg: SearchConfig,
+               net_params: nnx.State, key: jax.Array, state: pe.State,
                *, noise: bool = True, temperature: float = 1.0) -> mcts.PolicyOutput:
     """Searches from a batch of states.
 
@@ -162,7 +167,8 @@ class Trajectory(NamedTuple):
     from_start: Optional[jax.Array] = None
 
 
-def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: int,
+def play(graphdef: nnx.GraphDef, env: pe.Params, cfg: SearchConfig, net_params: nnx.State,
+         key: jax.Array, batch: int,
          temperature_moves: int = 4, explore_fraction: float = 0.0) -> Trajectory:
     """Plays `batch` self-play games to the end, in lockstep under `lax.scan`.
 
@@ -292,7 +298,8 @@ def buffer_add(buf: Buffer, traj: Trajectory) -> Buffer:
                   (buf.pos + n) % cap)
 
 
-def buffer_sample(buf: Buffer, key, batch: int):
+def buffer_sample(buf: Buffer, key: jax.Array, batch: int
+                  ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """A uniform minibatch of filled rows.
 
     Args:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import numbers
-from typing import Callable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -91,7 +91,7 @@ def _summary(v: NodeView, action, weights) -> PolicyOutput:
                         qvalues=jnp.where(v.visits > 0, v.qvalues, 0.0).T, value=v.node_value)
 
 
-def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
+def alphazero_policy(params: Any, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
                      num_simulations: int, *, dirichlet_fraction: float = 0.25,
                      dirichlet_alpha: float = 0.3, pb_c_init: float = 1.25,
                      pb_c_base: float = 19652.0, temperature: float = 1.0,
@@ -162,7 +162,7 @@ def alphazero_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: C
     return _summary(v, action, weights)
 
 
-def gumbel_policy(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
+def gumbel_policy(params: Any, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable,
                   num_simulations: int, *, max_num_considered_actions: int = 16,
                   gumbel_scale: float = 1.0, max_depth: Optional[int] = None,
                   wave_sizes: Union[str, Sequence[int]] = ()) -> PolicyOutput:

@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import jax
 import jax.numpy as jnp
@@ -138,9 +138,9 @@ def init_tree(root: RootFnOutput, num_simulations: int,
 
     Returns:
       The `Tree`: nodes `[B, N + 1, 8]`, children `[B, N, A]`, logits `[B, N, A]`; the
-      embeddings in their stored form, each leaf of `root.embedding` `[B, ...]`
-      becoming `[N, B, ...]` packed by `layout` (`_packing.pack`), or `[B, N, ...]` as
-      it is when `layout` is None.
+        embeddings in their stored form, each leaf of `root.embedding` `[B, ...]`
+        becoming `[N, B, ...]` packed by `layout` (`_packing.pack`), or `[B, N, ...]` as
+        it is when `layout` is None.
     """
     b, a = root.prior_logits.shape
     dt = root.value.dtype
@@ -244,7 +244,8 @@ def select_path(tree: Tree, root_logits: jax.Array, root_select: Callable,
 
 
 # ------------------------------------------------------------ expansion, backup
-def fetch_embeddings(embeddings, parent: jax.Array, layout: Optional[packing.Packing]):
+def fetch_embeddings(embeddings: Any, parent: jax.Array,
+                     layout: Optional[packing.Packing]) -> Any:
     """The embeddings of nodes `parent` [B, k] from the tree's stored ones (see
     `init_tree`), as the model reads them: a pytree of [B * k, ...]."""
     b, k = parent.shape
@@ -255,8 +256,8 @@ def fetch_embeddings(embeddings, parent: jax.Array, layout: Optional[packing.Pac
     return jax.tree.map(lambda x: flat(gather_rows(x, parent)), embeddings)
 
 
-def expand(tree: Tree, sim, path: Path, out: RecurrentFnOutput, embedding,
-           layout: Optional[packing.Packing]) -> tuple:
+def expand(tree: Tree, sim: Union[int, jax.Array], path: Path, out: RecurrentFnOutput,
+           embedding: Any, layout: Optional[packing.Packing]) -> tuple[Tree, Leaf]:
     """Stores what the model returned for the walks of the wave that starts at simulation
     `sim`: new node ids sim + 1 ... sim + k.
 
@@ -278,7 +279,7 @@ def expand(tree: Tree, sim, path: Path, out: RecurrentFnOutput, embedding,
 
     Returns:
       (tree, `Leaf`): a new node's row has one visit, q = reward + discount * value, the
-      value 0 at a terminal state; an existing node's is its row with one more visit.
+        value 0 at a terminal state; an existing node's is its row with one more visit.
     """
     b, n_nodes, a = tree.children.shape
     k = path.parent.shape[1]
@@ -406,7 +407,8 @@ def backup(nodes: jax.Array, path: Path, leaf: Leaf) -> jax.Array:
 
 
 # ------------------------------------------------------------------ the loop
-def simulate(params, key: jax.Array, recurrent_fn: Callable, tree: Tree, sim, *, width: int,
+def simulate(params: Any, key: jax.Array, recurrent_fn: Callable, tree: Tree,
+             sim: Union[int, jax.Array], *, width: int,
              root_logits: jax.Array, root_select: Callable, interior_select: Callable,
              max_depth: int, layout: Optional[packing.Packing]) -> Tree:
     """The `width` simulations sim ... sim + width - 1: `select_path`, `fetch_embeddings`,
@@ -453,7 +455,7 @@ def _plan(plan: Optional[Plan], num_simulations: int, num_actions: int) -> Plan:
     return plan
 
 
-def search(params, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *,
+def search(params: Any, key: jax.Array, root: RootFnOutput, recurrent_fn: Callable, *,
            num_simulations: int, root_select: Callable, interior_select: Callable,
            max_depth: Optional[int] = None, plan: Optional[Plan] = None) -> Tree:
     """Runs `num_simulations` simulations from `root` and returns the tree.

@@ -127,12 +127,12 @@ def q_completed_by_mix_value(v: NodeView, value_scale: float = 0.1,
     return (maxvisit_init + maxvisit) * value_scale * q
 
 
-def masked_argmax(score, legal, axis=0):
+def masked_argmax(score: jax.Array, legal: jax.Array, axis: int = 0) -> jax.Array:
     """First index of the maximum legal score (action 0 if none is legal). [B]"""
     return jnp.argmax(jnp.where(legal, score, -jnp.inf), axis).astype(jnp.int32)
 
 
-def masked_logits(logits, legal, axis=-1):
+def masked_logits(logits: jax.Array, legal: jax.Array, axis: int = -1) -> jax.Array:
     """Logits minus their legal maximum, illegal ones at the dtype minimum.
 
     Args:
@@ -142,14 +142,14 @@ def masked_logits(logits, legal, axis=-1):
 
     Returns:
       An array shaped like `logits`; a row without legal actions is all at the dtype
-      minimum.
+        minimum.
     """
     top = jnp.max(jnp.where(legal, logits, -jnp.inf), axis, keepdims=True)
     top = jnp.where(jnp.isfinite(top), top, 0.0)
     return jnp.where(legal, logits - top, jnp.finfo(logits.dtype).min)
 
 
-def softmax_legal(masked, legal, axis):
+def softmax_legal(masked: jax.Array, legal: jax.Array, axis: int) -> jax.Array:
     """Softmax of masked logits (legal maximum 0, so no second max); 0 where illegal
     and everywhere at a node with no legal action."""
     e = jnp.where(legal, jnp.exp(masked), 0.0)
@@ -190,7 +190,8 @@ def gumbel_interior_select(v: NodeView) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def considered_visits_table(max_considered: int, num_simulations: int):
+def considered_visits_table(max_considered: int, num_simulations: int
+                            ) -> tuple[tuple[int, ...], ...]:
     """The visit counts scheduled by Sequential Halving (Karnin et al. 2013) when m actions
     are considered, for every m up to `max_considered`. Cached.
 
@@ -200,7 +201,7 @@ def considered_visits_table(max_considered: int, num_simulations: int):
 
     Returns:
       `[max_considered + 1, num_simulations]` as nested tuples: row m, entry i is the
-      visit count simulation i considers.
+        visit count simulation i considers.
     """
     rows = []
     for m in range(max_considered + 1):
@@ -217,13 +218,15 @@ def considered_visits_table(max_considered: int, num_simulations: int):
     return tuple(rows)
 
 
-def score_considered(considered, gumbel_logits, q, visits):
+def score_considered(considered: jax.Array, gumbel_logits: jax.Array, q: jax.Array,
+                     visits: jax.Array) -> jax.Array:
     """`gumbel_logits` = gumbel + masked logits (legal maximum 0), precomputed."""
     penalty = jnp.where(visits == considered[None], 0.0, -jnp.inf)
     return jnp.maximum(-1e9, gumbel_logits + q) + penalty
 
 
-def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> jax.Array:
+def gumbel_root_select(v: NodeView, gumbel_logits: jax.Array, schedule: jax.Array,
+                       width: int = 1) -> jax.Array:
     """Sequential Halving with Gumbel over the root's legal actions.
 
     Args:
@@ -236,7 +239,7 @@ def gumbel_root_select(v: NodeView, gumbel_logits, schedule, width: int = 1) -> 
 
     Returns:
       `[B]` int32 actions; with `width` > 1, the `width` best-scoring actions
-      `[B, width]`.
+        `[B, width]`.
     """
     sim = jnp.minimum(v.node_visit.astype(jnp.int32) - 1, schedule.shape[-1] - 1)
     considered = jnp.take_along_axis(schedule, sim[:, None], 1)[:, 0]
