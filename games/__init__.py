@@ -16,6 +16,8 @@ import importlib
 import inspect
 from typing import Any
 
+from jaxsolve.errors import ArgumentError
+
 # name -> (module, class). Each class takes its parameters as keyword arguments and
 # raises ValueError naming the parameter when one is out of range.
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -59,7 +61,7 @@ def load(name: str, **params: Any):
     accepted = parameters(name)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(
+        raise ArgumentError(
             f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
             f"it accepts: {', '.join(f'{k}={v!r}' for k, v in accepted.items()) or 'none'}")
     return cls(**params)

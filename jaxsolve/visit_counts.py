@@ -28,6 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 
 SPLITS = ("systematic", "multinomial")
@@ -51,7 +52,7 @@ def visit_counts(tree: GameTree, rows, expanded, row_of_node, key, batch_size: i
     systematic split is a handful of gathers per node.
     """
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        raise ArgumentError(f"visit_counts: split must be one of {SPLITS}, got {split!r}")
     offsets = tree.sizes.level_offsets
     dtype = rows.dtype
     width = rows.shape[-1]

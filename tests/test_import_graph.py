@@ -32,9 +32,10 @@ PACKAGE = "jaxsolve"
 
 LAYERS = [
     # foundations: the error hierarchy, the game protocol, progress bars (tqdm loads
-    # when one is drawn)
-    ["errors", "protocol", "progress"],
-    # core: GameTree (its structure checks, its .npz io), the argument checks on it;
+    # when one is drawn), the .npz reader and atomic writer
+    ["errors", "protocol", "progress", "npz"],
+    # core: GameTree (its structure checks, its .npz format), the argument checks on
+    # it and the rules every setting is checked by;
     # the built-in games, written against the protocol, once they live in jaxsolve/
     ["tree_structure", "tree", "validate", "games.*"],
     # ingest: arrays -> GameTree (shared by compile_game and the builders), the walk,

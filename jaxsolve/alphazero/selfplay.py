@@ -29,7 +29,7 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from jaxsolve import mcts
+from jaxsolve import mcts, validate
 from jaxsolve.alphazero import checks, network
 from jaxsolve.games import pursuit_evasion as pe
 
@@ -57,8 +57,8 @@ class SearchConfig:
         shared = ("dirichlet_fraction", "dirichlet_alpha", "gumbel_scale",
                   "max_num_considered_actions")  # the policies' own rules
         checks.config_fields("SearchConfig", [
-            ("num_simulations", checks.integer(1)),
-            ("kind", checks.one_of("gumbel", "puct")),
+            ("num_simulations", validate.integer_rule(1)),
+            ("kind", validate.one_of_rule("gumbel", "puct")),
             *((name, mcts.SETTINGS[name]) for name in shared)], self)
 
 
@@ -119,7 +119,7 @@ def play(graphdef, env: pe.Params, cfg: SearchConfig, net_params, key, batch: in
     """Plays `batch` self-play games to the end. The first
     `round(explore_fraction * batch)` games start from `pe.exploring_start` (static
     count); with none, every game has the fixed length and `valid` is None."""
-    batch = checks.static("play", "batch", batch, checks.integer(1))
+    batch = validate.static("play", "batch", batch, validate.integer_rule(1))
     plies = 2 * env.max_turns
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
     n_explore = int(round(explore_fraction * batch))
