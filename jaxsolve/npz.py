@@ -61,8 +61,7 @@ def read(path: str | Path, error: type[Exception], *, kind: str):
     "{path}: no such file", "{path}: not a {kind} (not an .npz archive)", "{path}: not
     a readable {kind} (...)" for a truncated or damaged archive. `kind` names what
     the file should be ("saved tree", "checkpoint")."""
-    path = Path(path)
-    if path.is_dir():
+    if os.path.isdir(path):  # messages show the path as given
         raise error(f"{path} is a folder, not a {kind} file")
     try:
         with open(path, "rb") as f:

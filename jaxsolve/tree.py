@@ -336,7 +336,8 @@ class GameTree:
         gives its `in_axes` back). A tree placed by `distributed.shard_tree` is saved
         as the game it holds, without the inert terminals that pad it to the mesh.
         A name not ending in `.npz` gets it appended ("point_1.5" writes
-        "point_1.5.npz", not "point_1.npz"); returns the path written."""
+        "point_1.5.npz", not "point_1.npz"); returns the path written. The write is
+        atomic (`jaxsolve.npz.write`): an interrupted save leaves the old file intact."""
         require_histories(self, "GameTree.save")
         path = Path(path)
         if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
