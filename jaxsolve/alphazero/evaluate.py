@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import mcts, validate
-from jaxsolve.alphazero import checks, exact, selfplay
+from jaxsolve.alphazero import exact, selfplay
 from jaxsolve.errors import ArgumentError
 from jaxsolve.games import pursuit_evasion as pe
 from jaxsolve.progress import bar as progress_bar
