@@ -12,6 +12,7 @@ the same for one array of an open archive. Nothing here loads pickles.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -28,9 +29,20 @@ def write(path: str | Path, arrays: Mapping[str, np.ndarray], *, compress: bool)
     """Writes `arrays` (name -> array) as an .npz archive at exactly `path` (no
     suffix added), atomically: through a temporary file in the same folder, synced
     to disk and moved into place. The file gets the mode a new file gets here (0666
-    less the umask). Returns `path`. The folder must exist; an OSError from writing
-    propagates after the temporary file is removed."""
-    path = Path(path)
+    less the umask). Returns `path`.
+
+    Raises:
+      IsADirectoryError: a folder is at `path` (the error names `path`).
+      FileNotFoundError: the folder `path` names does not exist (named so too).
+      OSError: writing failed (a full disk, no permission); the temporary file is
+        removed and the file at `path`, if any, left as it was.
+    """
+    given, path = os.fspath(path), Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder is there; give a file name", given)
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist", given)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

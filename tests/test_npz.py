@@ -89,3 +89,16 @@ def test_each_reader_names_a_file_that_is_no_readable_archive(reader, tmp_path):
             read(tmp_path / name)
         assert isinstance(info.value, JaxsolveError)
         assert says in str(info.value) and "\n" not in str(info.value), (name, str(info.value))
+
+
+def test_a_write_that_cannot_start_names_the_path_given(kuhn, tmp_path):
+    """Not the temporary file ('.k.npz.x1y2.tmp'), which the user never gave."""
+    path = tmp_path / "nodir" / "k.npz"
+    with pytest.raises(FileNotFoundError, match="does not exist") as info:
+        kuhn.save(path)
+    assert info.value.filename == str(path)
+    (tmp_path / "folder.npz").mkdir()
+    for write in WRITERS.values():
+        with pytest.raises(IsADirectoryError, match="a folder is there") as info:
+            write(tmp_path / "folder.npz", kuhn)
+        assert info.value.filename == str(tmp_path / "folder.npz")

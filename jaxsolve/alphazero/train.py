@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import functools
 import itertools
 import json
-import os
 import re
 import signal
 import threading
@@ -205,11 +203,6 @@ def save(path: str, state: TrainState, config: TrainConfig | None = None) -> Non
     intact. With `config`, the archive also records it (JSON, member "config"), so
     that `load` can refuse to resume it with another game or network. A folder at `path`, or a
     missing folder in it, raises the OSError naming `path` (not the temporary file)."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "a folder is there; give a file name", path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist", path)
     arrays = {f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
     if config is not None:
         arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
