@@ -108,6 +108,9 @@ def test_bad_input_from_every_area_raises_the_base_class(kuhn, tmp_path):
     for call, says in [
             (lambda: jaxsolve.final_policy(kuhn, state, "median"),
              "final_policy: unknown final policy kind 'median'"),
+            (lambda: mcts.search(None, None, None, None, num_simulations=-1,
+                                 root_select=None, interior_select=None),
+             "search: num_simulations must be a Python int >= 0"),
             (lambda: mcts.alphazero_policy(None, None, None, None, -1),
              "alphazero_policy: num_simulations must be a Python int >= 0"),
             (lambda: mcts.gumbel_policy(None, None, None, None, 2.5),
