@@ -16,6 +16,7 @@ import importlib
 import inspect
 from typing import Any
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import GameLike
 
 # name -> (module, class). Each class takes its parameters as keyword arguments and
@@ -107,7 +108,7 @@ def load(name: str, **params: Any) -> GameLike:
     accepted = parameters(name)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(
+        raise ArgumentError(
             f"game {name!r} has no parameter {', '.join(map(repr, unknown))}; "
             f"it accepts: {', '.join(f'{k}={v!r}' for k, v in accepted.items()) or 'none'}")
     return cls(**params)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 ALICE, BOB = 0, 1
@@ -107,11 +108,11 @@ class Conjunction(Game):
                  num_actions: int = 2):
         if (not isinstance(num_actions, (int, np.integer)) or isinstance(num_actions, bool)
                 or num_actions not in (2, 3)):
-            raise ValueError(f"conjunction: parameter 'num_actions' must be 2 or 3, "
-                             f"got {num_actions!r}")
+            raise ArgumentError(f"conjunction: parameter 'num_actions' must be 2 or 3, "
+                                f"got {num_actions!r}")
         if not isinstance(alice_sees_bob_priority, (bool, np.bool_)):
-            raise ValueError(f"conjunction: parameter 'alice_sees_bob_priority' must be a "
-                             f"bool, got {alice_sees_bob_priority!r}")
+            raise ArgumentError(f"conjunction: parameter 'alice_sees_bob_priority' must be a "
+                                f"bool, got {alice_sees_bob_priority!r}")
         n = int(num_actions)
         if costs is None:
             table = SEED_COSTS if n == 2 else THREE_ACTION_COSTS
@@ -119,15 +120,15 @@ class Conjunction(Game):
             try:
                 table = np.array(costs, dtype=np.float64)
             except (TypeError, ValueError) as err:
-                raise ValueError(f"conjunction: parameter 'costs' must be a numeric array "
-                                 f"of shape (2, 2, {n}, {n}, 2)") from err
+                raise ArgumentError(f"conjunction: parameter 'costs' must be a numeric array "
+                                    f"of shape (2, 2, {n}, {n}, 2)") from err
             if table.shape != (2, 2, n, n, 2):
-                raise ValueError(
+                raise ArgumentError(
                     f"conjunction: parameter 'costs' must have shape (2, 2, {n}, {n}, 2) "
                     f"[alice_priority, bob_priority, alice_action, bob_action, player] for "
                     f"num_actions={n}, got {table.shape}")
             if not np.all(np.isfinite(table)):
-                raise ValueError("conjunction: parameter 'costs' must be finite")
+                raise ArgumentError("conjunction: parameter 'costs' must be finite")
         self.costs = table.copy()
         self.costs.setflags(write=False)
         self.alice_sees_bob_priority = bool(alice_sees_bob_priority)
@@ -182,7 +183,7 @@ class ConjunctionState(State):
 
     def _apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
-            raise ValueError(f"illegal action {action!r} after moves {self._moves}")
+            raise ArgumentError(f"illegal action {action!r} after moves {self._moves}")
         self._moves += (action,)
 
     def returns(self) -> list[float]:
@@ -206,11 +207,11 @@ class ConjunctionState(State):
             if len(m) > 2:
                 s += f" alice={short[m[2]]}"
             return s + (f" acted={short[m[3]]}" if len(m) > 3 else "")
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+        raise ArgumentError(f"player must be 0 or 1, got {player!r}")
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         if player not in (ALICE, BOB):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+            raise ArgumentError(f"player must be 0 or 1, got {player!r}")
         m, n = self._moves, self._game.actions
         t = np.zeros(4 + 2 * n, dtype=np.float32)
         if player == ALICE and m:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 PASS, BET = 0, 1
@@ -42,7 +43,7 @@ class KuhnPoker(Game):
         # bool is an int subclass; reject it too, since True would silently mean 1.
         if (not isinstance(players, (int, np.integer)) or isinstance(players, bool)
                 or not _MIN_PLAYERS <= players <= _MAX_PLAYERS):
-            raise ValueError(
+            raise ArgumentError(
                 f"kuhn_poker: parameter 'players' must be an integer in "
                 f"{_MIN_PLAYERS}..{_MAX_PLAYERS}, got {players!r}")
         self.players = int(players)
@@ -137,12 +138,12 @@ class KuhnState(State):
         cur = self.current_player()
         if cur == CHANCE:
             if action in self._cards or not 0 <= action <= self._n:
-                raise ValueError(f"card {action} is not in the deck")
+                raise ArgumentError(f"card {action} is not in the deck")
             self._cards.append(action)
         elif cur == TERMINAL:
-            raise ValueError("cannot act at a terminal state")
+            raise ArgumentError("cannot act at a terminal state")
         elif action not in (PASS, BET):
-            raise ValueError(f"illegal Kuhn action {action}; legal: 0=Pass, 1=Bet")
+            raise ArgumentError(f"illegal Kuhn action {action}; legal: 0=Pass, 1=Bet")
         else:
             self._bets.append(action)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -122,10 +123,10 @@ class LeducState(State):
 
     def _apply_action(self, action: int) -> None:
         if self.done:
-            raise ValueError("cannot act at a terminal state")
+            raise ArgumentError("cannot act at a terminal state")
         if self.player == CHANCE:
             if action not in [a for a, _ in self.chance_outcomes()]:
-                raise ValueError(f"card {action} is not in the deck")
+                raise ArgumentError(f"card {action} is not in the deck")
             if len(self.private) < 2:
                 self.private.append(action)
                 if len(self.private) == 2:
@@ -135,7 +136,7 @@ class LeducState(State):
                 self.player = 0  # player 0 opens round 2 as well
             return
         if action not in self.legal_actions():
-            raise ValueError(f"illegal Leduc action {action}; legal: {self.legal_actions()}")
+            raise ArgumentError(f"illegal Leduc action {action}; legal: {self.legal_actions()}")
         me = self.player
         self.rounds[self.round].append(action)
         if action == FOLD:

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 OPERATOR, OBSERVER = 0, 1
@@ -83,11 +84,11 @@ def _array(name: str, value, ndim: int) -> np.ndarray:
     try:
         arr = np.array(value, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"maneuver_detection: parameter {name!r} must be a numeric "
-                         f"array, got {value!r}") from err
+        raise ArgumentError(f"maneuver_detection: parameter {name!r} must be a numeric "
+                            f"array, got {value!r}") from err
     if arr.ndim != ndim or 0 in arr.shape or not np.all(np.isfinite(arr)):
-        raise ValueError(f"maneuver_detection: parameter {name!r} must be a finite, "
-                         f"non-empty {ndim}-d array, got shape {arr.shape}")
+        raise ArgumentError(f"maneuver_detection: parameter {name!r} must be a finite, "
+                            f"non-empty {ndim}-d array, got shape {arr.shape}")
     return arr
 
 
@@ -103,19 +104,19 @@ class ManeuverDetection(Game):
         sit = _array("situation_probs", situation_probs, 1)
         det = _array("detection_probs", detection_probs, 2)
         if sit.shape != (2,) or np.any(sit < 0) or abs(sit.sum() - 1.0) > 1e-9:
-            raise ValueError(f"maneuver_detection: parameter 'situation_probs' must be 2 "
-                             f"non-negative probabilities summing to 1, got {sit.tolist()}")
+            raise ArgumentError(f"maneuver_detection: parameter 'situation_probs' must be 2 "
+                                f"non-negative probabilities summing to 1, got {sit.tolist()}")
         if np.any(det < 0) or np.any(det > 1):
-            raise ValueError("maneuver_detection: parameter 'detection_probs' must lie "
-                             "in [0, 1]")
+            raise ArgumentError("maneuver_detection: parameter 'detection_probs' must lie "
+                                "in [0, 1]")
         num_i, num_a = det.shape
         payoffs = []
         for name, value in (("payoff_undetected", payoff_undetected),
                             ("payoff_detected", payoff_detected)):
             arr = _array(name, value, 2)
             if arr.shape != (2, num_i):
-                raise ValueError(f"maneuver_detection: parameter {name!r} must have shape "
-                                 f"(2, {num_i}) (situations x intensities), got {arr.shape}")
+                raise ArgumentError(f"maneuver_detection: parameter {name!r} must have shape "
+                                    f"(2, {num_i}) (situations x intensities), got {arr.shape}")
             payoffs.append(arr)
         self.situation_probs, self.detection_probs = sit, det
         self.payoff_undetected, self.payoff_detected = payoffs
@@ -192,7 +193,7 @@ class ManeuverDetectionState(State):
 
     def _apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
-            raise ValueError(f"illegal action {action!r} at {self}")
+            raise ArgumentError(f"illegal action {action!r} at {self}")
         if self._situation is None:
             self._situation = action
         elif self._intensity is None:
@@ -221,11 +222,11 @@ class ManeuverDetectionState(State):
                 return ""
             s = "operator_acted"
             return s if self._allocation is None else f"{s},allocation={self._allocation}"
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+        raise ArgumentError(f"player must be 0 or 1, got {player!r}")
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         if player not in (OPERATOR, OBSERVER):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+            raise ArgumentError(f"player must be 0 or 1, got {player!r}")
         num_i = self._game.num_intensities
         t = np.zeros(3 + num_i + self._game.num_allocations, dtype=np.float32)
         if player == OPERATOR:

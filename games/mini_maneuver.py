@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 NO_MANEUVER, MANEUVER = 0, 1   # chance outcomes (the Operator's card)
@@ -106,7 +107,7 @@ class MiniManeuverState(State):
 
     def _apply_action(self, action: int) -> None:
         if action not in (0, 1):
-            raise ValueError(f"illegal Mini Maneuver action {action!r}; legal: 0, 1")
+            raise ArgumentError(f"illegal Mini Maneuver action {action!r}; legal: 0, 1")
         if self._card is None:
             self._card = action
         elif self._signal is None:
@@ -114,7 +115,7 @@ class MiniManeuverState(State):
         elif self._response is None:
             self._response = action
         else:
-            raise ValueError("cannot act at a terminal state")
+            raise ArgumentError("cannot act at a terminal state")
 
     def returns(self) -> list[float]:
         if self._response is None:
@@ -131,11 +132,11 @@ class MiniManeuverState(State):
             return s
         if player == OBSERVER:
             return "" if self._signal is None else f"signal={_OPERATOR_SHORT[self._signal]}"
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+        raise ArgumentError(f"player must be 0 or 1, got {player!r}")
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         if player not in (OPERATOR, OBSERVER):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+            raise ArgumentError(f"player must be 0 or 1, got {player!r}")
         t = np.zeros(4, dtype=np.float32)
         if player == OPERATOR and self._card is not None:
             t[self._card] = 1.0

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 ATTACKER, DEFENDER = 0, 1
@@ -93,11 +94,11 @@ class OrbitalPursuitEvasion(Game):
 
     def __init__(self, *, detection: str = "deterministic", infostate: str = "perfect_recall"):
         if detection not in _DETECTIONS:
-            raise ValueError(f"orbital_pursuit_evasion: parameter 'detection' must be one "
-                             f"of {_DETECTIONS}, got {detection!r}")
+            raise ArgumentError(f"orbital_pursuit_evasion: parameter 'detection' must be one "
+                                f"of {_DETECTIONS}, got {detection!r}")
         if infostate not in _INFOSTATES:
-            raise ValueError(f"orbital_pursuit_evasion: parameter 'infostate' must be one "
-                             f"of {_INFOSTATES}, got {infostate!r}")
+            raise ArgumentError(f"orbital_pursuit_evasion: parameter 'infostate' must be one "
+                                f"of {_INFOSTATES}, got {infostate!r}")
         self.detection, self.infostate = detection, infostate
 
     def new_initial_state(self) -> "OrbitalPursuitEvasionState":
@@ -160,7 +161,7 @@ class OrbitalPursuitEvasionState(State):
     def _apply_action(self, action: int) -> None:
         cur = self.current_player()
         if action not in self.legal_actions():
-            raise ValueError(f"illegal action {action!r} at {self}")
+            raise ArgumentError(f"illegal action {action!r} at {self}")
         if cur == CHANCE and self._entry is None:
             self._entry, self._pos = action, ENTRIES[action]
         elif cur == CHANCE:
@@ -211,7 +212,7 @@ class OrbitalPursuitEvasionState(State):
             if self._pending is not None:
                 parts.append(f"s{self._pending}=?")
             return ",".join(parts) if parts else "no_history"
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+        raise ArgumentError(f"player must be 0 or 1, got {player!r}")
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         t = np.zeros(30, dtype=np.float32)
@@ -233,7 +234,7 @@ class OrbitalPursuitEvasionState(State):
                 t[19 + r] = t[24 + c] = 1.0
             t[29] = turn / MAX_TURNS
         else:
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+            raise ArgumentError(f"player must be 0 or 1, got {player!r}")
         return t
 
     def action_to_string(self, player: int, action: int) -> str:

@@ -43,12 +43,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import numbers
-import operator
 from typing import NamedTuple, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentError
 
 EVADER, DEFENDER = 0, 1
 NUM_ACTIONS = 9  # 8 directions + stay; the defender never has action 8.
@@ -59,38 +61,13 @@ DX = (0, 1, 1, 1, 0, -1, -1, -1, 0)
 DY = (-1, -1, 0, 1, 1, 1, 0, -1, 0)
 
 
-def _integer(value) -> int:
-    """An int or NumPy integer as an int; TypeError for floats, strings and bools."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("a bool is not an integer")
-    return operator.index(value)
-
-
-def _real(value) -> float:
-    """An int, float or NumPy real (not a bool or a string) as a float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError("not a real number")
-    return float(value)
-
-
-def _flag(value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError("not a bool")
-    return bool(value)
-
-
-def _optional_cell(value):
-    """None, or an (x, y) pair of integers as a tuple: a list or an array is converted,
-    since Params must stay hashable to be a static jit argument."""
-    if value is None:
-        return None
+def _as_cell(value) -> Tuple[int, int]:
+    """An (x, y) pair of integers as a tuple: a list or an array is converted, since
+    Params must stay hashable to be a static jit argument. TypeError otherwise (caught
+    by `validate.require`, which names the field)."""
     if isinstance(value, (str, bytes)) or len(value) != 2:
         raise TypeError("not an (x, y) pair")
-    return tuple(_integer(v) for v in value)
-
-
-def _optional_integer(value):
-    return None if value is None else _integer(value)
+    return tuple(validate.as_int(v) for v in value)
 
 
 class _Threshold(NamedTuple):
@@ -138,43 +115,35 @@ class Params:
     obs_detections: bool = False  # append detection-count features
 
     def __post_init__(self):
-        g = self._field("grid_size", _integer, lambda v: v >= 3 and v % 2 == 1,
-                        "must be an odd integer >= 3")
-        self._field("max_turns", _integer, lambda v: v >= 1, "must be an integer >= 1")
+        g = self._field("grid_size", validate.Rule(
+            validate.as_int, lambda v: v >= 3 and v % 2 == 1, "must be an odd integer >= 3"))
+        self._field("max_turns", validate.integer_rule(1))
         # The defender wins if the detection rate, in [0, 1], exceeds the threshold.
         # 0 is a real game (a single detection wins it); at 1 or above the rate never
         # exceeds it and the sensor plays no part, below 0 every game is the
-        # defender's (max_detections < 0). NaN fails the comparison too.
-        self._field("threshold", _real, lambda v: 0 <= v < 1, "must lie in [0, 1)")
-        self._field("sensor", lambda v: v, lambda v: v in ("ray", "wedge"),
-                    "must be 'ray' or 'wedge'")
+        # defender's (max_detections < 0). NaN is no finite number.
+        self._field("threshold", validate.interval_rule(0, 1, closed_above=False))
+        self._field("sensor", validate.one_of_rule("ray", "wedge"))
         # Below 1 the ray sees no cell at all (the wedge ignores the range).
-        self._field("sensor_range", _integer, lambda v: v >= 1, "must be an integer >= 1")
-        self._field("evader_start", _optional_cell,
-                    lambda v: v is None or all(0 <= c < g for c in v),
-                    f"must be None or an (x, y) pair of integers on the {g}x{g} grid")
-        self._field("allow_stay", _flag, lambda v: True, "must be True or False")
-        self._field("goal_row", _optional_integer, lambda v: v is None or 0 <= v < g,
-                    f"must be None or a row in 0..{g - 1}")
+        self._field("sensor_range", validate.integer_rule(1))
+        self._field("evader_start", validate.optional_rule(validate.Rule(
+            _as_cell, lambda v: all(0 <= c < g for c in v),
+            f"must be an (x, y) pair of integers on the {g}x{g} grid")))
+        self._field("allow_stay", validate.FLAG_RULE)
+        self._field("goal_row", validate.optional_rule(validate.integer_rule(
+            0, g, f"must be a row in 0..{g - 1}")))
         # The largest turn between two directions of 8 is 4 eighths (180 degrees), so
         # 4 allows any direction and 0 holds the sensor still; fractions would round.
-        self._field("turn_rate", _integer, lambda v: 0 <= v <= 4,
-                    "must be an integer in 0..4 (eighths of a turn per move; 4 = any)")
-        self._field("obs_detections", _flag, lambda v: True, "must be True or False")
+        self._field("turn_rate", validate.integer_rule(
+            0, 5, "must be an integer in 0..4 (eighths of a turn per move; 4 = any)"))
+        self._field("obs_detections", validate.FLAG_RULE)
 
-    def _field(self, name: str, canonical, ok, rule: str):
-        """Checks one field - its type by `canonical`, which converts it or raises
-        TypeError, then its range by `ok` - stores the canonical value and returns it."""
-        value = getattr(self, name)
-        try:
-            converted = canonical(value)
-            good = ok(converted)
-        except (TypeError, ValueError):
-            good = False
-        if not good:
-            raise ValueError(f"Params: {name} {rule}, got {value!r}")
-        object.__setattr__(self, name, converted)
-        return converted
+    def _field(self, name: str, rule: validate.Rule):
+        """Checks one field by `rule`, stores its canonical value and returns it;
+        ArgumentError "Params: {name} {rule}, got ..." otherwise."""
+        value = validate.require(f"Params: {name}", getattr(self, name), rule)
+        object.__setattr__(self, name, value)
+        return value
 
     @property
     def start(self) -> Tuple[int, int]:
@@ -231,8 +200,9 @@ def goal_variant(grid_size: int = 5, **overrides) -> Params:
               obs_detections=True)
     kw.update(overrides)
     if t == 1 and "threshold" not in overrides:  # 1 / 1 lies outside [0, 1)
-        raise ValueError("goal_variant: max_turns=1 makes the default threshold 1 / max_turns "
-                         "= 1, outside [0, 1); give threshold= too (0: no detection allowed)")
+        raise ArgumentError("goal_variant: max_turns=1 makes the default threshold 1 / "
+                            "max_turns = 1, outside [0, 1); give threshold= too (0: no "
+                            "detection allowed)")
     return Params(**kw)
 
 
@@ -329,9 +299,10 @@ def step(params: Params, state: State, action: jax.Array) -> State:
     # Checked on shapes, which are static under jit and vmap: a batch passed directly
     # would fail deep inside JAX ("Incompatible shapes for broadcasting").
     if np.ndim(state.cell) != 0 or np.ndim(action) != 0:
-        raise ValueError(f"step: takes one game's state and a [] action, got state.cell of "
-                         f"shape {np.shape(state.cell)} and action of shape {np.shape(action)};"
-                         " step a batch with jax.vmap(functools.partial(step, params))")
+        raise ArgumentError(f"step: takes one game's state and a [] action, got state.cell of "
+                            f"shape {np.shape(state.cell)} and action of shape "
+                            f"{np.shape(action)}; step a batch with "
+                            "jax.vmap(functools.partial(step, params))")
     next_cell, _, seen, _, goal_ok = (jnp.asarray(a) for a in tables(params))
     action = jnp.asarray(action, jnp.int32)
     done = state.terminated

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
 PLAYER0, PLAYER1 = 0, 1
@@ -68,11 +69,11 @@ class Spoof(Game):
     def __init__(self, *, max_rounds: int = 4, shuffle_initial: bool = False):
         if (not isinstance(max_rounds, (int, np.integer)) or isinstance(max_rounds, bool)
                 or max_rounds < 1):
-            raise ValueError(f"spoof: parameter 'max_rounds' must be an integer >= 1, "
-                             f"got {max_rounds!r}")
+            raise ArgumentError(f"spoof: parameter 'max_rounds' must be an integer >= 1, "
+                                f"got {max_rounds!r}")
         if not isinstance(shuffle_initial, (bool, np.bool_)):
-            raise ValueError(f"spoof: parameter 'shuffle_initial' must be a bool, "
-                             f"got {shuffle_initial!r}")
+            raise ArgumentError(f"spoof: parameter 'shuffle_initial' must be a bool, "
+                                f"got {shuffle_initial!r}")
         self.max_rounds, self.shuffle_initial = int(max_rounds), bool(shuffle_initial)
 
     def new_initial_state(self) -> "SpoofState":
@@ -128,7 +129,7 @@ class SpoofState(State):
 
     def _apply_action(self, action: int) -> None:
         if action not in self.legal_actions():
-            raise ValueError(f"illegal action {action!r} at {self}")
+            raise ArgumentError(f"illegal action {action!r} at {self}")
         if self._tail is None:
             self._tail = action
             self._coins = tuple(0 if i == action else 1 for i in range(3))
@@ -176,11 +177,11 @@ class SpoofState(State):
             parts += [("t" if k % 2 == 0 else "s") + str(a) for k, a in enumerate(self._moves)]
             parts += ["|", "coins=" + "".join("H" if c else "T" for c in self._coins)]
             return " ".join(parts)
-        raise ValueError(f"player must be 0 or 1, got {player!r}")
+        raise ArgumentError(f"player must be 0 or 1, got {player!r}")
 
     def information_state_tensor(self, player: int) -> np.ndarray:
         if player not in (PLAYER0, PLAYER1):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
+            raise ArgumentError(f"player must be 0 or 1, got {player!r}")
         t = np.zeros(3 + 9 * self._max_rounds, dtype=np.float32)
         if self._tail is None:
             return t

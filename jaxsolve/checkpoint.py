@@ -7,9 +7,8 @@ A state is any NamedTuple of arrays: `jaxsolve.CFRState`, `jaxsolve.MCCFRState`
 or one of your own. Its arrays are stored as they are (dtype, shape and bits, so a
 PRNG key and a frontier capacity come back exactly) next to a record of the state's
 type and field names, and `load_checkpoint` rebuilds that type. A run resumed from a
-checkpoint therefore continues exactly where it stopped. Writes are atomic: the file
-is written next to its destination under a temporary name and moved into place with
-`os.replace`, so an interrupted write never leaves a half-written checkpoint.
+checkpoint therefore continues exactly where it stopped. Writes are atomic
+(`jaxsolve.npz.write`): an interrupted write never leaves a half-written checkpoint.
 
 Format 1 (older jaxsolve) held exactly CFRState's fields and no type record; such
 files still load, as CFRState.
@@ -19,26 +18,22 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
-from jaxsolve.base import CFRState, MCCFRState
+from jaxsolve import npz
+from jaxsolve.base import CFRState
+from jaxsolve.errors import ArgumentTypeError, CheckpointError
 from jaxsolve.tree import CHECKPOINT_STATE_KEY as _STATE_KEY  # JSON {"type", "fields"}
-from jaxsolve.tree import is_checkpoint, open_npz, read_member
+from jaxsolve.tree import is_checkpoint
 
 _FORMAT_VERSION = 2
 _READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record
 _META_KEY = "__meta__"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint is missing, unreadable or not a jaxsolve checkpoint."""
 
 
 def _type_name(cls: type) -> str:
@@ -48,11 +43,12 @@ def _type_name(cls: type) -> str:
 def _fields_of(state) -> tuple[str, ...]:
     fields = getattr(type(state), "_fields", None)
     if not isinstance(state, tuple) or fields is None:
-        raise TypeError("save_checkpoint needs a NamedTuple state (e.g. CFRState or "
-                        f"MCCFRState), got {type(state).__name__}")
+        raise ArgumentTypeError("save_checkpoint: state must be a NamedTuple (e.g. CFRState "
+                                f"or MCCFRState), got {type(state).__name__}")
     reserved = [f for f in fields if f.startswith("__")]
     if reserved:
-        raise TypeError(f"state field names may not start with '__': {reserved}")
+        raise ArgumentTypeError(f"save_checkpoint: the state's field names may not start "
+                                f"with '__': {reserved}")
     return tuple(fields)
 
 
@@ -67,21 +63,8 @@ def save_checkpoint(path: str | Path, state: NamedTuple, meta: dict[str, Any]) -
               zip(fields, jax.device_get(tuple(state)))}
     record = json.dumps({"format_version": _FORMAT_VERSION, **meta})
     kind = json.dumps({"type": _type_name(type(state)), "fields": list(fields)})
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **{_META_KEY: np.array(record), _STATE_KEY: np.array(kind)}, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode())  # mkstemp's 0600: give it a plain file's mode
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return npz.write(path, {_META_KEY: np.array(record), _STATE_KEY: np.array(kind), **arrays},
+                     compress=False)
 
 
 def _resolve(name: str) -> type | None:
@@ -100,13 +83,6 @@ def _resolve(name: str) -> type | None:
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
     return obj if isinstance(obj, type) else None
-
-
-def _file_mode() -> int:
-    """The mode `open` gives a new file here: 0666 less the process's umask."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def load_checkpoint(path: str | Path, state_type: type | None = None
@@ -130,15 +106,13 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
         holds values no solver writes (NaN, infinities, a negative iteration).
     """
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: no checkpoint there")
-    with open_npz(path, CheckpointError) as data:
+    with npz.read(path, CheckpointError, kind="checkpoint") as data:
         if _META_KEY not in data.files:
             raise CheckpointError(f"{path}: not a jaxsolve checkpoint (missing {_META_KEY})")
         if not is_checkpoint(data.files) and "node_player" in data.files:  # a GameTree's
             raise CheckpointError(f"{path}: this is a saved game tree (GameTree.save), not "
                                   "a solver checkpoint")
-        member = lambda name: read_member(data, name, path, CheckpointError)  # noqa: E731
+        member = lambda name: npz.member(data, name, path, CheckpointError)  # noqa: E731
         try:
             meta = json.loads(str(member(_META_KEY)))
             kind = (json.loads(str(member(_STATE_KEY))) if _STATE_KEY in data.files else
@@ -167,16 +141,7 @@ def load_checkpoint(path: str | Path, state_type: type | None = None
                 f"(fields {expected})")
         state = state_type(*(member(name) for name in fields))
     _check_numbers(state, path)
-    return _upgraded(state), meta
-
-
-def _upgraded(state):
-    """A state saved in the older layout brought to the current one: an MCCFRState
-    whose `touched` is a scalar gets it as a compensated (total, carry) pair."""
-    if isinstance(state, MCCFRState) and np.ndim(state.touched) == 0:
-        touched = np.asarray(state.touched)
-        state = state._replace(touched=np.stack([touched, np.zeros_like(touched)]))
-    return state
+    return state, meta
 
 
 def _check_numbers(state: NamedTuple, path: Path) -> None:

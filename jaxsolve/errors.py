@@ -1,7 +1,28 @@
-"""Errors raised at jaxsolve's edges, before any array reaches JAX."""
+"""The errors jaxsolve raises on bad input, and one warning.
+
+Every error a user can get from the library for bad input - a bad argument, a game
+that breaks the protocol, an unreadable or mismatched file, a game too large to
+solve exactly - is a `JaxsolveError`, and so a ValueError; an argument of the wrong
+kind is also a TypeError (`ArgumentTypeError`). One `except JaxsolveError` catches
+them all; `except ValueError` and `except TypeError` keep catching what they always
+did:
+
+    JaxsolveError (ValueError)
+    ├── GameError
+    │   ├── ArgumentError
+    │   │   └── ArgumentTypeError (also TypeError)
+    │   └── CheckpointNotTreeError
+    ├── CheckpointError
+    └── TooLarge
+"""
 
 
-class GameError(ValueError):
+class JaxsolveError(ValueError):
+    """Every error jaxsolve raises on bad input: the message names the function or
+    file and what is wrong. A ValueError, so `except ValueError` catches it."""
+
+
+class GameError(JaxsolveError):
     """A game breaks the protocol: the message names the offending history and the problem."""
 
 
@@ -25,6 +46,23 @@ class CheckpointNotTreeError(GameError):
     def __init__(self, message: str, path, meta: dict):
         super().__init__(message)
         self.path, self.meta = path, meta
+
+
+class CheckpointError(JaxsolveError):
+    """A checkpoint (a solver's, `jaxsolve.checkpoint`, or an AlphaZero training
+    state's, `jaxsolve.alphazero.train`) is missing, unreadable, not a checkpoint of
+    its kind, or written for another configuration."""
+
+
+class TooLarge(JaxsolveError):
+    """A game whose arrays would exceed `max_bytes` (`jaxsolve.alphazero.exact`):
+    `problem` says so (without the advice the message adds), `need` is the estimate
+    in bytes."""
+
+    def __init__(self, where: str, problem: str, need: int):
+        super().__init__(f"{problem} Raise max_bytes if that fits ({where}(..., "
+                         f"max_bytes={need:_})), or choose a smaller grid or fewer turns.")
+        self.problem, self.need = problem, need
 
 
 class ImperfectRecallWarning(UserWarning):

@@ -88,7 +88,7 @@ def load_pyspiel(game: Any, *, turn_based: bool = True, **params: Any) -> Any:
             raise GameError(f"OpenSpiel cannot load {game!r}{with_params}: "
                             f"{type(e).__name__}: {e}") from None
     elif params:
-        raise TypeError("parameters are only accepted with a game name")
+        raise ArgumentTypeError("load_pyspiel: parameters are only accepted with a game name")
     if not hasattr(game, "get_type"):  # a protocol game (Python), not a pyspiel one
         raise ArgumentError(
             f"{type(game).__name__} is not a pyspiel game: pass a game name, a pyspiel game, "

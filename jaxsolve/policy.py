@@ -15,7 +15,7 @@ import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.base import CFRState, MCCFRState, Solver
-from jaxsolve.errors import ArgumentTypeError, GameError
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.solvers import average_policy, current_policy
 from jaxsolve.tree import GameTree
 
@@ -220,15 +220,16 @@ def final_policy(tree: GameTree, state: CFRState | MCCFRState, kind: str = "aver
         `[0, 1)`, or a tau given to another kind.
     """
     if kind not in FINAL_KINDS:
-        raise ValueError(f"unknown final policy kind {kind!r}; expected one of "
-                         f"{', '.join(FINAL_KINDS)}")
+        raise ArgumentError(f"final_policy: unknown final policy kind {kind!r}; expected one "
+                            f"of {', '.join(FINAL_KINDS)}")
     if kind == "threshold":
         if tau is None:
-            raise ValueError("final policy 'threshold' needs tau, the probability below "
-                             "which actions are dropped (e.g. tau=0.05)")
+            raise ArgumentError("final_policy: final policy 'threshold' needs tau, the "
+                                "probability below which actions are dropped (e.g. tau=0.05)")
         tau = validate.tau(tau, "final_policy")
     elif tau is not None:
-        raise ValueError(f"tau applies to the 'threshold' final policy only, not {kind!r}")
+        raise ArgumentError(f"final_policy: tau applies to the 'threshold' final policy only, "
+                            f"not {kind!r}")
     if kind == "current":
         return current_policy(tree, state, solver)
     average = average_policy(tree, state)

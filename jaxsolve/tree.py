@@ -36,6 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxsolve import npz
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, CheckpointNotTreeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree_structure import check_structure
@@ -335,7 +336,8 @@ class GameTree:
         gives its `in_axes` back). A tree placed by `distributed.shard_tree` is saved
         as the game it holds, without the inert terminals that pad it to the mesh.
         A name not ending in `.npz` gets it appended ("point_1.5" writes
-        "point_1.5.npz", not "point_1.npz"); returns the path written."""
+        "point_1.5.npz", not "point_1.npz"); returns the path written. The write is
+        atomic (`jaxsolve.npz.write`): an interrupted save leaves the old file intact."""
         require_histories(self, "GameTree.save")
         path = Path(path)
         if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
@@ -350,8 +352,7 @@ class GameTree:
             "infosets": list(self.names.infosets),
             "actions": [list(a) for a in self.names.actions],
         }
-        np.savez_compressed(path, __meta__=np.array(json.dumps(meta)), **arrays)
-        return path
+        return npz.write(path, {"__meta__": np.array(json.dumps(meta)), **arrays}, compress=True)
 
     @staticmethod
     def load(path: str | Path, *, check_structure: bool = True) -> "GameTree":
@@ -442,7 +443,6 @@ def observed_utility_sum(utilities) -> float | None:
 
 
 # ---------------------------------------------------------------------- reading files
-_NPZ_MAGIC = b"PK\x03\x04"  # an .npz file is a zip archive, which starts with these bytes
 _META_KEYS = ("format_version", "sizes", "game", "infosets", "actions")
 # What marks a solver checkpoint (`jaxsolve.checkpoint`), jaxsolve's other .npz file:
 # the record of its state's type (format 2), or CFRState's arrays (format 1, which
@@ -457,42 +457,12 @@ def is_checkpoint(files: list[str]) -> bool:
     return CHECKPOINT_STATE_KEY in files or set(CHECKPOINT_V1_FIELDS) <= set(files)
 
 
-def open_npz(path: Path, error: type[Exception]):
-    """`np.load(path)` of an existing file, else `error` naming the file. The zip magic
-    is checked first: np.load takes any other file for a pickle, and its error then
-    talks about pickled data."""
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(len(_NPZ_MAGIC))
-    except OSError as e:
-        raise error(f"{path}: cannot be read ({e.strerror})") from None
-    if magic != _NPZ_MAGIC:
-        raise error(f"{path}: not an .npz file")
-    try:
-        return np.load(path, allow_pickle=False)
-    except Exception as e:  # noqa: BLE001 - a damaged archive: numpy's or zipfile's error
-        raise error(f"{path}: not a readable .npz file ({e})") from None
-
-
-def read_member(data, name: str, path: Path, error: type[Exception] = GameError) -> np.ndarray:
-    """Member `name` of an open .npz archive, else `error` naming the file and member
-    (a damaged member fails its CRC only when read)."""
-    try:
-        return data[name]
-    except Exception as e:  # noqa: BLE001 - object arrays (pickles), damaged members
-        raise error(f"{path}: array {name!r} cannot be read ({e})") from None
-
-
 def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The metadata and the arrays of a saved tree."""
-    if path.is_dir():
-        raise GameError(f"{path} is a folder; give the saved tree's file (GameTree.save)")
-    if not path.is_file():
-        raise GameError(f"{path}: no such file")
-    with open_npz(path, GameError) as data:
+    with npz.read(path, GameError, kind="saved tree") as data:
         if "__meta__" not in data.files:
             raise GameError(f"{path}: not a jaxsolve GameTree (no __meta__ record)")
-        meta = _parse_meta(read_member(data, "__meta__", path), path)
+        meta = _parse_meta(npz.member(data, "__meta__", path, GameError), path)
         _refuse_checkpoint(data.files, meta, path)
         if meta.get("format_version") != _FORMAT_VERSION:
             raise GameError(f"{path}: format version {meta.get('format_version')}, "
@@ -503,7 +473,7 @@ def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         missing = [f for f in _ARRAY_FIELDS if f not in data.files]
         if missing:
             raise GameError(f"{path}: missing arrays {', '.join(missing)}")
-        return meta, {f: read_member(data, f, path) for f in _ARRAY_FIELDS}
+        return meta, {f: npz.member(data, f, path, GameError) for f in _ARRAY_FIELDS}
 
 
 # The dtypes a tree file stores: part of its format. A file whose numbers were cast to

@@ -11,6 +11,13 @@ public function's name, and says what was expected. The checks of solvers and
 their states build on these and live with the types they know: `jaxsolve.base`
 (`solver_state`, `state_of`) and `jaxsolve.solvers` (`check_solver`).
 
+Settings of configs and search policies are checked by `Rule`s (`integer_rule`,
+`number_rule`, ...; `require`, `static` and `unless_traced` apply one): the search
+(`jaxsolve.mcts._checks`), the AlphaZero trainer (`jaxsolve.alphazero.checks`) and
+the pursuit game's `Params` share them, so a setting they share obeys one rule.
+This module is the one place that knows what an integer, a real number, a flag or a
+choice is and how a message about one reads.
+
 Every check reads static information only: Python types, array shapes and dtypes
 (known while tracing) and the values of concrete Python or NumPy numbers. So the
 checks cost nothing at run time, work unchanged under jit, vmap (where each
@@ -25,7 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NamedTuple, NoReturn, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +72,9 @@ def is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+# as_int and as_finite raise plain TypeError and ValueError: they are converters whose
+# callers (`integer`, `require`, the game walk) catch those and raise an error of the
+# hierarchy naming the argument; no user sees them.
 def as_int(value: Any) -> int:
     """`value` as a Python int: ints, NumPy integers and anything with __index__
     (concrete 0-d integer arrays); TypeError for bools, floats (2.5 is no count, and
@@ -133,9 +143,7 @@ def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
 
 def flag(name: str, value: Any, where: str) -> bool:
     """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True."""
-    if not isinstance(value, (bool, np.bool_)):
-        fail(where, f"{name} must be True or False, got {value!r}", ArgumentTypeError)
-    return bool(value)
+    return static(where, name, value, FLAG_RULE)
 
 
 def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
@@ -143,6 +151,111 @@ def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         fail(where, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+
+# ---------------------------------------------------------------------- rules
+# A setting of a config or a search policy is checked by a `Rule`: tables of
+# (field, Rule) pairs check whole dataclasses (`jaxsolve.alphazero.checks`), and a
+# setting the search and the trainer share obeys one rule.
+class Rule(NamedTuple):
+    """What one setting must be. `convert` returns the value in its canonical form (a
+    Python int, float or tuple) and raises TypeError for a value of the wrong kind
+    (ValueError for one it cannot convert); `ok` then says whether the canonical value
+    is in range; `text` completes "<name> ...", e.g. "must be an integer >= 1"."""
+
+    convert: Callable[[Any], Any]
+    ok: Callable[[Any], bool]
+    text: str
+
+
+def as_ints(value: Any) -> tuple:
+    """A tuple, list, range or 1-D array of integers as a tuple of Python ints;
+    TypeError for anything else (an internal converter, as `as_int`)."""
+    if not isinstance(value, (tuple, list, range, np.ndarray)):
+        raise TypeError("not a sequence of integers")
+    return tuple(as_int(v) for v in value)
+
+
+def integer_rule(low: int, high: int | None = None, text: str | None = None) -> Rule:
+    """An integer in [low, high) (unbounded above when `high` is None)."""
+    default = (f"must be an integer >= {low}" if high is None
+               else f"must be an integer in [{low}, {high})")
+    return Rule(as_int, lambda v: v >= low and (high is None or v < high), text or default)
+
+
+def number_rule(low: float, *, strict: bool = False) -> Rule:
+    """A finite number >= `low` (> `low` when `strict`)."""
+    ok = (lambda v: v > low) if strict else (lambda v: v >= low)
+    return Rule(as_finite, ok, f"must be a finite number {'>' if strict else '>='} {low:g}")
+
+
+def interval_rule(low: float, high: float, *, closed_above: bool = True) -> Rule:
+    """A number in [low, high] (in [low, high) when not `closed_above`)."""
+    ok = (lambda v: low <= v <= high) if closed_above else (lambda v: low <= v < high)
+    return Rule(as_finite, ok, f"must lie in {_interval(low, high, closed_above)}")
+
+
+def _as_flag(value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError("not a bool")
+    return bool(value)
+
+
+FLAG_RULE = Rule(_as_flag, lambda v: True, "must be True or False")
+
+
+def optional_rule(rule: Rule) -> Rule:
+    """None, or what `rule` accepts."""
+    return Rule(lambda v: None if v is None else rule.convert(v),
+                lambda v: v is None or rule.ok(v),
+                "must be None or " + rule.text.removeprefix("must be "))
+
+
+def one_of_rule(*choices: Any) -> Rule:
+    """One of the given values (names, usually)."""
+    return Rule(lambda v: v, lambda v: v in choices,
+                "must be " + " or ".join(repr(c) for c in choices))
+
+
+def instance_rule(cls: type, what: str) -> Rule:
+    """An instance of `cls`, described as `what`."""
+    def same_kind(value):
+        if not isinstance(value, cls):
+            raise TypeError(f"not a {cls.__name__}")
+        return value
+    return Rule(same_kind, lambda v: True, f"must be {what}")
+
+
+def require(label: str, value: Any, rule: Rule) -> Any:
+    """`value` in its canonical form if it obeys `rule`; else ArgumentTypeError (a value
+    of the wrong kind) or ArgumentError (out of range), "{label} {rule.text}, got
+    {value!r}"."""
+    error: type[ArgumentError] = ArgumentError
+    try:
+        canonical = rule.convert(value)
+        good = bool(rule.ok(canonical))
+    except TypeError:
+        good, error = False, ArgumentTypeError
+    except ValueError:
+        good = False
+    if not good:
+        raise error(f"{label} {rule.text}, got {value!r}")
+    return canonical
+
+
+def static(where: str, name: str, value: Any, rule: Rule) -> Any:
+    """A setting that must be a concrete value (a size, a count, a name): returned in
+    its canonical form, or the error of `require`, "{where}: {name} {rule}, got ..."."""
+    return require(f"{where}: {name}", value, rule)
+
+
+def unless_traced(where: str, name: str, value: Any, rule: Rule) -> Any:
+    """A numeric setting that may also be an array - traced under jit, or concrete:
+    an array is returned unchecked (its value is not known when the function is
+    traced, and reading it would force it), anything else is checked as by `static`."""
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return value
+    return static(where, name, value, rule)
 
 
 def iterations(num_iterations: Any, where: str) -> Any:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 
 SPLITS = ("systematic", "multinomial")
@@ -57,7 +58,7 @@ def visit_counts(tree: GameTree, rows: jax.Array, expanded: jax.Array,
         probability that one sample visits h (1 at the root).
     """
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        raise ArgumentError(f"visit_counts: split must be one of {SPLITS}, got {split!r}")
     offsets = tree.sizes.level_offsets
     dtype = rows.dtype
     width = rows.shape[-1]

@@ -5,7 +5,11 @@ One test per kind of bad input; each asserts the exception type and what the
 message says. Errors raise before anything is traced, so only the last tests
 compile (Kuhn-sized)."""
 
+import importlib
+import inspect
 import math
+import pkgutil
+import re
 
 import jax
 import jax.numpy as jnp
@@ -49,6 +53,77 @@ def blind():
 def test_argument_errors_are_value_errors_and_type_errors_also_type_errors():
     assert issubclass(ArgumentError, jaxsolve.GameError) and issubclass(ArgumentError, ValueError)
     assert issubclass(ArgumentTypeError, ArgumentError) and issubclass(ArgumentTypeError, TypeError)
+
+
+# The command line's modules turn every error into a message and an exit status; what
+# they define never reaches a caller of the library.
+COMMAND_LINE = ("jaxsolve.__main__", "jaxsolve.cli", "jaxsolve.alphazero.cli")
+
+
+def _library_modules():
+    names = [m.name for m in pkgutil.walk_packages(jaxsolve.__path__, "jaxsolve.")]
+    return [importlib.import_module(name) for name in names
+            if not name.startswith(COMMAND_LINE)]
+
+
+def test_every_error_the_library_defines_is_a_jaxsolve_error():
+    """One base class: every exception class of jaxsolve's modules (the AlphaZero half,
+    the search and the built-in games included) derives from JaxsolveError, and so
+    from ValueError. Control flow that is no error (a KeyboardInterrupt subclass) and
+    warnings are not errors."""
+    modules = _library_modules()
+    assert {"jaxsolve.alphazero.train", "jaxsolve.mcts", "jaxsolve.games.pursuit_evasion",
+            "jaxsolve.checkpoint"} <= {m.__name__ for m in modules}
+    defined = {f"{m.__name__}.{name}": value for m in modules
+               for name, value in vars(m).items()
+               if inspect.isclass(value) and issubclass(value, Exception)
+               and not issubclass(value, Warning) and value.__module__ == m.__name__}
+    assert {"jaxsolve.errors.CheckpointError", "jaxsolve.errors.TooLarge"} <= set(defined)
+    outside = sorted(name for name, cls in defined.items()
+                     if not issubclass(cls, jaxsolve.JaxsolveError))
+    assert not outside, f"errors outside the hierarchy: {outside}"
+    assert issubclass(jaxsolve.JaxsolveError, ValueError)
+
+
+def test_errors_are_exported_where_users_find_them():
+    from jaxsolve import checkpoint, errors  # noqa: PLC0415
+    from jaxsolve.alphazero import exact  # noqa: PLC0415
+    assert checkpoint.CheckpointError is errors.CheckpointError is jaxsolve.CheckpointError
+    assert exact.TooLarge is errors.TooLarge
+    assert jaxsolve.JaxsolveError is errors.JaxsolveError
+
+
+def test_bad_input_from_every_area_raises_the_base_class(kuhn, tmp_path):
+    """A representative bad input of each area - a final policy's kind, a search's
+    simulation count, a training config, the game's parameters, a damaged checkpoint
+    - raises a JaxsolveError, whatever else it also is."""
+    from jaxsolve import mcts  # noqa: PLC0415
+    from jaxsolve.alphazero import train  # noqa: PLC0415 - loads Flax
+    from jaxsolve.checkpoint import load_checkpoint, save_checkpoint  # noqa: PLC0415
+    from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
+    from jaxsolve.visit_counts import visit_counts  # noqa: PLC0415
+    state = jaxsolve.cfr_plus().init(kuhn)
+    save_checkpoint(tmp_path / "c.npz", state, {})
+    (tmp_path / "cut.npz").write_bytes((tmp_path / "c.npz").read_bytes()[:200])
+    for call, says in [
+            (lambda: jaxsolve.final_policy(kuhn, state, "median"),
+             "final_policy: unknown final policy kind 'median'"),
+            (lambda: mcts.search(None, None, None, None, num_simulations=-1,
+                                 root_select=None, interior_select=None),
+             "search: num_simulations must be a Python int >= 0"),
+            (lambda: mcts.alphazero_policy(None, None, None, None, -1),
+             "alphazero_policy: num_simulations must be a Python int >= 0"),
+            (lambda: mcts.gumbel_policy(None, None, None, None, 2.5),
+             "gumbel_policy: num_simulations must be a Python int >= 0"),
+            (lambda: train.TrainConfig(batch_size=0),
+             "TrainConfig.batch_size must be an integer >= 1, got 0"),
+            (lambda: train.TrainConfig(hidden="wide"), "TrainConfig.hidden must be a tuple"),
+            (lambda: pe.Params(grid_size=4), "Params: grid_size must be an odd integer >= 3"),
+            (lambda: load_checkpoint(tmp_path / "cut.npz"), "cut.npz: not a readable checkpoint"),
+            (lambda: visit_counts(kuhn, None, None, None, None, 1, split="even"),
+             "visit_counts: split must be one of")]:
+        with pytest.raises(jaxsolve.JaxsolveError, match=re.escape(says)):
+            call()
 
 
 # ---------------------------------------------------------------- 1, 4: policy shapes

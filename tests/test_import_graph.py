@@ -32,9 +32,11 @@ PACKAGE = "jaxsolve"
 
 LAYERS = [
     # foundations: the error hierarchy, the game protocol, progress bars (tqdm loads
-    # when one is drawn), Ctrl-C held back while a step runs
-    ["errors", "protocol", "progress", "interrupt"],
-    # core: GameTree (its structure checks, its .npz io), the argument checks on it;
+    # when one is drawn), Ctrl-C held back while a step runs, the .npz reader and
+    # atomic writer
+    ["errors", "protocol", "progress", "interrupt", "npz"],
+    # core: GameTree (its structure checks, its .npz format), the argument checks on
+    # it and the rules every setting is checked by;
     # the built-in games, written against the protocol, once they live in jaxsolve/
     ["tree_structure", "tree", "validate", "games.*"],
     # ingest: the protocol's rules (shared by the walk and the checks), per-node arrays

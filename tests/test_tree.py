@@ -67,10 +67,10 @@ def test_save_load_round_trip(tmp_path):
 def test_load_errors_name_the_file_and_problem(tmp_path):
     with pytest.raises(GameError, match="no such file"):
         GameTree.load(tmp_path / "missing.npz")
-    with pytest.raises(GameError, match="is a folder; give the saved tree's file"):
+    with pytest.raises(GameError, match="is a folder, not a saved tree file"):
         GameTree.load(tmp_path)
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(GameError, match="junk.npz: not an .npz file"):
+    with pytest.raises(GameError, match=r"junk\.npz: not a saved tree \(not an \.npz archive\)"):
         GameTree.load(tmp_path / "junk.npz")
     np.savez(tmp_path / "other.npz", x=np.zeros(3))
     with pytest.raises(GameError, match="no __meta__"):
@@ -128,9 +128,11 @@ def test_every_builtin_tree_round_trips_through_the_checks(tmp_path):
 def test_files_that_are_not_npz_archives(tmp_path):
     notes = tmp_path / "strategy.json"
     notes.write_text('{"game": "kuhn_poker"}')
-    with pytest.raises(GameError, match=r"strategy\.json: not an \.npz file$"):
+    with pytest.raises(GameError, match=r"strategy\.json: not a saved tree \(not an \.npz "
+                                        r"archive\)$"):
         GameTree.load(notes)
-    with pytest.raises(CheckpointError, match=r"strategy\.json: not an \.npz file$"):
+    with pytest.raises(CheckpointError, match=r"strategy\.json: not a checkpoint \(not an "
+                                              r"\.npz archive\)$"):
         load_checkpoint(notes)
 
 

@@ -1,12 +1,7 @@
-"""What the AlphaZero trainer accepts, checked at its edges: every setting - a
-config's batch size, an evaluation's number of games - must be of its kind and in its
-range (`Rule`; `static`, `unless_traced` and `config_fields` apply one).
-
-The rules themselves (`Rule`, `integer`, `number`, `interval`, `optional`, ...) are the
-search's (`jaxsolve.mcts._checks`, which also checks the root and the model), so that
-a setting the search policies and the configs share obeys one rule; this module adds
-what only the trainer needs: named choices, instances, whole config dataclasses and
-the comparison of a checkpoint's settings with the run's.
+"""What only the AlphaZero trainer checks: whole config dataclasses, field by field
+(`config_fields`), and the comparison of a checkpoint's settings with the run's
+(`mismatch`). Each setting obeys a `Rule` of `jaxsolve.validate`, the rules the
+search's policies use too, so that a setting the two share obeys one rule.
 
 Every check looks at static information only - types, shapes, concrete Python and
 NumPy numbers - so it costs nothing at run time and never forces a traced value.
@@ -16,28 +11,16 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from jaxsolve.mcts._checks import (  # noqa: F401 (re-exported: one set of rules)
-    Rule, as_int, as_ints, as_number, integer, interval, number, optional, require, static,
-    unless_traced)
-
-
-def one_of(*choices) -> Rule:
-    """One of the given values (names, usually)."""
-    return Rule(lambda v: v, lambda v: v in choices,
-                "must be " + " or ".join(repr(c) for c in choices))
-
-
-def instance(cls: type, what: str) -> Rule:
-    """An instance of `cls`, described as `what`."""
-    return Rule(lambda v: v, lambda v: isinstance(v, cls), f"must be {what}")
+from jaxsolve.validate import require
 
 
 def config_fields(name: str, rules, config) -> None:
     """Checks the fields of the frozen dataclass `config`, `rules` being (field, Rule)
     pairs, and stores each one's canonical value (a NumPy integer becomes an int, a
-    list a tuple), so that equal configs are equal and hash alike. Raises ValueError
-    "{name}.{field} {rule}, got ..." for the first bad field: a bad setting stops at
-    construction instead of deep inside a jitted function."""
+    list a tuple), so that equal configs are equal and hash alike. Raises an
+    ArgumentError (a ValueError) "{name}.{field} {rule}, got ..." for the first bad
+    field: a bad setting stops at construction instead of deep inside a jitted
+    function."""
     for field, rule in rules:
         object.__setattr__(config, field, require(f"{name}.{field}", getattr(config, field), rule))
 
@@ -52,5 +35,4 @@ def mismatch(old: Mapping, new: Mapping) -> Optional[tuple]:
     return show(old), show(new)
 
 
-__all__ = ["Rule", "as_int", "as_ints", "as_number", "config_fields", "instance", "integer",
-           "interval", "mismatch", "number", "one_of", "optional", "static", "unless_traced"]
+__all__ = ["config_fields", "mismatch"]

@@ -28,8 +28,9 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxsolve import mcts
-from jaxsolve.alphazero import checks, exact, selfplay
+from jaxsolve import mcts, validate
+from jaxsolve.alphazero import exact, selfplay
+from jaxsolve.errors import ArgumentError
 from jaxsolve.games import pursuit_evasion as pe
 from jaxsolve.progress import bar as progress_bar
 
@@ -100,8 +101,8 @@ def _opponents(opponents, where: str) -> tuple:
     names = (opponents,) if isinstance(opponents, str) else tuple(opponents)
     for name in names:
         if name not in OPPONENTS:
-            raise ValueError(f"{where}: unknown opponent {name!r}; expected "
-                             + " or ".join(map(repr, OPPONENTS)))
+            raise ArgumentError(f"{where}: unknown opponent {name!r}; expected "
+                                + " or ".join(map(repr, OPPONENTS)))
     return names
 
 
@@ -136,9 +137,9 @@ def make_match(env: pe.Params, cfg: selfplay.SearchConfig, graphdef: nnx.GraphDe
         agent_wins `[B]` bool, mistakes / won_moves / moves `[]` int32 (agent moves only).
 
     Raises:
-      ValueError: `batch` below 1, or an unknown opponent.
+      ArgumentError: `batch` below 1, or an unknown opponent.
     """
-    batch = checks.static("make_match", "batch", batch, checks.integer(1))
+    batch = validate.static("make_match", "batch", batch, validate.integer_rule(1))
     (opponent,) = _opponents((opponent,), "make_match")
     plies = _PlyCounter()
 
@@ -238,8 +239,8 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef: nnx.GraphDef,
     """
     # Checked before anything compiles: the batch, the names, and that the solution is
     # of this game (another one's would be graded by clamped, meaningless gathers).
-    checks.static("evaluate", "batch", batch, checks.integer(1))
-    checks.static("evaluate", "cfg", cfg, checks.instance(
+    validate.static("evaluate", "batch", batch, validate.integer_rule(1))
+    validate.static("evaluate", "cfg", cfg, validate.instance_rule(
         selfplay.SearchConfig, "the agent's selfplay.SearchConfig (TrainConfig.search)"))
     opponents = _opponents(opponents, "evaluate")
     exact.check_solution(solution, env, "evaluate")
@@ -251,7 +252,7 @@ def evaluate(env: pe.Params, cfg: selfplay.SearchConfig, graphdef: nnx.GraphDef,
             matches[opp] = make_match(env, cfg, graphdef, batch, opp, progress=bool(progress))
             matches[opp].settings = settings
         elif getattr(matches[opp], "settings", settings) != settings:
-            raise ValueError(
+            raise ArgumentError(
                 f"evaluate: matches[{opp!r}] was compiled for another env, search config, "
                 f"network, batch or progress (batch {matches[opp].settings[3]}, asked "
                 f"{batch}); pass a fresh dict for other settings")

@@ -25,8 +25,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsolve import validate
 from jaxsolve.alphazero import checks
 from jaxsolve.builders.assemble import format_bytes
+from jaxsolve.errors import ArgumentError, ArgumentTypeError, TooLarge
 from jaxsolve.games import pursuit_evasion as pe
 
 # solve() refuses a game whose arrays would need more than this (`estimate_bytes`).
@@ -99,19 +101,19 @@ def check_solution(solution: ExactSolution, params: pe.Params, where: str) -> No
       ValueError: the solution is of another game, or not an `ExactSolution`.
     """
     if not isinstance(solution, ExactSolution):
-        raise ValueError(f"{where}: solution must be an ExactSolution (exact.solve(params)), "
-                         f"got {type(solution).__name__}")
+        raise ArgumentTypeError(f"{where}: solution must be an ExactSolution "
+                                f"(exact.solve(params)), got {type(solution).__name__}")
     if solution.params is not None:
         differ = checks.mismatch(solution.params.rules(), params.rules())
         if differ:
-            raise ValueError(f"{where}: the solution is of the game with {differ[0]}; this "
-                             f"game has {differ[1]} (solve it with exact.solve)")
+            raise ArgumentError(f"{where}: the solution is of the game with {differ[0]}; this "
+                                f"game has {differ[1]} (solve it with exact.solve)")
     for name, shape in _shapes(params).items():
         got = tuple(np.shape(getattr(solution, name)))
         if got != shape:
-            raise ValueError(f"{where}: solution.{name} has shape {got}, this game's is {shape} "
-                             f"(grid_size={params.grid_size}, max_turns={params.max_turns}); "
-                             f"solve it with exact.solve")
+            raise ArgumentError(f"{where}: solution.{name} has shape {got}, this game's is "
+                                f"{shape} (grid_size={params.grid_size}, max_turns="
+                                f"{params.max_turns}); solve it with exact.solve")
 
 
 def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
@@ -142,32 +144,13 @@ def estimate_bytes(params: pe.Params, *, solution: bool = True) -> int:
     return arrays + work + ((20 * t + 1) * slab + 9 * t * slab if solution else 0)
 
 
-class TooLarge(ValueError):
-    """A game whose arrays would exceed `max_bytes`. A ValueError, so callers that catch
-    those still do.
-
-    Args:
-      where: the function refusing, named in the advice.
-      problem: what is too large, without the advice the message adds.
-      need: the estimate in bytes.
-
-    Attributes:
-      problem: as given.
-      need: as given.
-    """
-
-    def __init__(self, where: str, problem: str, need: int):
-        super().__init__(f"{problem} Raise max_bytes if that fits ({where}(..., "
-                         f"max_bytes={need:_})), or choose a smaller grid or fewer turns.")
-        self.problem, self.need = problem, need
-
-
 def _check_size(params: pe.Params, max_bytes, where: str, *, solution: bool) -> None:
-    """Refuses (ValueError) a game whose arrays would exceed `max_bytes`, before any is
+    """Refuses (TooLarge) a game whose arrays would exceed `max_bytes`, before any is
     allocated: a large grid or turn count otherwise ends in NumPy's out-of-memory error
     or JAX's RESOURCE_EXHAUSTED, or swaps the machine to a halt first."""
-    checks.static(where, "params", params, checks.instance(pe.Params, "a pursuit_evasion.Params"))
-    max_bytes = checks.static(where, "max_bytes", max_bytes, checks.integer(1))
+    validate.static(where, "params", params,
+                    validate.instance_rule(pe.Params, "a pursuit_evasion.Params"))
+    max_bytes = validate.static(where, "max_bytes", max_bytes, validate.integer_rule(1))
     need = estimate_bytes(params, solution=solution)
     if need > max_bytes:
         raise TooLarge(where, (
@@ -263,11 +246,11 @@ def best_vs_random(params: pe.Params, side: int, *,
       The probability, a float.
 
     Raises:
-      ValueError: `side` is neither 0 nor 1.
+      ArgumentError: `side` is neither 0 nor 1.
       TooLarge: the sweep would need more than `max_bytes`.
     """
-    side = checks.static("best_vs_random", "side", side, checks.Rule(
-        checks.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
+    side = validate.static("best_vs_random", "side", side, validate.Rule(
+        validate.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
         "must be 0 (evader) or 1 (defender)"))
     _check_size(params, max_bytes, "best_vs_random", solution=False)
     modes = ("max", "mean") if side == pe.EVADER else ("mean", "min")

@@ -18,6 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxsolve.errors import ArgumentError
+
 
 class PolicyValueNet(nnx.Module):
     """MLP trunk -> (policy logits `[B, A]`, value in (-1, 1) `[B]`).
@@ -81,8 +83,8 @@ def apply(graphdef: nnx.GraphDef, params: nnx.State, obs: jax.Array
     model = nnx.merge(graphdef, params)
     width = (model.trunk[0] if len(model.trunk) else model.policy_head).in_features
     if np.shape(obs)[-1:] != (width,):
-        raise ValueError(f"network.apply: obs must be [B, {width}] (the network's input "
-                         f"width), got shape {np.shape(obs)}")
+        raise ArgumentError(f"network.apply: obs must be [B, {width}] (the network's input "
+                            f"width), got shape {np.shape(obs)}")
     return model(obs)
 
 

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxsolve import mcts
+from jaxsolve import mcts, validate
 from jaxsolve.alphazero import checks, network
 from jaxsolve.games import pursuit_evasion as pe
 
@@ -59,8 +59,8 @@ class SearchConfig:
         shared = ("dirichlet_fraction", "dirichlet_alpha", "gumbel_scale",
                   "max_num_considered_actions")  # the policies' own rules
         checks.config_fields("SearchConfig", [
-            ("num_simulations", checks.integer(1)),
-            ("kind", checks.one_of("gumbel", "puct")),
+            ("num_simulations", validate.integer_rule(1)),
+            ("kind", validate.one_of_rule("gumbel", "puct")),
             *((name, mcts.SETTINGS[name]) for name in shared)], self)
 
 
@@ -190,9 +190,9 @@ def play(graphdef: nnx.GraphDef, env: pe.Params, cfg: SearchConfig, net_params: 
       The `Trajectory`.
 
     Raises:
-      ValueError: `batch` is not an integer >= 1.
+      ArgumentError: `batch` is not an integer >= 1.
     """
-    batch = checks.static("play", "batch", batch, checks.integer(1))
+    batch = validate.static("play", "batch", batch, validate.integer_rule(1))
     plies = 2 * env.max_turns
     state = jax.vmap(lambda k: pe.init(env, k))(jax.random.split(key, batch))
     n_explore = int(round(explore_fraction * batch))

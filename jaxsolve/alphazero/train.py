@@ -19,14 +19,11 @@ win at all; `train(..., max_seconds=...)` stops at a wall-clock training budget.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import functools
 import itertools
 import json
-import os
 import re
 import time
-import zipfile
 from typing import Any, NamedTuple, Tuple
 
 import jax
@@ -34,15 +31,17 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxsolve import npz, validate
 from jaxsolve.alphazero import checks, network, selfplay
+from jaxsolve.errors import ArgumentError, CheckpointError
 from jaxsolve.games import pursuit_evasion as pe
 from jaxsolve.interrupt import HeldInterrupt
 from jaxsolve.progress import bar as progress_bar
 
 
 # A list of widths is taken as the tuple a hashable config needs.
-_LAYER_WIDTHS = checks.Rule(
-    checks.as_ints, lambda widths: len(widths) >= 1 and min(widths) >= 1,
+_LAYER_WIDTHS = validate.Rule(
+    validate.as_ints, lambda widths: len(widths) >= 1 and min(widths) >= 1,
     "must be a tuple of one or more layer widths, each an integer >= 1")
 
 
@@ -93,24 +92,24 @@ class TrainConfig:
 
     def __post_init__(self):
         checks.config_fields("TrainConfig", [
-            ("env", checks.instance(pe.Params, "a jaxsolve.games.pursuit_evasion.Params")),
-            ("search", checks.instance(selfplay.SearchConfig, "a selfplay.SearchConfig")),
+            ("env", validate.instance_rule(pe.Params, "a jaxsolve.games.pursuit_evasion.Params")),
+            ("search", validate.instance_rule(selfplay.SearchConfig, "a selfplay.SearchConfig")),
             ("hidden", _LAYER_WIDTHS),
-            ("games_per_iter", checks.integer(1)),
-            ("train_steps", checks.integer(1)),
-            ("batch_size", checks.integer(1)),
-            ("learning_rate", checks.number(0, strict=True)),
-            ("weight_decay", checks.number(0)),
-            ("buffer_size", checks.integer(1)),
-            ("temperature_moves", checks.integer(0)),
-            ("explore_fraction", checks.interval(0, 1)),
-            ("seed", checks.integer(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
+            ("games_per_iter", validate.integer_rule(1)),
+            ("train_steps", validate.integer_rule(1)),
+            ("batch_size", validate.integer_rule(1)),
+            ("learning_rate", validate.number_rule(0, strict=True)),
+            ("weight_decay", validate.number_rule(0)),
+            ("buffer_size", validate.integer_rule(1)),
+            ("temperature_moves", validate.integer_rule(0)),
+            ("explore_fraction", validate.interval_rule(0, 1)),
+            ("seed", validate.integer_rule(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
         # round(fraction * games) games explore: a fraction that rounds to none would
         # ask for exploring starts and silently get none.
         if self.explore_fraction > 0 and self.num_exploring == 0:
-            raise ValueError(f"TrainConfig: explore_fraction={self.explore_fraction} of "
-                             f"games_per_iter={self.games_per_iter} games rounds to no "
-                             "exploring start; raise either, or set explore_fraction=0")
+            raise ArgumentError(f"TrainConfig: explore_fraction={self.explore_fraction} of "
+                                f"games_per_iter={self.games_per_iter} games rounds to no "
+                                "exploring start; raise either, or set explore_fraction=0")
 
     @property
     def num_exploring(self) -> int:
@@ -187,9 +186,6 @@ def make_iteration(cfg: TrainConfig, graphdef):
 # ------------------------------------------------------------------------ checkpoints
 # The archive member holding the configuration (JSON) beside the leaves `leaf_0000`...
 _CONFIG = "config"
-# What a damaged archive raises, at opening or reading a member: a truncated file has
-# no zip directory (BadZipFile), a damaged member fails its CRC or ends early.
-_UNREADABLE = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile)
 
 
 def game_and_network(env: pe.Params, hidden) -> dict:
@@ -201,38 +197,21 @@ def game_and_network(env: pe.Params, hidden) -> dict:
 
 def save(path: str, state: TrainState, config: TrainConfig | None = None) -> None:
     """Writes the state's leaves to `path` (an .npz archive, at exactly that path),
-    through a temporary file, so that an interrupted save leaves the old one intact.
-    With `config`, the archive also records it (JSON, member "config"), so that `load`
-    can refuse to resume it with another game or network. A folder at `path`, or a
+    atomically (`jaxsolve.npz.write`), so that an interrupted save leaves the old one
+    intact. With `config`, the archive also records it (JSON, member "config"), so
+    that `load` can refuse to resume it with another game or network. A folder at `path`, or a
     missing folder in it, raises the OSError naming `path` (not the temporary file)."""
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "a folder is there; give a file name", path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist", path)
     arrays = {f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
     if config is not None:
         arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        # No half-written temporary left behind (a folder at `path`, a full disk).
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _unreadable(path: str, error: Exception) -> ValueError:
-    return ValueError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})")
+    npz.write(path, arrays, compress=False)
 
 
 def config_from_record(record: str) -> TrainConfig:
     """The TrainConfig a checkpoint recorded (`save(..., config=...)`, JSON). Fields a
     later version added take their defaults and fields it dropped are ignored, so old
-    checkpoints still read; raises ValueError if the record is unreadable or invalid."""
+    checkpoints still read; raises CheckpointError if the record is unreadable or
+    invalid."""
     try:
         saved = json.loads(record)
         known = lambda cls, d: {k: v for k, v in d.items()
@@ -243,23 +222,23 @@ def config_from_record(record: str) -> TrainConfig:
                                                          saved.get("search", {})))
         return TrainConfig(**fields)
     except KeyError as e:  # str(KeyError) is the bare key in quotes: "('env')"
-        raise ValueError(f"its recorded configuration is unreadable (it has no field "
-                         f"{e.args[0]!r})") from None
+        raise CheckpointError(f"its recorded configuration is unreadable (it has no field "
+                              f"{e.args[0]!r})") from None
     except (TypeError, ValueError, AttributeError) as e:
-        raise ValueError(f"its recorded configuration is unreadable ({e})") from None
+        raise CheckpointError(f"its recorded configuration is unreadable ({e})") from None
 
 
 def _check_trained_like(path: str, record: str, config: TrainConfig) -> None:
     """Refuses a checkpoint whose recorded game or network differs from `config`'s."""
     try:
         trained = config_from_record(record)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    except CheckpointError as e:
+        raise CheckpointError(f"{path}: {e}") from None
     differ = checks.mismatch(game_and_network(trained.env, trained.hidden),
                              game_and_network(config.env, config.hidden))
     if differ:
-        raise ValueError(f"{path}: checkpoint was trained with {differ[0]}; this run uses "
-                         f"{differ[1]}")
+        raise CheckpointError(f"{path}: checkpoint was trained with {differ[0]}; this run "
+                              f"uses {differ[1]}")
 
 
 def _leaf_mismatch(like: TrainState, given) -> str | None:
@@ -284,17 +263,8 @@ def _leaf_mismatch(like: TrainState, given) -> str | None:
 
 
 def _open_archive(path: str):
-    """The .npz archive at `path`, opened; FileNotFoundError if there is none,
-    ValueError naming the problem if it is not a readable archive."""
-    if os.path.isdir(path):
-        raise ValueError(f"{path} is a folder, not a checkpoint file")
-    with open(path, "rb") as f:  # FileNotFoundError names the path
-        if f.read(4) != b"PK\x03\x04":  # .npz archives are zip files
-            raise ValueError(f"{path}: not a checkpoint (not an .npz archive)")
-    try:
-        return np.load(path, allow_pickle=False)
-    except _UNREADABLE as e:
-        raise _unreadable(path, e) from None
+    """The .npz archive at `path`, opened, or CheckpointError naming the problem."""
+    return npz.read(path, CheckpointError, kind="checkpoint")
 
 
 _LEAF = re.compile(r"leaf_\d{4}")
@@ -310,37 +280,33 @@ def _check_pursuit_archive(path: str, data) -> None:
                 else "it holds no state arrays" if not others
                 else f"its arrays are named {', '.join(others[:4])}"
                      f"{', ...' if len(others) > 4 else ''}")
-        raise ValueError(f"{path}: not a pursuit AlphaZero checkpoint ({what}; "
-                         "`jaxsolve pursuit train` and train.save write leaf_0000, leaf_0001, ...)")
+        raise CheckpointError(f"{path}: not a pursuit AlphaZero checkpoint ({what}; `jaxsolve "
+                              "pursuit train` and train.save write leaf_0000, leaf_0001, ...)")
 
 
 def saved_iteration(path: str) -> int:
     """The iteration count (`TrainState.step`) of the checkpoint at `path`, read without
     knowing its configuration: `step` is the state's last field, so its last leaf.
-    Raises FileNotFoundError, or ValueError naming the problem."""
+    Raises CheckpointError naming the problem (no file, not a checkpoint, damaged)."""
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
         last = max(name for name in data.files if name != _CONFIG)
-        try:
-            step = data[last]
-        except _UNREADABLE as e:
-            raise _unreadable(path, e) from None
+        step = npz.member(data, last, path, CheckpointError)
     if step.shape != () or not np.issubdtype(step.dtype, np.integer):
-        raise ValueError(f"{path}: its last array is not an iteration count")
+        raise CheckpointError(f"{path}: its last array is not an iteration count")
     return int(step)
 
 
 def _record(path: str, data) -> str | None:
-    try:
-        return str(data[_CONFIG][()]) if _CONFIG in data.files else None
-    except _UNREADABLE as e:
-        raise _unreadable(path, e) from None
+    if _CONFIG not in data.files:
+        return None
+    return str(npz.member(data, _CONFIG, path, CheckpointError)[()])
 
 
 def recorded_config(path: str) -> TrainConfig | None:
     """The TrainConfig the checkpoint at `path` was saved with, or None if it was saved
-    without one. Raises FileNotFoundError, or ValueError naming the problem (not a
-    checkpoint, damaged, an unreadable record)."""
+    without one. Raises CheckpointError naming the problem (no file, not a checkpoint,
+    damaged, an unreadable record)."""
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
         record = _record(path, data)
@@ -348,14 +314,14 @@ def recorded_config(path: str) -> TrainConfig | None:
         return None
     try:
         return config_from_record(record)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+    except CheckpointError as e:
+        raise CheckpointError(f"{path}: {e}") from None
 
 
 def load(path: str, like: TrainState, config: TrainConfig | None = None) -> TrainState:
     """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
-    FileNotFoundError if there is none, ValueError naming the problem if the file is
-    not a readable checkpoint or was written for another configuration: with `config`,
+    CheckpointError naming the problem if there is none, if the file is not a
+    readable checkpoint or was written for another configuration: with `config`,
     another game (by its rules, `Params.rules`) or network (`hidden`) than the one the
     checkpoint records; then, or without a record (checkpoints written before the
     record, or saved without `config`: that comparison is skipped), leaf shapes that
@@ -372,40 +338,38 @@ def load(path: str, like: TrainState, config: TrainConfig | None = None) -> Trai
         names = sorted(name for name in data.files if name != _CONFIG)
         want = [f"leaf_{i:04d}" for i in range(len(leaves))]
         if names != want:
-            raise ValueError(f"{path}: written for another configuration: it holds {len(names)} "
-                             f"arrays, this configuration's state has {len(leaves)} (network "
-                             "depth must match)")
-        try:
-            new = [data[name] for name in want]
-        except _UNREADABLE as e:
-            raise _unreadable(path, e) from None
+            raise CheckpointError(f"{path}: written for another configuration: it holds "
+                                  f"{len(names)} arrays, this configuration's state has "
+                                  f"{len(leaves)} (network depth must match)")
+        new = [npz.member(data, name, path, CheckpointError) for name in want]
     problem = _leaf_mismatch(like, new)
     if problem:
-        raise ValueError(f"{path}: written for another configuration: {problem}")
+        raise CheckpointError(f"{path}: written for another configuration: {problem}")
     odd = next((i for i, y in enumerate(new) if y.dtype.kind not in "biuf"), None)
     if odd is not None:
-        raise ValueError(f"{path}: not a readable checkpoint: leaf {odd} holds {new[odd].dtype} "
-                         "data, not numbers")
+        raise CheckpointError(f"{path}: not a readable checkpoint: leaf {odd} holds "
+                              f"{new[odd].dtype} data, not numbers")
     # A network that diverged plays no game well; say so rather than grade it silently.
     num_params = len(jax.tree.leaves(like.params))
     if not all(np.isfinite(y).all() for y in new[:num_params]):
-        raise ValueError(f"{path}: the network's parameters hold NaN or infinity (training "
-                         "diverged, or the file was altered); train again from an earlier "
-                         "checkpoint")
+        raise CheckpointError(f"{path}: the network's parameters hold NaN or infinity "
+                              "(training diverged, or the file was altered); train again from "
+                              "an earlier checkpoint")
     if new[-1] < 0:  # TrainState.step, the last leaf
-        raise ValueError(f"{path}: not a readable checkpoint: it counts {int(new[-1])} "
-                         "iterations done")
+        raise CheckpointError(f"{path}: not a readable checkpoint: it counts {int(new[-1])} "
+                              "iterations done")
     return jax.tree.unflatten(treedef, [jnp.asarray(y, dtype=x.dtype) for x, y in zip(leaves, new)])
 
 
 def _check_state(state, fresh: TrainState) -> TrainState:
     """`state` if it is a training state of the configuration `fresh` was made for."""
     if jax.tree.structure(state) != jax.tree.structure(fresh):
-        raise ValueError("train: state must be a TrainState of this configuration (train.init(cfg) "
-                         f"or train.load), got {type(state).__name__} of another structure")
+        raise ArgumentError("train: state must be a TrainState of this configuration "
+                            f"(train.init(cfg) or train.load), got {type(state).__name__} of "
+                            "another structure")
     problem = _leaf_mismatch(fresh, jax.tree.leaves(state))
     if problem:
-        raise ValueError(f"train: state was made for another configuration: {problem}")
+        raise ArgumentError(f"train: state was made for another configuration: {problem}")
     return state
 
 
@@ -461,14 +425,14 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     no exploring starts; the recipe the README measures (and the CLI's defaults) is
     `TrainConfig.recipe(grid_size)`.
     """
-    iterations = checks.static("train", "iterations", iterations,
-                               checks.optional(checks.integer(0)))
-    eval_every = checks.static("train", "eval_every", eval_every, checks.integer(0))
-    max_seconds = checks.static("train", "max_seconds", max_seconds,
-                                checks.optional(checks.number(0)))
+    iterations = validate.static("train", "iterations", iterations,
+                               validate.optional_rule(validate.integer_rule(0)))
+    eval_every = validate.static("train", "eval_every", eval_every, validate.integer_rule(0))
+    max_seconds = validate.static("train", "max_seconds", max_seconds,
+                                validate.optional_rule(validate.number_rule(0)))
     if eval_every and eval_fn is None:
-        raise ValueError(f"train: eval_every={eval_every} but no eval_fn to run (give "
-                         "eval_fn, or leave eval_every at 0)")
+        raise ArgumentError(f"train: eval_every={eval_every} but no eval_fn to run (give "
+                            "eval_fn, or leave eval_every at 0)")
     start, eval_time = time.perf_counter(), 0.0
     graphdef, fresh = init(cfg)
     # The jitted iteration donates its input; a state the caller passed is copied
@@ -478,10 +442,10 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     step = jax.jit(make_iteration(cfg, graphdef), donate_argnums=0)
     history, shown, seconds = [], {}, 0.0
     if iterations is None and max_seconds is None and stop_fn is None:
-        raise ValueError("train: give iterations, max_seconds or stop_fn")
+        raise ArgumentError("train: give iterations, max_seconds or stop_fn")
     if stop_fn is not None and not (eval_fn is not None and eval_every):
-        raise ValueError("train: stop_fn is asked after each evaluation; give eval_fn and "
-                         "eval_every > 0 with it (without them it would never be asked)")
+        raise ArgumentError("train: stop_fn is asked after each evaluation; give eval_fn and "
+                            "eval_every > 0 with it (without them it would never be asked)")
     counter = itertools.count() if iterations is None else range(iterations)
     bar = progress_bar(total=iterations, disable=not progress, desc="alphazero")
     try:

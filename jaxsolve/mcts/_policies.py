@@ -18,6 +18,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Union
 import jax
 import jax.numpy as jnp
 
+from jaxsolve import validate
 from jaxsolve.mcts import _checks as checks
 from jaxsolve.mcts import _noise as noise
 from jaxsolve.mcts._search import search
@@ -50,24 +51,24 @@ class PolicyOutput(NamedTuple):
 
 # What each of the policies' settings must be (a caller's config checks its own fields
 # by the same rules). A concrete value out of range is refused by name; a traced one cannot be read
-# when the policy is traced and passes unchecked (`checks.unless_traced`).
+# when the policy is traced and passes unchecked (`validate.unless_traced`).
 SETTINGS = {
-    "dirichlet_fraction": checks.interval(0, 1),
-    "dirichlet_alpha": checks.number(0, strict=True),  # alpha <= 0 draws NaN noise
-    "pb_c_init": checks.number(0),
-    "pb_c_base": checks.number(0, strict=True),  # divides
-    "temperature": checks.number(0),  # < 0 favours the least visited actions
-    "gumbel_scale": checks.number(0),
+    "dirichlet_fraction": validate.interval_rule(0, 1),
+    "dirichlet_alpha": validate.number_rule(0, strict=True),  # alpha <= 0 draws NaN noise
+    "pb_c_init": validate.number_rule(0),
+    "pb_c_base": validate.number_rule(0, strict=True),  # divides
+    "temperature": validate.number_rule(0),  # < 0 favours the least visited actions
+    "gumbel_scale": validate.number_rule(0),
     # The depth cap is used in Python (it sizes the walk): it must be concrete too, and
     # `search` refuses an array; below 1 the walk could not leave the root.
-    "max_depth": checks.optional(checks.integer(1)),
-    "max_num_considered_actions": checks.integer(1),  # static: it sizes a table
+    "max_depth": validate.optional_rule(validate.integer_rule(1)),
+    "max_num_considered_actions": validate.integer_rule(1),  # static: it sizes a table
 }
 
 
 def _settings(where: str, **values) -> list:
     """The given settings, each checked against its rule in `SETTINGS`, in order."""
-    return [checks.unless_traced(where, name, value, SETTINGS[name])
+    return [validate.unless_traced(where, name, value, SETTINGS[name])
             for name, value in values.items()]
 
 
@@ -76,12 +77,12 @@ def _wave_sizes(wave_sizes, most: int) -> tuple:
     (most,), a single integer one size."""
     if isinstance(wave_sizes, str) and wave_sizes == "auto":
         return (most,)
-    rule = checks.Rule(
-        lambda v: checks.as_ints((v,) if isinstance(v, numbers.Integral) else v),
+    rule = validate.Rule(
+        lambda v: validate.as_ints((v,) if isinstance(v, numbers.Integral) else v),
         lambda sizes: all(1 <= m <= most for m in sizes),
         f"must be 'auto', an integer or a sequence of integers in 1..{most} (numbers of "
         f"considered actions)")
-    return tuple(sorted(set(checks.static("gumbel_policy", "wave_sizes", wave_sizes, rule))))
+    return tuple(sorted(set(validate.static("gumbel_policy", "wave_sizes", wave_sizes, rule))))
 
 
 def _summary(v: NodeView, action, weights) -> PolicyOutput:
@@ -199,7 +200,7 @@ def gumbel_policy(params: Any, key: jax.Array, root: RootFnOutput, recurrent_fn:
     """
     num_simulations = checks.num_simulations(num_simulations, "gumbel_policy")
     _, a = checks.root(root, "gumbel_policy")
-    max_num_considered_actions = checks.static(
+    max_num_considered_actions = validate.static(
         "gumbel_policy", "max_num_considered_actions", max_num_considered_actions,
         SETTINGS["max_num_considered_actions"])
     gumbel_scale, max_depth = _settings("gumbel_policy", gumbel_scale=gumbel_scale,

@@ -85,6 +85,8 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 import jax
 import jax.numpy as jnp
 
+from jaxsolve import validate
+from jaxsolve.errors import ArgumentError
 from jaxsolve.mcts import _checks as checks
 from jaxsolve.mcts import _packing as packing
 from jaxsolve.mcts._selection import Plan
@@ -448,10 +450,11 @@ def _plan(plan: Optional[Plan], num_simulations: int, num_actions: int) -> Plan:
         plan = ((1, num_simulations),) if num_simulations else ()
     plan = tuple((int(w), int(c)) for w, c in plan)
     if any(w < 1 or c < 1 for w, c in plan) or sum(w * c for w, c in plan) != num_simulations:
-        raise ValueError(f"plan {plan} must be (width >= 1, count >= 1) segments whose "
-                         f"width * count sum to num_simulations={num_simulations}")
+        raise ArgumentError(f"search: plan {plan} must be (width >= 1, count >= 1) segments "
+                            f"whose width * count sum to num_simulations={num_simulations}")
     if max((w for w, _ in plan), default=1) > num_actions:
-        raise ValueError(f"plan {plan}: a wave is wider than the {num_actions} root actions")
+        raise ArgumentError(f"search: plan {plan}: a wave is wider than the {num_actions} root "
+                            "actions")
     return plan
 
 
@@ -520,15 +523,15 @@ def search(params: Any, key: jax.Array, root: RootFnOutput, recurrent_fn: Callab
     """
     num_simulations = checks.num_simulations(num_simulations, "search")
     b, a = checks.root(root, "search")
-    max_depth = checks.static("search", "max_depth", max_depth,
-                              checks.optional(checks.integer(1)))
+    max_depth = validate.static("search", "max_depth", max_depth,
+                                validate.optional_rule(validate.integer_rule(1)))
     plan = _plan(plan, num_simulations, a)
     depth = num_simulations if max_depth is None else max(1, min(max_depth, num_simulations))
     n_nodes = num_simulations + 1
     if b * (n_nodes + 1) * max(a, NODE_FIELDS) >= 2 ** 31:
-        raise ValueError(f"batch {b} x {num_simulations} simulations x {a} actions is too large "
-                         f"for the tree's int32 indices (at most 2**31 cells per array); "
-                         f"split the batch")
+        raise ArgumentError(f"search: batch {b} x {num_simulations} simulations x {a} actions "
+                            "is too large for the tree's int32 indices (at most 2**31 cells "
+                            "per array); split the batch")
     checks.model(recurrent_fn, params, key, jnp.zeros((b,), jnp.int32), root.embedding, b, a,
                  "search")
     layout = packing.plan_packing(root.embedding, n_nodes, packing.leaves_read(

@@ -155,25 +155,6 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
 
 
 
-def test_a_sampling_checkpoint_of_the_scalar_touched_count_resumes(tmp_path):
-    """Checkpoints in the older layout hold a scalar `touched` where the current one
-    holds a compensated pair: load_checkpoint lays it out as (total, 0), and the run
-    goes on as the same run would have."""
-    tree = builtin_tree("kuhn_poker")
-    solver = jaxsolve.external_sampling(4)
-    state = RUN(solver, tree, solver.init(tree, jax.random.PRNGKey(2)), 3)
-    old = jax_to_numpy(state)._replace(touched=np.asarray(state.touched[0]))
-    save_checkpoint(tmp_path / "old.npz", old, {})
-    loaded, _ = load_checkpoint(tmp_path / "old.npz")
-    np.testing.assert_array_equal(loaded.touched, [state.touched[0], 0.0])
-    resumed = RUN(solver, tree, loaded, 2)
-    straight = RUN(solver, tree, state, 2)
-    np.testing.assert_array_equal(resumed.regrets, straight.regrets)
-    assert float(jaxsolve.sampling.histories_touched(resumed)) == float(
-        jaxsolve.sampling.histories_touched(straight))
-
-
-
 def test_a_parameter_given_twice_is_refused_unless_equal(tmp_path, capsys):
     # Neither wins silently.
     assert parse_params(["players=3", "players=3"]) == {"players": 3}

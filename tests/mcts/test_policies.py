@@ -12,10 +12,9 @@ import mctx
 import numpy as np
 import pytest
 
-from jaxsolve import mcts
+from jaxsolve import mcts, validate
 from jaxsolve.alphazero import exact, network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
-from jaxsolve.mcts import _checks as checks
 from pursuit_models import ENV, SIMS, mctx_recurrent, uniform_recurrent
 from pursuit_models import net, roots  # noqa: F401 (fixtures)
 
@@ -331,10 +330,10 @@ def test_policy_settings_are_checked_before_searching(net, roots, policy, settin
 def test_traced_settings_pass_and_one_wave_size_is_a_sequence(net, roots):
     """A traced setting cannot be read when the policy is traced, so only concrete
     ones are checked; an int wave size is taken as a one-element sequence."""
-    settings = checks.number(0)
-    jax.make_jaxpr(lambda t: checks.unless_traced("f", "t", t, settings))(-1.0)  # no error
+    settings = validate.number_rule(0)
+    jax.make_jaxpr(lambda t: validate.unless_traced("f", "t", t, settings))(-1.0)  # no error
     with pytest.raises(ValueError, match="f: t must be a finite number >= 0"):
-        checks.unless_traced("f", "t", np.float32(-1.0), settings)
+        validate.unless_traced("f", "t", np.float32(-1.0), settings)
     graphdef, params = net
     root = selfplay.root_fn(graphdef, ENV, params, roots)
     rec = functools.partial(selfplay.recurrent_fn, graphdef, ENV)
