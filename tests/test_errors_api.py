@@ -55,13 +55,16 @@ def test_argument_errors_are_value_errors_and_type_errors_also_type_errors():
     assert issubclass(ArgumentTypeError, ArgumentError) and issubclass(ArgumentTypeError, TypeError)
 
 
-# The command line's modules turn every error into a message and an exit status; what
-# they define never reaches a caller of the library.
-COMMAND_LINE = ("jaxsolve.__main__", "jaxsolve.cli", "jaxsolve.alphazero.cli")
+# `python -m jaxsolve`: importing it runs the command line.
+COMMAND_LINE = ("jaxsolve.__main__",)
 
 
 def _library_modules():
-    names = [m.name for m in pkgutil.walk_packages(jaxsolve.__path__, "jaxsolve.")]
+    # jaxsolve.games is installed from the repository's games/ folder, outside
+    # jaxsolve/'s own: walked on its own path.
+    names = [m.name for path, prefix in ((jaxsolve.__path__, "jaxsolve."),
+                                         (jaxsolve.games.__path__, "jaxsolve.games."))
+             for m in pkgutil.walk_packages(path, prefix)]
     return [importlib.import_module(name) for name in names
             if not name.startswith(COMMAND_LINE)]
 

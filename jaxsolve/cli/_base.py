@@ -8,13 +8,15 @@ from __future__ import annotations
 import argparse
 import math
 
+from jaxsolve.errors import JaxsolveError
+
 # The exit codes: done, bad input, Ctrl-C (as a shell reports SIGINT).
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 
 
-class CLIError(Exception):
+class CLIError(JaxsolveError):
     """Bad input on the command line: reported as one line `jaxsolve: error: ...` with
-    exit code 2."""
+    exit code 2. A JaxsolveError like every error jaxsolve raises on bad input."""
 
 
 def _whole(text: str) -> int:
