@@ -1,5 +1,6 @@
 """Shared test set-up: float32 as users run it, float64 for the tests marked
-`float64` (comparisons with OpenSpiel and exact values to 1e-9), strict rank
+`float64` (comparisons with OpenSpiel, LP and published values to 1e-9 and finer;
+contracts between our own functions hold to float32 round-off), strict rank
 promotion everywhere, compiled trees and jitted functions shared across tests so each
 compiles once per session."""
 

@@ -153,7 +153,7 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
     mixed = state._replace(regrets=state.regrets.astype(np.float16))
     with pytest.raises(jaxsolve.ArgumentTypeError, match=re.escape(
             "run: the state's arrays must share one float dtype, got regrets float16, "
-            "average float64")):
+            f"average {np.dtype(state.average.dtype)}")):
         jaxsolve.run(solver, tree, mixed, 1)
 
 
@@ -372,6 +372,7 @@ BATTLESHIP_2X2 = ["--param", "board_width=2", "--param", "board_height=2",
                   "--param", "num_shots=2", "--param", "ship_values=[1.0]"]
 
 
+@pytest.mark.float64  # --x64's batch against each game solved alone, to 1e-9
 def test_openspiel_lists_pass_in_either_syntax_and_a_payoff_sweep_is_one_batch(
         tmp_path, capsys):
     """battleship's ship_sizes as [1] (a list, written "[1]" for OpenSpiel) or as
@@ -990,7 +991,8 @@ def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch
     assert record["interrupted"] is True and (out / "sweep.png").stat().st_size > 10_000
     assert [(p["value"], p["iterations"]) for p in record["points"]] == [(1, 40), (2, 8)]
     first = record["points"][0]  # Spoof with one round is worth 1/3 (the LP's value)
-    assert abs(first["values"][0] - 1 / 3) <= 2 * first["exploitability"] + 1e-9
+    # + float32 round-off (eps 1.2e-7) of values summed over Spoof's few leaves
+    assert abs(first["values"][0] - 1 / 3) <= 2 * first["exploitability"] + 1e-6
 
 
 @pytest.mark.parametrize("argv, says", [
