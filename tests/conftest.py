@@ -1,5 +1,8 @@
-"""Shared test set-up: float64 and strict rank promotion everywhere, compiled trees
-and jitted functions shared across tests so each compiles once per session."""
+"""Shared test set-up: float32 as users run it, float64 for the tests marked
+`float64` (comparisons with OpenSpiel, LP and published values to 1e-9 and finer;
+contracts between our own functions hold to float32 round-off), strict rank
+promotion everywhere, compiled trees and jitted functions shared across tests so each
+compiles once per session."""
 
 import os
 
@@ -15,7 +18,6 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 
 import jax  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
 import functools  # noqa: E402
@@ -38,6 +40,19 @@ NASH_CONV = jax.jit(jaxsolve.nash_conv)
 POLICY_VALUE = jax.jit(jaxsolve.policy_value)
 BEST_RESPONSE_VALUES = jax.jit(jaxsolve.best_response_values)
 AVERAGE = jax.jit(jaxsolve.average_policy)
+
+
+@pytest.fixture(autouse=True)
+def _precision(request):
+    """float64 for the tests marked `float64` (a module marks all its tests with
+    `pytestmark = pytest.mark.float64`); everything else runs in float32, the default
+    users get. The flag is part of every jit cache key, so the shared compiled
+    functions keep one compilation per precision."""
+    if request.node.get_closest_marker("float64") is None:
+        yield
+        return
+    with jax.enable_x64(True):
+        yield
 
 
 @functools.cache

@@ -143,6 +143,7 @@ def _openspiel_uniform_nash_conv(game) -> float:
     return exploitability.nash_conv(game, os_policy.UniformRandomPolicy(game))
 
 
+@pytest.mark.float64  # OpenSpiel's NashConv to 1e-9
 @pytest.mark.parametrize("case_id", IDS)
 def test_uniform_nash_conv_equals_openspiel(case_id):
     built, _, game = _pair(case_id)

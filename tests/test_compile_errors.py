@@ -45,16 +45,13 @@ def test_walk_limits_must_be_integers(setting):
 
 
 def test_payoffs_beyond_float32_are_refused_without_x64():
-    # They passed the finiteness check and became inf on the device. (The test session
-    # runs in float64; the check is for float32.)
+    # They passed the finiteness check and became inf on the device.
     import jax
     game = SpecGame(decision(0, "a", leaf(1e39, -1e39), leaf(0, 0)))
-    assert compile_game(game).utilities.max() == 1e39  # float64: fine
-    jax.config.update("jax_enable_x64", False)
-    try:
+    with jax.enable_x64(True):
+        assert compile_game(game).utilities.max() == 1e39  # float64: fine
+    with jax.enable_x64(False):
         msg = _error(game)
-    finally:
-        jax.config.update("jax_enable_x64", True)
     assert "returns reach 1e+39, beyond float32's range" in msg and "jax_enable_x64" in msg
 
 

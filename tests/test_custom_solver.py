@@ -21,6 +21,9 @@ import jaxsolve
 from conftest import AVERAGE, RUN, pyspiel_game, pyspiel_tree
 from jaxsolve import sequences as seq
 
+# OpenSpiel's iterates and values to 1e-10 and finer, and a float32 state under x64.
+pytestmark = pytest.mark.float64
+
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python import policy as os_policy  # noqa: E402
 from open_spiel.python.algorithms import action_value, cfr as os_cfr  # noqa: E402

@@ -9,6 +9,9 @@ import jaxsolve
 from conftest import BEST_RESPONSE_VALUES, POLICY_VALUE, builtin_tree
 from jaxsolve import games
 
+# OpenSpiel's and the reference's values to 1e-12: float64.
+pytestmark = pytest.mark.float64
+
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: E402
 from open_spiel.python.algorithms import expected_game_score  # noqa: E402

@@ -20,6 +20,9 @@ import jaxsolve
 from jaxsolve.protocol import CHANCE, TERMINAL
 from conftest import EXPLOITABILITY, RUN, openspiel_average, pyspiel_game, pyspiel_tree
 
+# OpenSpiel's iterates and exploitability to 1e-8 and finer: float64 (module docstring).
+pytestmark = pytest.mark.float64
+
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import discounted_cfr  # noqa: E402
 

@@ -14,11 +14,13 @@ KUHN_VALUE = -1.0 / 18.0
 LEDUC_VALUE = -0.0856064
 
 
+@pytest.mark.float64  # the published digits
 def test_uniform_nash_conv_kuhn():
     tree = builtin_tree("kuhn_poker")
     assert float(NASH_CONV(tree, jaxsolve.uniform_policy(tree))) == pytest.approx(11 / 12, abs=1e-12)
 
 
+@pytest.mark.float64  # the published digits
 def test_uniform_nash_conv_leduc():
     tree = builtin_tree("leduc_poker")
     assert float(NASH_CONV(tree, jaxsolve.uniform_policy(tree))) == pytest.approx(4.747222222, abs=1e-9)

@@ -37,6 +37,9 @@ except ImportError:  # tests/ is a package
     from tests.reference.sequence_form_lp import (  # type: ignore[no-redef]
         best_response_value, expected_values, solve_zero_sum)
 
+# Exact LP values and the reference's walk to 1e-9 and finer: float64.
+pytestmark = pytest.mark.float64
+
 ROUND_OFF = 1e-9           # float64 arithmetic and HiGHS feasibility tolerance (1e-10)
 CFR_PLUS_ITERATIONS = 1000
 CFR_PLUS_EXPLOITABILITY = 1e-3   # NashConv / 2; see the module docstring

@@ -39,6 +39,7 @@ def openspiel_stop():
     raise AssertionError("OpenSpiel's CFR+ did not reach the target")  # pragma: no cover
 
 
+@pytest.mark.float64  # OpenSpiel's exploitability to 1e-9
 def test_run_until_stops_where_openspiel_cfr_plus_first_reaches_the_target(openspiel_stop):
     tree, solver = pyspiel_tree("kuhn_poker"), jaxsolve.cfr_plus()
     stopped = RUN_UNTIL(solver, tree, solver.init(tree), TARGET, 10_000, EVERY)
@@ -150,6 +151,7 @@ def test_solve_target_not_reached_says_so(tmp_path, capsys):
             f"iteration {first})") in capsys.readouterr().out
 
 
+@pytest.mark.float64  # --x64's stops and exploitabilities, each run alone to 1e-9
 def test_sweep_target_gives_each_point_its_own_stop(tmp_path, capsys):
     """Maneuver detection's prior: each point's iterations are those of `run_until`
     on that point's game alone, though the sweep runs in chunks of 50 (its progress
@@ -202,7 +204,7 @@ def test_a_sweep_in_chunks_ends_where_each_game_alone_ends(tmp_path):
     out = tmp_path / "sweep"
     priors = [(0.9, 0.1), (0.3, 0.7)]
     assert cli.main(["sweep", "maneuver_detection", "--vary", f"situation_probs={priors}",
-                     "--iters", "37", "--x64", "--out", str(out), "--quiet"]) == 0
+                     "--iters", "37", "--out", str(out), "--quiet"]) == 0
     solver = jaxsolve.cfr_plus()
     for point, prior in zip(json.loads((out / "sweep.json").read_text())["points"], priors):
         tree = jaxsolve.compile_game(games.load("maneuver_detection", situation_probs=prior))
@@ -210,4 +212,6 @@ def test_a_sweep_in_chunks_ends_where_each_game_alone_ends(tmp_path):
         assert point["iterations"] == 37 and point["strategy"].keys() == alone.keys()
         for name, row in alone.items():
             for action, p in row.items():
-                assert point["strategy"][name][action] == pytest.approx(p, abs=1e-12)
+                # float32 (eps 1.2e-7): 37 iterations batched and alone, summed in
+                # other orders, round differently.
+                assert point["strategy"][name][action] == pytest.approx(p, abs=1e-6)

@@ -150,7 +150,7 @@ def test_a_checkpoint_no_solver_writes_is_refused_or_named(tmp_path):
     mixed = state._replace(regrets=state.regrets.astype(np.float16))
     with pytest.raises(jaxsolve.ArgumentTypeError, match=re.escape(
             "run: the state's arrays must share one float dtype, got regrets float16, "
-            "average float64")):
+            f"average {np.dtype(state.average.dtype)}")):
         jaxsolve.run(solver, tree, mixed, 1)
 
 

@@ -21,6 +21,7 @@ def average(out, tree):
     return np.asarray(AVERAGE(tree, state))
 
 
+@pytest.mark.float64  # OpenSpiel's iterates to 1e-8
 def test_dcfr_settings_give_openspiel_dcfr_with_those_settings(tmp_path):
     """alpha=2, beta=0.5, gamma=3 through the command line: the average policy after 30
     iterations is OpenSpiel's Python DCFRSolver's with the same three numbers (to

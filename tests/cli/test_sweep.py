@@ -18,6 +18,7 @@ BATTLESHIP_2X2 = ["--param", "board_width=2", "--param", "board_height=2",
 
 
 
+@pytest.mark.float64  # --x64's batch against each game solved alone, to 1e-9
 def test_openspiel_lists_pass_in_either_syntax_and_a_payoff_sweep_is_one_batch(
         tmp_path, capsys):
     """battleship's ship_sizes as [1] (a list, written "[1]" for OpenSpiel) or as
@@ -110,7 +111,8 @@ def test_an_interrupted_sweep_keeps_what_it_solved(tmp_path, capsys, monkeypatch
     assert record["interrupted"] is True and (out / "sweep.png").stat().st_size > 10_000
     assert [(p["value"], p["iterations"]) for p in record["points"]] == [(1, 40), (2, 8)]
     first = record["points"][0]  # Spoof with one round is worth 1/3 (the LP's value)
-    assert abs(first["values"][0] - 1 / 3) <= 2 * first["exploitability"] + 1e-9
+    # + float32 round-off (eps 1.2e-7) of values summed over Spoof's few leaves
+    assert abs(first["values"][0] - 1 / 3) <= 2 * first["exploitability"] + 1e-6
 
 
 
