@@ -23,6 +23,9 @@ from jaxsolve.tree import infoset_blocks
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 
+# Compared with NumPy's float64 sums and with a loop of steps to 1e-12: float64.
+pytestmark = pytest.mark.float64
+
 
 def test_parity_games_cover_both_sequence_form_paths():
     pytest.importorskip("pyspiel")
