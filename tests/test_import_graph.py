@@ -47,8 +47,10 @@ LAYERS = [
     # cfr building blocks: sequence-form kernels, the Solver and state types with their
     # checks, the update rules every solver shares
     ["sequences", "base", "updates"],
-    # mccfr: visit counts, the sampling solvers
-    ["visit_counts", "sampling"],
+    # mccfr: visit counts, the scheme, the sampling distributions, the frontier walk,
+    # the estimators, a solver's init and step, the sampling solvers, their public names
+    ["visit_counts", "sampling._scheme", "sampling._rows", "sampling._walk",
+     "sampling._estimate", "sampling._iteration", "sampling._solvers", "sampling"],
     # the solvers: the full-width CFR family, SOLVERS (every built-in by name), run
     ["solvers"],
     # what works on a tree and a solver state

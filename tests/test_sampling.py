@@ -13,6 +13,7 @@ import jaxsolve
 from conftest import EXPLOITABILITY, RUN, builtin_tree
 from jaxsolve import sampling
 from jaxsolve import sequences as seq
+from jaxsolve.sampling._iteration import _compensated_rows_add, _dense_step
 from toy_games import SpecGame, chance, decision, leaf
 
 
@@ -315,7 +316,7 @@ def test_sparse_step_equals_the_full_width_reference(game, make):
     # "auto" picks the frontier here (B times the sampled subtree is below the tree).
     assert sampling.choose_traversal(tree, solver.step.keywords["batch_size"],
                                      state.frontier.shape[0]) == "frontier"
-    dense = functools.partial(sampling._dense_step,
+    dense = functools.partial(_dense_step,
                               **{**solver.step.keywords, "traversal": "frontier"})
     sparse_state = jax.jit(solver.step)(tree, jax.jit(solver.step)(tree, state))
     dense_state = jax.jit(dense)(tree, jax.jit(dense)(tree, state))
@@ -340,7 +341,7 @@ def test_the_sparse_average_is_compensated_as_the_dense_one():
     carry = jnp.zeros((3, 2), jnp.float32)
     rows = jnp.array([0, 2, 0, 3, 0])  # row 0 three times; 3 = I, dropped
     increments = jnp.ones((5, 2), jnp.float32) * legal[jnp.minimum(rows, 2)]
-    add = jax.jit(sampling._compensated_rows_add)
+    add = jax.jit(_compensated_rows_add)
     for _ in range(10):
         average, carry = add(average, carry, rows, increments, legal)
     exact = np.array([[2**24 + 30, 2**24 + 30], [2**24, 0], [2**24 + 10, 2**24 + 10]])
@@ -387,7 +388,7 @@ def test_the_touched_count_keeps_counting_in_float32():
     """A plain float32 sum stalls once its increments fall below half an ulp: at 2^28
     (ulp 32) a step adding 1..15 histories adds nothing. The compensated count against
     the exact integer sum of the same increments."""
-    from jaxsolve.sampling import _count, histories_touched
+    from jaxsolve.sampling._iteration import _count, histories_touched
     increments = np.random.default_rng(0).integers(1, 16, 3000)
     steps = jnp.asarray(increments, jnp.float32)
     final = jax.lax.fori_loop(0, len(increments), lambda i, t: _count(t, steps[i]),

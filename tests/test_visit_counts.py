@@ -18,6 +18,9 @@ import jaxsolve
 from conftest import builtin_tree
 from jaxsolve import sampling
 from jaxsolve.protocol import CHANCE, TERMINAL
+from jaxsolve.sampling._estimate import _row_table
+from jaxsolve.sampling._iteration import _dense_step
+from jaxsolve.sampling._rows import _expand_chance_row
 from jaxsolve.visit_counts import visit_counts
 
 
@@ -36,9 +39,8 @@ def scheme_rows(tree, traverser=0, exploration=0.0, **scheme):
     """The row table of `random_policy` under a scheme."""
     policy = jnp.asarray(random_policy(tree))
     expand, expand_chance, _ = sampling.make_scheme(tree, **scheme)
-    return sampling._row_table(tree, policy, traverser, jnp.asarray(expand[traverser]),
-                               sampling._expand_chance_row(jnp.asarray(expand_chance), traverser),
-                               exploration)
+    return _row_table(tree, policy, traverser, jnp.asarray(expand[traverser]),
+                      _expand_chance_row(jnp.asarray(expand_chance), traverser), exploration)
 
 
 @functools.partial(jax.jit, static_argnames=("batch_size", "split"))
@@ -142,7 +144,7 @@ def test_traversal_and_split_reach_the_step():
 
     def reference(traversal, split):
         return functools.partial(
-            sampling._dense_step, batch_size=8, exploration=0.6, averaging="traverser",
+            _dense_step, batch_size=8, exploration=0.6, averaging="traverser",
             floor=False, alpha=None, beta=None, gamma=0.0, traversal=traversal, split=split,
             solver_name="os-mccfr")
     step = program(solver.step)
