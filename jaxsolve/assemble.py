@@ -20,8 +20,9 @@ import dataclasses
 
 import numpy as np
 
-from jaxsolve.tree import (GameTree, TreeNames, TreeSizes, observed_utility_sum,
-                           validate_shapes, with_infoset_blocks)
+from jaxsolve.tree import GameTree, with_infoset_blocks
+from jaxsolve.tree_checks import validate_shapes
+from jaxsolve.tree_layout import TreeNames, TreeSizes, observed_utility_sum
 from jaxsolve.tree_structure import own_ancestors, terminal_paths
 
 _BLOCK = 1 << 21  # leaves per block when unrolling paths, bounding the temporaries

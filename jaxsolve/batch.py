@@ -31,8 +31,9 @@ import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
-from jaxsolve.tree import (_ARRAY_FIELDS, GameTree, array_shapes, validate_numbers,
-                           with_observed_utility_sum)
+from jaxsolve.tree import GameTree, with_observed_utility_sum
+from jaxsolve.tree_checks import validate_numbers
+from jaxsolve.tree_layout import ARRAY_FIELDS, array_shapes
 
 
 # Beyond sizes and names, the arrays the games of one batch must share: the shape of
@@ -81,7 +82,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: None if getattr(first, f) is None else
-              np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in _ARRAY_FIELDS}
+              np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in ARRAY_FIELDS}
     return with_observed_utility_sum(dataclasses.replace(first, **arrays))
 
 
@@ -125,7 +126,7 @@ def batch_axes(batch: GameTree) -> GameTree:
     one_game = array_shapes(batch.sizes)
     return dataclasses.replace(batch, **{
         f: 0 if np.ndim(getattr(batch, f)) > len(one_game[f]) else None
-        for f in _ARRAY_FIELDS})
+        for f in ARRAY_FIELDS})
 
 
 def unstack(batch: GameTree) -> list[GameTree]:
@@ -146,7 +147,7 @@ def unstack(batch: GameTree) -> list[GameTree]:
     trees = []
     for k in range(validate.batch_size(batch)):
         arrays = {f: np.asarray(getattr(batch, f))[k] if getattr(axes, f) == 0
-                  else getattr(batch, f) for f in _ARRAY_FIELDS}
+                  else getattr(batch, f) for f in ARRAY_FIELDS}
         trees.append(with_observed_utility_sum(dataclasses.replace(batch, **arrays)))
     return trees
 
@@ -202,7 +203,7 @@ def sweep(tree: GameTree, *, utilities: jax.typing.ArrayLike | None = None,
         validate.fail("sweep", "builds the batch on the host, so it runs outside jit: call "
                       "it first and pass the batched tree into the jitted function",
                       ArgumentTypeError)
-    changes, axes = {}, {f: None for f in _ARRAY_FIELDS}
+    changes, axes = {}, {f: None for f in ARRAY_FIELDS}
     s = tree.sizes
     for field, value, shape in (("utilities", utilities, (s.num_terminals, s.num_players)),
                                 ("chance_probs", chance_probs, (s.num_chance, s.num_chance_outcomes))):

@@ -90,8 +90,8 @@ from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
-from jaxsolve.tree import _ARRAY_FIELDS, GameTree, array_shapes
-from jaxsolve.tree import TERMINAL_DIM as _TERMINAL_DIM
+from jaxsolve.tree import GameTree
+from jaxsolve.tree_layout import ARRAY_FIELDS, TERMINAL_DIM, array_shapes
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -153,9 +153,9 @@ def _pad(x: np.ndarray, dim: int, count: int, fill=None) -> np.ndarray:
 def _batch_axes(in_axes) -> dict[str, int | None]:
     """in_axes (0, or a GameTree of 0/None as from `sweep`) -> {field: 0 or None}."""
     if isinstance(in_axes, int):
-        axes = {f: in_axes for f in _ARRAY_FIELDS}
+        axes = {f: in_axes for f in ARRAY_FIELDS}
     else:
-        axes = {f: getattr(in_axes, f) for f in _ARRAY_FIELDS}
+        axes = {f: getattr(in_axes, f) for f in ARRAY_FIELDS}
     if any(a not in (0, None) for a in axes.values()) or 0 not in axes.values():
         raise GameError("distributed: in_axes must batch some arrays along axis 0 "
                         "(use the in_axes from jaxsolve.sweep, or 0 after jaxsolve.stack)")
@@ -382,13 +382,13 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
             "terminal_last": s.empty_sequence,
             "terminal_chance": s.num_chance * s.num_chance_outcomes}
     arrays = {}
-    for f in _ARRAY_FIELDS:
+    for f in ARRAY_FIELDS:
         if getattr(tree, f) is None:  # dropped by without_histories
             arrays[f] = None
             continue
         x = np.asarray(getattr(tree, f))
-        if f in _TERMINAL_DIM:
-            dim = _TERMINAL_DIM[f]
+        if f in TERMINAL_DIM:
+            dim = TERMINAL_DIM[f]
             x = _pad(x, dim, extra, fill[f])
             spec = P(*[None] * dim, mesh.axis_names)
         else:
@@ -402,8 +402,8 @@ def _terminal_specs(tree: GameTree, mesh: Mesh) -> GameTree:
     """A GameTree of PartitionSpecs: Z split over all mesh axes, the rest replicated."""
     return dataclasses.replace(tree, **{
         f: None if getattr(tree, f) is None else
-        P(*[None] * _TERMINAL_DIM[f], mesh.axis_names) if f in _TERMINAL_DIM else P()
-        for f in _ARRAY_FIELDS})
+        P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
+        for f in ARRAY_FIELDS})
 
 
 def _mesh_of(tree: GameTree, mesh: Mesh | None) -> Mesh:

@@ -39,7 +39,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
-from jaxsolve.tree import GameTree, require_histories
+from jaxsolve.tree import GameTree
+from jaxsolve.tree_checks import require_histories
 
 
 def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -> NoReturn:

@@ -9,6 +9,7 @@ import pytest
 
 import jaxsolve
 from conftest import RUN, builtin_tree
+from jaxsolve.tree_layout import ARRAY_FIELDS
 
 ITERS = 25
 
@@ -143,7 +144,7 @@ def test_batches_save_load_and_unstack(tmp_path, capsys):
     assert batch.sizes.utility_sum is None
     loaded = jaxsolve.GameTree.load(batch.save(tmp_path / "sweep.npz"))
     found = jaxsolve.batch_axes(loaded)
-    assert all(getattr(found, f) == getattr(axes, f) for f in jaxsolve.tree._ARRAY_FIELDS)
+    assert all(getattr(found, f) == getattr(axes, f) for f in ARRAY_FIELDS)
     games_ = jaxsolve.unstack(loaded)
     assert [g.sizes.utility_sum for g in games_] == [0.0, 0.0, 2.0]
     for g, scale in zip(games_, (u, 2 * u, u + 1)):
@@ -151,7 +152,7 @@ def test_batches_save_load_and_unstack(tmp_path, capsys):
         np.testing.assert_array_equal(g.children, tree.children)
     stacked = jaxsolve.stack(games_[:2])
     assert stacked.sizes.utility_sum == 0.0
-    assert all(getattr(jaxsolve.batch_axes(stacked), f) == 0 for f in jaxsolve.tree._ARRAY_FIELDS)
+    assert all(getattr(jaxsolve.batch_axes(stacked), f) == 0 for f in ARRAY_FIELDS)
     np.testing.assert_array_equal(jaxsolve.unstack(stacked)[1].utilities, 2 * u)
     with pytest.raises(jaxsolve.ArgumentError, match="unstack|batch_axes: the tree has no batch"):
         jaxsolve.unstack(tree)

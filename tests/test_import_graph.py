@@ -35,10 +35,13 @@ LAYERS = [
     # when one is drawn), Ctrl-C held back while a step runs, the .npz reader and
     # atomic writer
     ["errors", "protocol", "progress", "interrupt", "npz"],
-    # core: GameTree (its structure checks, its .npz format), the argument checks on
-    # it and the rules every setting is checked by;
-    # the built-in games, written against the protocol, once they live in jaxsolve/
-    ["tree_structure", "tree", "validate", "games.*"],
+    # core: GameTree's sizes, names and array catalogue, its structure checks, the
+    # checks of its arrays, its .npz format, the type itself (its methods call the
+    # checks and the format); the argument checks on it and the rules every setting
+    # is checked by; the built-in games, written against the protocol, once they
+    # live in jaxsolve/
+    ["tree_layout", "tree_structure", "tree_checks", "tree_file", "tree", "validate",
+     "games.*"],
     # ingest: the protocol's rules (shared by the walk and the checks), per-node arrays
     # -> GameTree (shared by compile_game and the builders), the builders' level
     # stream, the walk, the conformance checks, the array-native builders

@@ -19,7 +19,7 @@ import pytest
 import jaxsolve
 from jaxsolve import sequences as seq
 from jaxsolve.solvers import instant_regrets
-from jaxsolve.tree import infoset_blocks
+from jaxsolve.tree_layout import infoset_blocks
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 

@@ -13,7 +13,7 @@ from conftest import RUN, builtin_tree
 from jaxsolve import GameError, GameTree, cli, games
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.errors import CheckpointNotTreeError
-from jaxsolve.tree import CHECKPOINT_V1_FIELDS
+from jaxsolve.tree_file import CHECKPOINT_V1_FIELDS
 
 
 def test_levels_are_contiguous_and_children_point_one_level_down():

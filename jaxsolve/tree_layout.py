@@ -1,0 +1,154 @@
+"""What a GameTree is made of: the names, kinds and shapes of its arrays, and the
+static sizes and names that describe one game.
+
+`TreeSizes` and `TreeNames` are the static part of a `jaxsolve.GameTree` (the part of
+the jit cache key); `array_shapes` gives the shape of every array from the sizes,
+and `infoset_blocks` and `observed_utility_sum` read the two sizes that follow from
+the arrays' contents. The tree type itself (`jaxsolve.tree`), its checks
+(`jaxsolve.tree_checks`) and its file format (`jaxsolve.tree_file`) build on these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeSizes:
+    """Static sizes: part of the compiled program, identical across a sweep.
+
+    `utility_sum` is the exception: a fact about the utilities, not the shapes, which
+    no array computation reads (listings, saved files and the OpenSpiel view do). It
+    is left out of equality and hashing, so a tree whose payoffs turn general-sum
+    shares its compiled programs, and its batch, with the zero-sum original; a tree
+    returned *out of* a jitted function keeps the one traced first."""
+
+    num_players: int
+    num_nodes: int
+    num_infosets: int
+    num_actions: int  # width of policies: largest decision action id + 1
+    num_chance_outcomes: int  # width of chance_probs: largest chance outcome id + 1
+    num_chance: int  # chance nodes
+    num_terminals: int
+    level_offsets: tuple[int, ...]  # nodes of depth d are [offsets[d], offsets[d+1])
+    max_sequence_length: int  # longest own-sequence path of any player to a leaf
+    max_chance_length: int  # most chance events on a path to a leaf
+    max_infoset_depth: int  # most own earlier decisions before any infoset
+    perfect_recall: tuple[bool, ...]  # per player
+    # constant sum of returns, None if general-sum; not compared (see the docstring)
+    utility_sum: float | None = dataclasses.field(compare=False)
+    # infoset_blocks[p][d] = (start, stop): the ids of player p's infosets with d own
+    # earlier decisions, when every such group is one contiguous range (as the
+    # builders and level-by-level numberings give); None otherwise. Derived from
+    # the arrays (`infoset_blocks`), never saved; lets the sequence-form backups
+    # work level by level on slices instead of passing over every infoset per level.
+    infoset_blocks: tuple[tuple[tuple[int, int], ...], ...] | None = None
+
+    @property
+    def empty_sequence(self) -> int:
+        return self.num_infosets * self.num_actions
+
+    @property
+    def constant_sum(self) -> bool:
+        return self.utility_sum is not None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TreeNames:
+    """Human-readable names; compared by a content digest so jit caches stay cheap."""
+
+    game: str
+    infosets: tuple[str, ...]  # [I]
+    actions: tuple[tuple[str, ...], ...]  # [I][A], '' where the slot is illegal
+    digest: str = ""
+
+    @staticmethod
+    def make(game: str, infosets, actions) -> "TreeNames":
+        infosets = tuple(infosets)
+        actions = tuple(tuple(a) for a in actions)
+        h = hashlib.sha1(game.encode())
+        h.update("\x00".join(infosets).encode())
+        h.update("\x01".join("\x00".join(a) for a in actions).encode())
+        return TreeNames(game, infosets, actions, h.hexdigest())
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, TreeNames) and self.digest == other.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+
+# The arrays of a GameTree, in the order of its pytree leaves.
+ARRAY_FIELDS = (
+    "node_player", "node_index", "children", "parent", "parent_action",
+    "infoset_player", "legal", "infoset_parent", "infoset_ancestors", "infoset_depth",
+    "chance_probs", "utilities", "terminal_node", "terminal_sequences", "terminal_last",
+    "terminal_chance",
+)
+# Their kinds: `legal` is bool, these two hold numbers, every other array indices.
+BOOL_FIELDS = ("legal",)
+NUMBER_FIELDS = ("chance_probs", "utilities")
+
+# What only the history view and the per-leaf paths use (environments, samplers,
+# the structure check, saved files). A full-width solve or evaluation of a game with
+# perfect recall reads none of them: `GameTree.without_histories` drops them.
+HISTORY_FIELDS = ("node_player", "node_index", "children", "parent", "parent_action",
+                  "terminal_node", "terminal_sequences")
+
+# The per-terminal arrays and the axis of one tree's array that runs over terminals
+# (`distributed.shard_tree` pads and splits these; `GameTree.save` strips its padding).
+TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
+                "terminal_last": 1, "terminal_chance": 0}
+
+
+def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
+    """The shape of every array of one game of sizes `s` (a batch adds leading axes)."""
+    n, i, a, c, z, p = (s.num_nodes, s.num_infosets, s.num_actions, s.num_chance,
+                        s.num_terminals, s.num_players)
+    return {
+        "node_player": (n,), "node_index": (n,), "parent": (n,),
+        "parent_action": (n,), "infoset_player": (i,), "legal": (i, a),
+        "children": (n, max(a, s.num_chance_outcomes)),
+        "infoset_parent": (i,), "infoset_depth": (i,), "chance_probs": (c, s.num_chance_outcomes),
+        "utilities": (z, p), "terminal_node": (z,),
+        "terminal_sequences": (p, z, s.max_sequence_length), "terminal_last": (p, z),
+        "terminal_chance": (z, s.max_chance_length),
+        "infoset_ancestors": (i, s.max_infoset_depth),
+    }
+
+
+def infoset_blocks(infoset_player, infoset_depth, num_players: int):
+    """`TreeSizes.infoset_blocks` of these arrays ([..., I] each; a batch's games share
+    them, the first is read): for each player, the (start, stop) id range of its
+    infosets at own depth 0, 1, ..., or None when some (player, depth) group is not
+    one contiguous range of ids (host-side; concrete arrays)."""
+    player = np.asarray(infoset_player).reshape(-1, np.shape(infoset_player)[-1])[0]
+    depth = np.asarray(infoset_depth).reshape(-1, np.shape(infoset_depth)[-1])[0]
+    if player.size == 0:
+        return tuple(() for _ in range(num_players))
+    group = player.astype(np.int64) * (int(depth.max()) + 1) + depth
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    if len(starts) != len(np.unique(group)):
+        return None
+    stops = np.r_[starts[1:], player.size]
+    ranges = {(int(player[a]), int(depth[a])): (int(a), int(b)) for a, b in zip(starts, stops)}
+    blocks = []
+    for p in range(num_players):
+        own = sorted(d for q, d in ranges if q == p)
+        if own != list(range(len(own))):  # a depth with no infoset: not a player's tree
+            return None
+        blocks.append(tuple(ranges[p, d] for d in own))
+    return tuple(blocks)
+
+
+def observed_utility_sum(utilities) -> float | None:
+    """The sum every terminal's returns share, over any leading batch axes (to 1e-9),
+    or None where they differ: a general-sum game (host-side; concrete arrays)."""
+    sums = np.asarray(utilities, np.float64).sum(axis=-1).reshape(-1)
+    if sums.size and np.allclose(sums, sums[0], atol=1e-9):
+        return float(sums[0])
+    return None
