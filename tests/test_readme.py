@@ -109,8 +109,9 @@ def test_solvers_custom_solver_example_runs(capsys):
     first = np.asarray(tree.infoset_parent) == tree.sizes.empty_sequence
     first &= np.asarray(tree.infoset_player) == 0
     assert first.sum() == 3  # one per card
+    # In float32: two routes to 1/8 (uniform Kuhn's value), each a few roundings off.
     assert float(np.asarray(scope["v"])[first].sum()) == pytest.approx(
-        float(jaxsolve.policy_value(tree, policy)[0]), abs=1e-12)
+        float(jaxsolve.policy_value(tree, policy)[0]), abs=1e-6)
 
 
 def _leduc(jaxsolve, games):
