@@ -184,7 +184,7 @@ def bench_peers(data: dict | None = None) -> str:
 
 
 def readme_rows(data: dict | None = None) -> list[str]:
-    """The README's headline table rows (tests/test_docs.py checks the README holds
+    """The README's headline table rows (tests/integration/test_docs.py checks the README holds
     exactly these, so the README cannot drift from results/bench_peers.json)."""
     data = data or _load("bench_peers.json")
     rows = []

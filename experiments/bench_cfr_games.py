@@ -76,7 +76,7 @@ QUICK = {
     "goofspiel6": _BIG_QUICK, "goofspiel7": _BIG_QUICK, "battleship": _BIG_QUICK,
     "battleship3x3": _BIG_QUICK,
 }
-# jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/test_bench_cfr.py
+# jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/experiments/test_bench_cfr.py
 # checks the list), for --solver. Named here so the parent process need not import JAX.
 SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+")
 # Any other OpenSpiel game: `openspiel:SPEC`, SPEC as pyspiel.load_game takes it.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
 def _bench_mcts(monkeypatch):
@@ -143,10 +143,10 @@ def test_results_record_the_commit_they_were_measured_at(monkeypatch):
     """machine_info()["git"] is git's own answer for this checkout (None outside git)."""
     import subprocess
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "experiments"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "experiments"))
     import machine
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         assert machine.git_state() is None
         return

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 RTOL, ATOL = 1e-5, 4 * 2.0**-23  # float32, payoffs up to 1: checked below
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
@@ -295,3 +295,15 @@ def test_own_game_notebook_uses_the_pages_game():
     book = json.loads((DOCS / "tutorials" / "own_game.ipynb").read_text())
     cells = ["".join(c["source"]) for c in book["cells"] if c["cell_type"] == "code"]
     assert page_block.strip() in [c.strip() for c in cells]
+
+
+def test_every_test_file_the_docs_name_exists():
+    """The correctness page says which test checks what: each path it (or any page, or
+    the README) names must be a file of the suite, so moving a test cannot leave a
+    page pointing nowhere."""
+    named = {(page.relative_to(ROOT), path)
+             for page in [ROOT / "README.md", *DOCS.rglob("*.md")]
+             for path in re.findall(r"tests/[\w/]+\.py", page.read_text())}
+    assert any(page.name == "correctness.md" for page, _ in named)
+    missing = sorted(f"{page}: {path}" for page, path in named if not (ROOT / path).is_file())
+    assert not missing, missing

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _block(containing: str, page: str = "README.md") -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 CPU = {"jax_backend": "cpu", "device_kind": "cpu"}
 H200 = {"jax_backend": "gpu", "device_kind": "NVIDIA H200"}
