@@ -40,8 +40,19 @@ class ArgumentTypeError(ArgumentError, TypeError):
 
 class CheckpointNotTreeError(GameError):
     """A solver checkpoint (`jaxsolve.checkpoint`) where a saved tree belongs.
-    `meta` is the checkpoint's record of its run, from which the command line names
-    the command that resumes it."""
+
+    From `meta`, the checkpoint's record of its run, the command line names the command
+    that resumes it.
+
+    Args:
+        message: the error's message.
+        path: the checkpoint's path.
+        meta: the checkpoint's record of its run.
+
+    Attributes:
+        path: the checkpoint's path.
+        meta: the checkpoint's record of its run.
+    """
 
     def __init__(self, message: str, path, meta: dict):
         super().__init__(message)
@@ -55,9 +66,19 @@ class CheckpointError(JaxsolveError):
 
 
 class TooLarge(JaxsolveError):
-    """A game whose arrays would exceed `max_bytes` (`jaxsolve.alphazero.exact`):
-    `problem` says so (without the advice the message adds), `need` is the estimate
-    in bytes."""
+    """A game whose arrays would exceed `max_bytes` (`jaxsolve.alphazero.exact`).
+
+    The message adds to `problem` the advice to raise `max_bytes` or shrink the game.
+
+    Args:
+        where: the public function's name, quoted in the advice.
+        problem: what is too large, as a sentence.
+        need: the estimated size in bytes.
+
+    Attributes:
+        problem: what is too large, without the advice the message adds.
+        need: the estimated size in bytes.
+    """
 
     def __init__(self, where: str, problem: str, need: int):
         super().__init__(f"{problem} Raise max_bytes if that fits ({where}(..., "
@@ -70,7 +91,16 @@ class ImperfectRecallWarning(UserWarning):
 
 
 def one_line(e: BaseException) -> str:
-    """An exception's message as one line (a KeyError's without its quotes), for the
-    command line's one-line reports and for errors that quote another's."""
+    """An exception's message as one line.
+
+    For the command line's one-line reports and for errors that quote another's.
+
+    Args:
+        e: the exception.
+
+    Returns:
+        Its message with runs of whitespace made single spaces (a KeyError's without
+        its quotes), or the exception's class name where the message is empty.
+    """
     text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return " ".join(str(text).split()) or type(e).__name__

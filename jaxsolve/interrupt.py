@@ -51,8 +51,14 @@ class HeldInterrupt:
 
     @contextlib.contextmanager
     def hold(self):
-        """Runs the `with` body with Ctrl-C held back; a Ctrl-C that came meanwhile is
-        raised as KeyboardInterrupt when the body completes."""
+        """Runs the `with` body with Ctrl-C held back.
+
+        Yields:
+            Nothing; the body runs while the context is open.
+
+        Raises:
+            KeyboardInterrupt: when a Ctrl-C came while the body ran, once it completes.
+        """
         self.holding = True
         try:
             yield

@@ -26,16 +26,24 @@ _ZIP_MAGIC = b"PK\x03\x04"
 
 
 def write(path: str | Path, arrays: Mapping[str, np.ndarray], *, compress: bool) -> Path:
-    """Writes `arrays` (name -> array) as an .npz archive at exactly `path` (no
-    suffix added), atomically: through a temporary file in the same folder, synced
-    to disk and moved into place. The file gets the mode a new file gets here (0666
-    less the umask). Returns `path`.
+    """Writes `arrays` as an .npz archive at exactly `path` (no suffix added), atomically.
+
+    The archive goes through a temporary file in the same folder, synced to disk and
+    moved into place; the file gets the mode a new file gets here (0666 less the umask).
+
+    Args:
+        path: where the archive goes.
+        arrays: name -> array, the archive's members.
+        compress: whether to write a compressed archive.
+
+    Returns:
+        `path`, as a Path.
 
     Raises:
-      IsADirectoryError: a folder is at `path` (the error names `path`).
-      FileNotFoundError: the folder `path` names does not exist (named so too).
-      OSError: writing failed (a full disk, no permission); the temporary file is
-        removed and the file at `path`, if any, left as it was.
+        IsADirectoryError: a folder is at `path` (the error names `path`).
+        FileNotFoundError: the folder `path` names does not exist (named so too).
+        OSError: writing failed (a full disk, no permission); the temporary file is
+            removed and the file at `path`, if any, left as it was.
     """
     given, path = os.fspath(path), Path(path)
     if path.is_dir():
@@ -68,11 +76,22 @@ def _file_mode() -> int:
 
 
 def read(path: str | Path, error: type[Exception], *, kind: str):
-    """The archive at `path`, open (a `np.lib.npyio.NpzFile`; use it in a `with`), or
-    `error` naming the file and the problem: "{path} is a folder, not a {kind} file",
-    "{path}: no such file", "{path}: not a {kind} (not an .npz archive)", "{path}: not
-    a readable {kind} (...)" for a truncated or damaged archive. `kind` names what
-    the file should be ("saved tree", "checkpoint")."""
+    """Opens the .npz archive at `path`, checked to be one.
+
+    Args:
+        path: the archive's path.
+        error: the error class raised for a file that cannot be read as an archive.
+        kind: what the file should be, for messages ("saved tree", "checkpoint").
+
+    Returns:
+        The open archive, a `np.lib.npyio.NpzFile` (use it in a `with`).
+
+    Raises:
+        error: naming the file and the problem: "{path} is a folder, not a {kind}
+            file", "{path}: no such file", "{path}: not a {kind} (not an .npz
+            archive)", "{path}: not a readable {kind} (...)" for a truncated or damaged
+            archive.
+    """
     if os.path.isdir(path):  # messages show the path as given
         raise error(f"{path} is a folder, not a {kind} file")
     try:
@@ -91,9 +110,23 @@ def read(path: str | Path, error: type[Exception], *, kind: str):
 
 
 def member(data, name: str, path: str | Path, error: type[Exception]) -> np.ndarray:
-    """Array `name` of an archive opened by `read`, else `error` naming the file and
-    the array: a damaged member fails its CRC only when read, and an object array
-    (a pickle) is refused."""
+    """One array of an archive opened by `read`.
+
+    A damaged member fails its CRC only when read, and an object array (a pickle) is
+    refused.
+
+    Args:
+        data: the open archive.
+        name: the array's name in it.
+        path: the archive's path, for messages.
+        error: the error class raised for an array that cannot be read.
+
+    Returns:
+        The array.
+
+    Raises:
+        error: "{path}: array {name!r} cannot be read (...)".
+    """
     try:
         return data[name]
     except Exception as e:  # noqa: BLE001 - object arrays (pickles), damaged members

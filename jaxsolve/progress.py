@@ -20,8 +20,18 @@ LOG_INTERVAL = 30.0  # seconds between redraws of a bar written to a file
 
 
 def bar(iterable=None, **options) -> tqdm:
-    """`tqdm(iterable, **options)` on stderr, with a terminal's width, redrawn every
-    LOG_INTERVAL seconds where stderr is not a terminal; `options` override these."""
+    """A progress bar on stderr: `tqdm(iterable, **options)` with jaxsolve's defaults.
+
+    The bar takes the terminal's width and redraws at most every `LOG_INTERVAL` seconds
+    where its stream is not a terminal.
+
+    Args:
+        iterable: what the bar iterates over, or None for a bar updated by hand.
+        **options: tqdm's keyword arguments; they override the defaults.
+
+    Returns:
+        The `tqdm.auto.tqdm` bar.
+    """
     from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm loads when a bar is drawn
 
     stream = options.get("file", sys.stderr)

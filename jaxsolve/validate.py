@@ -44,17 +44,42 @@ from jaxsolve.tree_checks import require_histories
 
 
 def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -> NoReturn:
+    """Raises `error` with "{where}: {message}".
+
+    Args:
+        where: the public function's name, which starts the error's message.
+        message: what is wrong and what was expected.
+        error: the error class, an `ArgumentError`.
+
+    Raises:
+        ArgumentError: (or the `error` given) always.
+    """
     raise error(f"{where}: {message}")
 
 
 def traced(value: Any) -> bool:
-    """Whether `value` is a JAX tracer (inside jit, vmap or grad): such values pass
-    the checks below unchecked, since their contents are not known yet."""
+    """Whether `value` is a JAX tracer (inside jit, vmap or grad).
+
+    Such values pass the checks here unchecked, since their contents are not known yet.
+
+    Args:
+        value: anything.
+
+    Returns:
+        True for a tracer.
+    """
     return isinstance(value, jax.core.Tracer)
 
 
 def kind_of(value: Any) -> str:
-    """How a message names an unexpected argument: strings by value, the rest by type."""
+    """How a message names an unexpected argument: strings by value, the rest by type.
+
+    Args:
+        value: the argument.
+
+    Returns:
+        Its repr for a string, else its type's name.
+    """
     return repr(value) if isinstance(value, str) else type(value).__name__
 
 
@@ -64,12 +89,26 @@ def kind_of(value: Any) -> str:
 # definition of "an integer" and "a real number", with bools excluded from both
 # (True is no action id, count or probability).
 def is_int(value: Any) -> bool:
-    """A Python or NumPy integer, not a bool."""
+    """Whether `value` is a Python or NumPy integer, not a bool.
+
+    Args:
+        value: anything.
+
+    Returns:
+        True for an integer.
+    """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def is_real(value: Any) -> bool:
-    """A Python or NumPy real number (integer or float), not a bool."""
+    """Whether `value` is a Python or NumPy real number (integer or float), not a bool.
+
+    Args:
+        value: anything.
+
+    Returns:
+        True for a real number.
+    """
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
@@ -77,17 +116,39 @@ def is_real(value: Any) -> bool:
 # callers (`integer`, `require`, the game walk) catch those and raise an error of the
 # hierarchy naming the argument; no user sees them.
 def as_int(value: Any) -> int:
-    """`value` as a Python int: ints, NumPy integers and anything with __index__
-    (concrete 0-d integer arrays); TypeError for bools, floats (2.5 is no count, and
-    2.0 hides a computation gone wrong) and strings."""
+    """`value` as a Python int.
+
+    Ints, NumPy integers and anything with `__index__` (concrete 0-d integer arrays)
+    convert; bools, floats (2.5 is no count, and 2.0 hides a computation gone wrong)
+    and strings do not.
+
+    Args:
+        value: the value to convert.
+
+    Returns:
+        The Python int.
+
+    Raises:
+        TypeError: `value` is no integer.
+    """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("a bool is not an integer")
     return operator.index(value)
 
 
 def as_finite(value: Any) -> float:
-    """`value` as a Python float: a real number (`is_real`, or a concrete 0-d integer
-    or float array); TypeError for anything else, ValueError if not finite."""
+    """`value` as a Python float.
+
+    Args:
+        value: a real number (`is_real`, or a concrete 0-d integer or float array).
+
+    Returns:
+        The Python float.
+
+    Raises:
+        TypeError: `value` is no real number.
+        ValueError: `value` is not finite.
+    """
     if not _real_scalar(value):
         raise TypeError("not a real number")
     number = float(value)
@@ -101,7 +162,22 @@ INT32_MAX = 2 ** 31 - 1  # counts that reach jitted code travel as int32
 
 def integer(name: str, value: Any, where: str, *, minimum: int | None = 0,
             maximum: int | None = None) -> int:
-    """`value` as a Python int (`as_int`), at least `minimum` and at most `maximum`."""
+    """`value` as a Python int (`as_int`), at least `minimum` and at most `maximum`.
+
+    Args:
+        name: the argument's name, for messages.
+        value: the argument.
+        where: the public function's name, which starts the error's message.
+        minimum: the least value allowed, None for no bound.
+        maximum: the largest value allowed, None for no bound.
+
+    Returns:
+        The Python int.
+
+    Raises:
+        ArgumentTypeError: `value` is no integer.
+        ArgumentError: `value` is out of range.
+    """
     try:
         index = as_int(value)
     except TypeError:
@@ -128,8 +204,23 @@ def _real_scalar(value: Any) -> bool:
 
 def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
                 high: float = math.inf, closed_above: bool = True) -> float:
-    """`value` as a float: a real number (not a bool, not a string, not traced),
-    finite, in [low, high] (or [low, high) when not `closed_above`)."""
+    """`value` as a float: a finite real number in [low, high] (or [low, high)).
+
+    Args:
+        name: the argument's name, for messages.
+        value: the argument: not a bool, not a string, not traced.
+        where: the public function's name, which starts the error's message.
+        low: the least value allowed.
+        high: the bound above.
+        closed_above: whether `high` itself is allowed.
+
+    Returns:
+        The Python float.
+
+    Raises:
+        ArgumentTypeError: `value` is no real number.
+        ArgumentError: `value` is not finite or out of range.
+    """
     bounded = low > -math.inf or high < math.inf
     within = f" in {_interval(low, high, closed_above)}" if bounded else ""
     if not _real_scalar(value):
@@ -143,12 +234,37 @@ def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
 
 
 def flag(name: str, value: Any, where: str) -> bool:
-    """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True."""
+    """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True.
+
+    Args:
+        name: the argument's name, for messages.
+        value: the argument.
+        where: the public function's name, which starts the error's message.
+
+    Returns:
+        The bool.
+
+    Raises:
+        ArgumentTypeError: `value` is not a bool.
+    """
     return static(where, name, value, FLAG_RULE)
 
 
 def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
-    """`value`, one of the strings `choices`."""
+    """`value`, checked to be one of the strings `choices`.
+
+    Args:
+        name: the argument's name, for messages.
+        value: the argument.
+        where: the public function's name, which starts the error's message.
+        choices: the allowed strings.
+
+    Returns:
+        `value`.
+
+    Raises:
+        ArgumentError: `value` is not one of `choices`.
+    """
     if not isinstance(value, str) or value not in choices:
         fail(where, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
@@ -159,10 +275,15 @@ def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
 # (field, Rule) pairs check whole dataclasses (`jaxsolve.alphazero.checks`), and a
 # setting the search and the trainer share obeys one rule.
 class Rule(NamedTuple):
-    """What one setting must be. `convert` returns the value in its canonical form (a
-    Python int, float or tuple) and raises TypeError for a value of the wrong kind
-    (ValueError for one it cannot convert); `ok` then says whether the canonical value
-    is in range; `text` completes "<name> ...", e.g. "must be an integer >= 1"."""
+    """What one setting must be.
+
+    Attributes:
+        convert: returns the value in its canonical form (a Python int, float or tuple);
+            raises TypeError for a value of the wrong kind, ValueError for one it cannot
+            convert.
+        ok: whether the canonical value is in range.
+        text: completes "<name> ...", e.g. "must be an integer >= 1".
+    """
 
     convert: Callable[[Any], Any]
     ok: Callable[[Any], bool]
@@ -170,28 +291,66 @@ class Rule(NamedTuple):
 
 
 def as_ints(value: Any) -> tuple:
-    """A tuple, list, range or 1-D array of integers as a tuple of Python ints;
-    TypeError for anything else (an internal converter, as `as_int`)."""
+    """A tuple, list, range or 1-D array of integers as a tuple of Python ints.
+
+    An internal converter, as `as_int`.
+
+    Args:
+        value: the sequence.
+
+    Returns:
+        The tuple of Python ints.
+
+    Raises:
+        TypeError: `value` is no such sequence, or holds a non-integer.
+    """
     if not isinstance(value, (tuple, list, range, np.ndarray)):
         raise TypeError("not a sequence of integers")
     return tuple(as_int(v) for v in value)
 
 
 def integer_rule(low: int, high: int | None = None, text: str | None = None) -> Rule:
-    """An integer in [low, high) (unbounded above when `high` is None)."""
+    """The rule of an integer in [low, high).
+
+    Args:
+        low: the least value allowed.
+        high: the bound above (excluded), None for unbounded.
+        text: the rule's text, if not the default ("must be an integer >= low" or
+            "must be an integer in [low, high)").
+
+    Returns:
+        The `Rule`.
+    """
     default = (f"must be an integer >= {low}" if high is None
                else f"must be an integer in [{low}, {high})")
     return Rule(as_int, lambda v: v >= low and (high is None or v < high), text or default)
 
 
 def number_rule(low: float, *, strict: bool = False) -> Rule:
-    """A finite number >= `low` (> `low` when `strict`)."""
+    """The rule of a finite number >= `low` (> `low` when `strict`).
+
+    Args:
+        low: the bound below.
+        strict: whether `low` itself is refused.
+
+    Returns:
+        The `Rule`.
+    """
     ok = (lambda v: v > low) if strict else (lambda v: v >= low)
     return Rule(as_finite, ok, f"must be a finite number {'>' if strict else '>='} {low:g}")
 
 
 def interval_rule(low: float, high: float, *, closed_above: bool = True) -> Rule:
-    """A number in [low, high] (in [low, high) when not `closed_above`)."""
+    """The rule of a finite number in [low, high] (in [low, high) when not `closed_above`).
+
+    Args:
+        low: the least value allowed.
+        high: the bound above.
+        closed_above: whether `high` itself is allowed.
+
+    Returns:
+        The `Rule`.
+    """
     ok = (lambda v: low <= v <= high) if closed_above else (lambda v: low <= v < high)
     return Rule(as_finite, ok, f"must lie in {_interval(low, high, closed_above)}")
 
@@ -206,20 +365,42 @@ FLAG_RULE = Rule(_as_flag, lambda v: True, "must be True or False")
 
 
 def optional_rule(rule: Rule) -> Rule:
-    """None, or what `rule` accepts."""
+    """The rule of None or what `rule` accepts.
+
+    Args:
+        rule: the rule a value other than None obeys.
+
+    Returns:
+        The `Rule`.
+    """
     return Rule(lambda v: None if v is None else rule.convert(v),
                 lambda v: v is None or rule.ok(v),
                 "must be None or " + rule.text.removeprefix("must be "))
 
 
 def one_of_rule(*choices: Any) -> Rule:
-    """One of the given values (names, usually)."""
+    """The rule of one of the given values (names, usually).
+
+    Args:
+        *choices: the allowed values.
+
+    Returns:
+        The `Rule`.
+    """
     return Rule(lambda v: v, lambda v: v in choices,
                 "must be " + " or ".join(repr(c) for c in choices))
 
 
 def instance_rule(cls: type, what: str) -> Rule:
-    """An instance of `cls`, described as `what`."""
+    """The rule of an instance of `cls`.
+
+    Args:
+        cls: the class.
+        what: how messages describe it.
+
+    Returns:
+        The `Rule`.
+    """
     def same_kind(value):
         if not isinstance(value, cls):
             raise TypeError(f"not a {cls.__name__}")
@@ -228,9 +409,21 @@ def instance_rule(cls: type, what: str) -> Rule:
 
 
 def require(label: str, value: Any, rule: Rule) -> Any:
-    """`value` in its canonical form if it obeys `rule`; else ArgumentTypeError (a value
-    of the wrong kind) or ArgumentError (out of range), "{label} {rule.text}, got
-    {value!r}"."""
+    """`value` in its canonical form, checked against `rule`.
+
+    Args:
+        label: what the message calls the value; it starts the message
+            "{label} {rule.text}, got {value!r}".
+        value: the value.
+        rule: the `Rule` it must obey.
+
+    Returns:
+        The canonical value (`rule.convert(value)`).
+
+    Raises:
+        ArgumentTypeError: `value` is of the wrong kind.
+        ArgumentError: `value` is out of range or cannot be converted.
+    """
     error: type[ArgumentError] = ArgumentError
     try:
         canonical = rule.convert(value)
@@ -245,24 +438,66 @@ def require(label: str, value: Any, rule: Rule) -> Any:
 
 
 def static(where: str, name: str, value: Any, rule: Rule) -> Any:
-    """A setting that must be a concrete value (a size, a count, a name): returned in
-    its canonical form, or the error of `require`, "{where}: {name} {rule}, got ..."."""
+    """A setting that must be a concrete value (a size, a count, a name), checked by `rule`.
+
+    Args:
+        where: the public function's name, which starts the error's message.
+        name: the setting's name.
+        value: the setting.
+        rule: the `Rule` it must obey.
+
+    Returns:
+        The canonical value.
+
+    Raises:
+        ArgumentTypeError: `value` is of the wrong kind ("{where}: {name} {rule},
+            got ...").
+        ArgumentError: `value` is out of range.
+    """
     return require(f"{where}: {name}", value, rule)
 
 
 def unless_traced(where: str, name: str, value: Any, rule: Rule) -> Any:
-    """A numeric setting that may also be an array - traced under jit, or concrete:
-    an array is returned unchecked (its value is not known when the function is
-    traced, and reading it would force it), anything else is checked as by `static`."""
+    """A numeric setting that may also be an array, traced under jit or concrete.
+
+    An array is returned unchecked (its value is not known when the function is traced,
+    and reading it would force it); anything else is checked as by `static`.
+
+    Args:
+        where: the public function's name, which starts the error's message.
+        name: the setting's name.
+        value: the setting.
+        rule: the `Rule` a non-array value must obey.
+
+    Returns:
+        An array unchanged, else the canonical value.
+
+    Raises:
+        ArgumentTypeError: a non-array `value` is of the wrong kind.
+        ArgumentError: a non-array `value` is out of range.
+    """
     if isinstance(value, (jax.Array, np.ndarray)):
         return value
     return static(where, name, value, rule)
 
 
 def iterations(num_iterations: Any, where: str) -> Any:
-    """A concrete count must be an integer >= 0 (a negative one would silently run
-    no iteration, 2.5 would fail inside fori_loop); a traced count passes as it is.
-    Returns `num_iterations` unchanged, so the loop sees what the caller passed."""
+    """A number of iterations: a concrete count must be an integer in [0, 2**31 - 1].
+
+    A negative count would silently run no iteration, 2.5 would fail inside fori_loop;
+    a traced count passes as it is.
+
+    Args:
+        num_iterations: the count.
+        where: the public function's name, which starts the error's message.
+
+    Returns:
+        `num_iterations` unchanged, so the loop sees what the caller passed.
+
+    Raises:
+        ArgumentTypeError: a concrete count is no integer.
+        ArgumentError: a concrete count is out of range.
+    """
     if not traced(num_iterations):  # the loop bound is an int32 inside jit
         integer("num_iterations", num_iterations, where, minimum=0, maximum=INT32_MAX)
     return num_iterations
@@ -270,7 +505,19 @@ def iterations(num_iterations: Any, where: str) -> Any:
 
 def tau(value: Any, where: str) -> Any:
     """The threshold of `jaxsolve.threshold`: a number in [0, 1) (at 1 every action
-    would be dropped); a traced one passes as it is."""
+    would be dropped); a traced one passes as it is.
+
+    Args:
+        value: the threshold.
+        where: the public function's name, which starts the error's message.
+
+    Returns:
+        A traced value unchanged, else the Python float.
+
+    Raises:
+        ArgumentTypeError: `value` is no real number.
+        ArgumentError: `value` is outside [0, 1).
+    """
     if traced(value):
         return value
     return finite_real("tau", value, where, low=0.0, high=1.0, closed_above=False)
@@ -283,7 +530,14 @@ _BATCHABLE = ("legal", "utilities", "chance_probs")
 
 
 def batch_size(tree: GameTree) -> int | None:
-    """The size of the tree's leading batch axis (from sweep or stack), None if none."""
+    """The size of the tree's leading batch axis (from `sweep` or `stack`).
+
+    Args:
+        tree: the tree.
+
+    Returns:
+        The batch size, or None for a tree without a batch axis.
+    """
     for field in _BATCHABLE:
         shape = np.shape(getattr(tree, field))
         if len(shape) > 2:
@@ -293,8 +547,23 @@ def batch_size(tree: GameTree) -> int | None:
 
 def game_tree(tree: Any, where: str, *, batch_ok: bool = False,
               histories: bool = False) -> GameTree:
-    """A GameTree, without a batch axis unless `batch_ok`, with its history arrays if
-    `histories` (not a `without_histories` view)."""
+    """`tree`, checked to be a GameTree fit for the function.
+
+    Args:
+        tree: the argument.
+        where: the public function's name, which starts the error's message.
+        batch_ok: whether a leading batch axis is allowed.
+        histories: whether the history arrays are needed (not a `without_histories`
+            view).
+
+    Returns:
+        `tree`.
+
+    Raises:
+        ArgumentTypeError: `tree` is not a GameTree.
+        ArgumentError: the tree has a batch axis and `batch_ok` is false, or lacks its
+            history arrays and `histories` is true.
+    """
     if not isinstance(tree, GameTree):
         fail(where, "expected a GameTree (compile the game with jaxsolve.compile_game), "
                     f"got {kind_of(tree)}", ArgumentTypeError)
@@ -310,9 +579,24 @@ def game_tree(tree: Any, where: str, *, batch_ok: bool = False,
 
 
 def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> Any:
-    """A concrete player must be an int in [0, P); a traced one passes as it is, unless
-    `static` (the function picks the player's arrays in Python): then it is refused
-    with the jit idiom that keeps it static."""
+    """A player of `tree`: a concrete one must be an int in [0, P).
+
+    A traced player passes as it is, unless `static` (the function picks the player's
+    arrays in Python): then it is refused with the jit idiom that keeps it static.
+
+    Args:
+        tree: the game's tree.
+        value: the player.
+        where: the public function's name, which starts the error's message.
+        static: whether the player must be known when tracing.
+
+    Returns:
+        A traced value unchanged, else the Python int.
+
+    Raises:
+        ArgumentTypeError: the player is no integer, or traced where `static`.
+        ArgumentError: the player is out of range.
+    """
     if traced(value):
         if static:
             fail(where, f"player must be known when tracing (a Python int), got a traced "
@@ -329,8 +613,21 @@ def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> A
 
 def prng_key(key: Any, where: str) -> Any:
     """A JAX PRNG key: a typed key (`jax.random.key`, shape []) or a raw
-    `jax.random.PRNGKey` ([2] uint32). Plain numbers fail inside JAX's samplers with
-    "invalid PRNG key data", which names neither the argument nor the fix."""
+    `jax.random.PRNGKey` ([2] uint32).
+
+    Plain numbers would fail inside JAX's samplers with "invalid PRNG key data", which
+    names neither the argument nor the fix.
+
+    Args:
+        key: the argument.
+        where: the public function's name, which starts the error's message.
+
+    Returns:
+        `key`.
+
+    Raises:
+        ArgumentTypeError: `key` is no PRNG key.
+    """
     dtype = getattr(key, "dtype", None)
     typed = dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key)
     if (typed and np.ndim(key) == 0) or (not typed and dtype == np.uint32
@@ -360,9 +657,27 @@ def _shape_hint(shape: tuple, expected: tuple) -> str:
 
 def policy(tree: GameTree, value: Any, where: str, *, what: str = "the tree",
            batch_ok: bool = False, host: bool = False) -> jax.Array | np.ndarray:
-    """`value` as a JAX array (a NumPy one if `host`, keeping float64 without x64) of
-    floats of shape [I, A] for `tree` (`what` names the tree in messages);
-    [..., I, A] if `batch_ok`."""
+    """`value` as a policy of `tree`: floats of shape [I, A] ([..., I, A] if `batch_ok`).
+
+    A concrete policy is also checked to be a distribution over the legal actions at
+    every infoset (finite, >= 0, 0 on illegal actions, rows summing to 1).
+
+    Args:
+        tree: the game's tree.
+        value: the policy, any array-like.
+        where: the public function's name, which starts the error's message.
+        what: how messages name the tree.
+        batch_ok: whether leading batch axes are allowed.
+        host: whether to return a NumPy array (keeping float64 without x64).
+
+    Returns:
+        The policy as a JAX array, or a NumPy one if `host`.
+
+    Raises:
+        ArgumentTypeError: `value` is no array, or not of floats.
+        ArgumentError: the shape is wrong, or a concrete policy is no distribution
+            over the legal actions.
+    """
     array = _as_array(value, "policy", where, host)
     if not jnp.issubdtype(array.dtype, jnp.floating):
         fail(where, f"policy must hold probabilities as floats, got dtype {array.dtype} "

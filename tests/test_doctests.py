@@ -30,7 +30,13 @@ MODULES = [
     "jaxsolve.mcts._policies", "jaxsolve.mcts._search", "jaxsolve.mcts._selection",
     "jaxsolve.mcts._tree", "jaxsolve.alphazero", "jaxsolve.alphazero.selfplay",
     "jaxsolve.alphazero.exact", "jaxsolve.alphazero.evaluate", "jaxsolve.alphazero.network",
-    "jaxsolve.games",
+    "jaxsolve.games", "jaxsolve.errors", "jaxsolve.validate", "jaxsolve.npz",
+    "jaxsolve.interrupt", "jaxsolve.progress", "jaxsolve.protocol", "jaxsolve.tree",
+    "jaxsolve.tree_layout", "jaxsolve.tree_checks", "jaxsolve.tree_file",
+    "jaxsolve.tree_structure", "jaxsolve.checkpoint", "jaxsolve.compile", "jaxsolve.check",
+    "jaxsolve.rules", "jaxsolve.assemble", "jaxsolve.builders", "jaxsolve.builders.assemble",
+    "jaxsolve.builders.battleship", "jaxsolve.builders.goofspiel",
+    "jaxsolve.builders.liars_dice", "jaxsolve.alphazero.train", "jaxsolve.alphazero.checks",
 ]
 
 # Float output is rounded in the examples; ELLIPSIS for what varies (lists of names).
@@ -123,7 +129,10 @@ def _entries(body: str) -> set[str]:
 
 def _parameters(obj) -> list[str]:
     # A class's own __init__ where it writes one (a Flax module's class signature is
-    # its metaclass's); else the signature its fields make (NamedTuple, dataclass).
+    # its metaclass's); else the signature its fields make (NamedTuple, dataclass). A
+    # typing.Protocol takes no arguments: the __init__ typing gives it is no signature.
+    if inspect.isclass(obj) and getattr(obj, "_is_protocol", False):
+        return []
     if inspect.isclass(obj) and "__init__" in vars(obj):
         obj = obj.__init__
     try:
