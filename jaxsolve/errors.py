@@ -45,13 +45,13 @@ class CheckpointNotTreeError(GameError):
     that resumes it.
 
     Args:
-        message: the error's message.
-        path: the checkpoint's path.
-        meta: the checkpoint's record of its run.
+      message: the error's message.
+      path: the checkpoint's path.
+      meta: the checkpoint's record of its run.
 
     Attributes:
-        path: the checkpoint's path.
-        meta: the checkpoint's record of its run.
+      path: the checkpoint's path.
+      meta: the checkpoint's record of its run.
     """
 
     def __init__(self, message: str, path, meta: dict):
@@ -71,13 +71,13 @@ class TooLarge(JaxsolveError):
     The message adds to `problem` the advice to raise `max_bytes` or shrink the game.
 
     Args:
-        where: the public function's name, quoted in the advice.
-        problem: what is too large, as a sentence.
-        need: the estimated size in bytes.
+      where: the public function's name, quoted in the advice.
+      problem: what is too large, as a sentence.
+      need: the estimated size in bytes.
 
     Attributes:
-        problem: what is too large, without the advice the message adds.
-        need: the estimated size in bytes.
+      problem: what is too large, without the advice the message adds.
+      need: the estimated size in bytes.
     """
 
     def __init__(self, where: str, problem: str, need: int):
@@ -96,11 +96,11 @@ def one_line(e: BaseException) -> str:
     For the command line's one-line reports and for errors that quote another's.
 
     Args:
-        e: the exception.
+      e: the exception.
 
     Returns:
-        Its message with runs of whitespace made single spaces (a KeyError's without
-        its quotes), or the exception's class name where the message is empty.
+      Its message with runs of whitespace made single spaces (a KeyError's without
+      its quotes), or the exception's class name where the message is empty.
     """
     text = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return " ".join(str(text).split()) or type(e).__name__

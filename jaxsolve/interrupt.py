@@ -54,10 +54,10 @@ class HeldInterrupt:
         """Runs the `with` body with Ctrl-C held back.
 
         Yields:
-            Nothing; the body runs while the context is open.
+          Nothing; the body runs while the context is open.
 
         Raises:
-            KeyboardInterrupt: when a Ctrl-C came while the body ran, once it completes.
+          KeyboardInterrupt: when a Ctrl-C came while the body ran, once it completes.
         """
         self.holding = True
         try:

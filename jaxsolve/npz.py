@@ -32,18 +32,18 @@ def write(path: str | Path, arrays: Mapping[str, np.ndarray], *, compress: bool)
     moved into place; the file gets the mode a new file gets here (0666 less the umask).
 
     Args:
-        path: where the archive goes.
-        arrays: name -> array, the archive's members.
-        compress: whether to write a compressed archive.
+      path: where the archive goes.
+      arrays: name -> array, the archive's members.
+      compress: whether to write a compressed archive.
 
     Returns:
-        `path`, as a Path.
+      `path`, as a Path.
 
     Raises:
-        IsADirectoryError: a folder is at `path` (the error names `path`).
-        FileNotFoundError: the folder `path` names does not exist (named so too).
-        OSError: writing failed (a full disk, no permission); the temporary file is
-            removed and the file at `path`, if any, left as it was.
+      IsADirectoryError: a folder is at `path` (the error names `path`).
+      FileNotFoundError: the folder `path` names does not exist (named so too).
+      OSError: writing failed (a full disk, no permission); the temporary file is
+        removed and the file at `path`, if any, left as it was.
     """
     given, path = os.fspath(path), Path(path)
     if path.is_dir():
@@ -79,18 +79,18 @@ def read(path: str | Path, error: type[Exception], *, kind: str):
     """Opens the .npz archive at `path`, checked to be one.
 
     Args:
-        path: the archive's path.
-        error: the error class raised for a file that cannot be read as an archive.
-        kind: what the file should be, for messages ("saved tree", "checkpoint").
+      path: the archive's path.
+      error: the error class raised for a file that cannot be read as an archive.
+      kind: what the file should be, for messages ("saved tree", "checkpoint").
 
     Returns:
-        The open archive, a `np.lib.npyio.NpzFile` (use it in a `with`).
+      The open archive, a `np.lib.npyio.NpzFile` (use it in a `with`).
 
     Raises:
-        error: naming the file and the problem: "{path} is a folder, not a {kind}
-            file", "{path}: no such file", "{path}: not a {kind} (not an .npz
-            archive)", "{path}: not a readable {kind} (...)" for a truncated or damaged
-            archive.
+      error: naming the file and the problem: "{path} is a folder, not a {kind}
+        file", "{path}: no such file", "{path}: not a {kind} (not an .npz
+        archive)", "{path}: not a readable {kind} (...)" for a truncated or damaged
+        archive.
     """
     if os.path.isdir(path):  # messages show the path as given
         raise error(f"{path} is a folder, not a {kind} file")
@@ -116,16 +116,16 @@ def member(data, name: str, path: str | Path, error: type[Exception]) -> np.ndar
     refused.
 
     Args:
-        data: the open archive.
-        name: the array's name in it.
-        path: the archive's path, for messages.
-        error: the error class raised for an array that cannot be read.
+      data: the open archive.
+      name: the array's name in it.
+      path: the archive's path, for messages.
+      error: the error class raised for an array that cannot be read.
 
     Returns:
-        The array.
+      The array.
 
     Raises:
-        error: "{path}: array {name!r} cannot be read (...)".
+      error: "{path}: array {name!r} cannot be read (...)".
     """
     try:
         return data[name]

@@ -26,11 +26,11 @@ def bar(iterable=None, **options) -> tqdm:
     where its stream is not a terminal.
 
     Args:
-        iterable: what the bar iterates over, or None for a bar updated by hand.
-        **options: tqdm's keyword arguments; they override the defaults.
+      iterable: what the bar iterates over, or None for a bar updated by hand.
+      **options: tqdm's keyword arguments; they override the defaults.
 
     Returns:
-        The `tqdm.auto.tqdm` bar.
+      The `tqdm.auto.tqdm` bar.
     """
     from tqdm.auto import tqdm  # noqa: PLC0415 - tqdm loads when a bar is drawn
 

@@ -61,10 +61,10 @@ def is_game(obj: Any) -> bool:
     """Whether `obj` is a game object (not a class).
 
     Args:
-        obj: anything.
+      obj: anything.
 
     Returns:
-        True if `obj` is not a class and has `num_players` and `new_initial_state`.
+      True if `obj` is not a class and has `num_players` and `new_initial_state`.
     """
     return (not isinstance(obj, type) and hasattr(obj, "num_players")
             and hasattr(obj, "new_initial_state"))
@@ -81,38 +81,38 @@ class GameState(Protocol):
         """The player to move.
 
         Returns:
-            A player index in 0..n-1, `CHANCE` (-1) or `TERMINAL` (-4).
+          A player index in 0..n-1, `CHANCE` (-1) or `TERMINAL` (-4).
         """
 
     def legal_actions(self) -> Sequence[int]:
         """The actions allowed here.
 
         Returns:
-            The action ids, sorted, distinct and non-negative.
+          The action ids, sorted, distinct and non-negative.
         """
 
     def is_terminal(self) -> bool:
         """Whether the game has ended.
 
         Returns:
-            True at terminal states.
+          True at terminal states.
         """
 
     def returns(self) -> Sequence[float]:
         """Each player's return, read at terminal states.
 
         Returns:
-            One number per player: `returns()[p]` is player p's.
+          One number per player: `returns()[p]` is player p's.
         """
 
     def information_state_string(self, player: int) -> str:
         """What `player` knows here; equal strings are one infoset.
 
         Args:
-            player: the player to move (the only one `compile_game` asks about).
+          player: the player to move (the only one `compile_game` asks about).
 
         Returns:
-            A string identical exactly across the histories of an infoset.
+          A string identical exactly across the histories of an infoset.
         """
 
 
@@ -127,14 +127,14 @@ class GameLike(Protocol):
         """The number of players.
 
         Returns:
-            n: the players are numbered 0..n-1.
+          n: the players are numbered 0..n-1.
         """
 
     def new_initial_state(self) -> Any:
         """A new state at the start of the game.
 
         Returns:
-            The root state, a `GameState`.
+          The root state, a `GameState`.
         """
 
 
@@ -151,10 +151,10 @@ class State:
         """The player to move; subclasses implement it.
 
         Returns:
-            A player index in 0..n-1, `CHANCE` (-1) or `TERMINAL` (-4).
+          A player index in 0..n-1, `CHANCE` (-1) or `TERMINAL` (-4).
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "current_player()")
 
@@ -162,13 +162,13 @@ class State:
         """The actions allowed here; subclasses implement it.
 
         Args:
-            player: OpenSpiel's optional player argument; the walk passes none.
+          player: OpenSpiel's optional player argument; the walk passes none.
 
         Returns:
-            The action ids, sorted, distinct and non-negative (below 2**24).
+          The action ids, sorted, distinct and non-negative (below 2**24).
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "legal_actions()")
 
@@ -176,10 +176,10 @@ class State:
         """The outcomes of a chance node; subclasses with chance nodes implement it.
 
         Returns:
-            (action, probability) pairs, the probabilities summing to 1.
+          (action, probability) pairs, the probabilities summing to 1.
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "chance_outcomes()")
 
@@ -190,10 +190,10 @@ class State:
         """Each player's return at a terminal state; subclasses implement it.
 
         Returns:
-            One number per player: `returns()[p]` is player p's.
+          One number per player: `returns()[p]` is player p's.
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "returns()")
 
@@ -201,13 +201,13 @@ class State:
         """What `player` knows here; subclasses implement it.
 
         Args:
-            player: the player to move.
+          player: the player to move.
 
         Returns:
-            A string identical exactly across the histories of an infoset.
+          A string identical exactly across the histories of an infoset.
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "information_state_string(player)")
 
@@ -215,7 +215,7 @@ class State:
         """Plays `action` in place, by the subclass's `_apply_action`.
 
         Args:
-            action: a legal action id, or a chance outcome's action.
+          action: a legal action id, or a chance outcome's action.
         """
         self._apply_action(action)
 
@@ -223,10 +223,10 @@ class State:
         """The state after `action`, leaving this one unchanged.
 
         Args:
-            action: a legal action id, or a chance outcome's action.
+          action: a legal action id, or a chance outcome's action.
 
         Returns:
-            A new state: a clone with the action applied.
+          A new state: a clone with the action applied.
         """
         new = self.clone()
         new.apply_action(action)
@@ -236,7 +236,7 @@ class State:
         """A copy of this state.
 
         Returns:
-            A deep copy, independent of this state.
+          A deep copy, independent of this state.
         """
         return copy.deepcopy(self)
 
@@ -244,7 +244,7 @@ class State:
         """Whether the game has ended.
 
         Returns:
-            True where `current_player()` is `TERMINAL`.
+          True where `current_player()` is `TERMINAL`.
         """
         return self.current_player() == TERMINAL
 
@@ -252,7 +252,7 @@ class State:
         """Whether chance moves here.
 
         Returns:
-            True where `current_player()` is `CHANCE`.
+          True where `current_player()` is `CHANCE`.
         """
         return self.current_player() == CHANCE
 
@@ -260,11 +260,11 @@ class State:
         """An action's name in strategy tables.
 
         Args:
-            player: the player to move.
-            action: the action id.
+          player: the player to move.
+          action: the action id.
 
         Returns:
-            The id as a string; subclasses may name actions.
+          The id as a string; subclasses may name actions.
         """
         return str(action)
 
@@ -284,7 +284,7 @@ class Game:
         """The number of players, the class attribute `players`.
 
         Returns:
-            n: the players are numbered 0..n-1.
+          n: the players are numbered 0..n-1.
         """
         return self.players
 
@@ -292,7 +292,7 @@ class Game:
         """The declared number of action ids, the class attribute `actions`.
 
         Returns:
-            The bound every legal id lies below, or None where undeclared.
+          The bound every legal id lies below, or None where undeclared.
         """
         return self.actions
 
@@ -300,7 +300,7 @@ class Game:
         """The constant sum of the returns, the class attribute `constant_sum`.
 
         Returns:
-            The sum (0.0 for a zero-sum game), or None for a general-sum game.
+          The sum (0.0 for a zero-sum game), or None for a general-sum game.
         """
         return self.constant_sum
 
@@ -308,7 +308,7 @@ class Game:
         """The least return any player can get, from `utility_range`.
 
         Returns:
-            The lower bound, or None where undeclared.
+          The lower bound, or None where undeclared.
         """
         return None if self.utility_range is None else self.utility_range[0]
 
@@ -316,7 +316,7 @@ class Game:
         """The largest return any player can get, from `utility_range`.
 
         Returns:
-            The upper bound, or None where undeclared.
+          The upper bound, or None where undeclared.
         """
         return None if self.utility_range is None else self.utility_range[1]
 
@@ -324,9 +324,9 @@ class Game:
         """A new state at the start of the game; subclasses implement it.
 
         Returns:
-            The root state.
+          The root state.
 
         Raises:
-            NotImplementedError: where a subclass does not implement it.
+          NotImplementedError: where a subclass does not implement it.
         """
         raise _missing(self, "new_initial_state()")

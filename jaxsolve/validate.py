@@ -47,12 +47,12 @@ def fail(where: str, message: str, error: type[ArgumentError] = ArgumentError) -
     """Raises `error` with "{where}: {message}".
 
     Args:
-        where: the public function's name, which starts the error's message.
-        message: what is wrong and what was expected.
-        error: the error class, an `ArgumentError`.
+      where: the public function's name, which starts the error's message.
+      message: what is wrong and what was expected.
+      error: the error class, an `ArgumentError`.
 
     Raises:
-        ArgumentError: (or the `error` given) always.
+      ArgumentError: (or the `error` given) always.
     """
     raise error(f"{where}: {message}")
 
@@ -63,10 +63,10 @@ def traced(value: Any) -> bool:
     Such values pass the checks here unchecked, since their contents are not known yet.
 
     Args:
-        value: anything.
+      value: anything.
 
     Returns:
-        True for a tracer.
+      True for a tracer.
     """
     return isinstance(value, jax.core.Tracer)
 
@@ -75,10 +75,10 @@ def kind_of(value: Any) -> str:
     """How a message names an unexpected argument: strings by value, the rest by type.
 
     Args:
-        value: the argument.
+      value: the argument.
 
     Returns:
-        Its repr for a string, else its type's name.
+      Its repr for a string, else its type's name.
     """
     return repr(value) if isinstance(value, str) else type(value).__name__
 
@@ -92,10 +92,10 @@ def is_int(value: Any) -> bool:
     """Whether `value` is a Python or NumPy integer, not a bool.
 
     Args:
-        value: anything.
+      value: anything.
 
     Returns:
-        True for an integer.
+      True for an integer.
     """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -104,10 +104,10 @@ def is_real(value: Any) -> bool:
     """Whether `value` is a Python or NumPy real number (integer or float), not a bool.
 
     Args:
-        value: anything.
+      value: anything.
 
     Returns:
-        True for a real number.
+      True for a real number.
     """
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
@@ -123,13 +123,13 @@ def as_int(value: Any) -> int:
     and strings do not.
 
     Args:
-        value: the value to convert.
+      value: the value to convert.
 
     Returns:
-        The Python int.
+      The Python int.
 
     Raises:
-        TypeError: `value` is no integer.
+      TypeError: `value` is no integer.
     """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("a bool is not an integer")
@@ -140,14 +140,14 @@ def as_finite(value: Any) -> float:
     """`value` as a Python float.
 
     Args:
-        value: a real number (`is_real`, or a concrete 0-d integer or float array).
+      value: a real number (`is_real`, or a concrete 0-d integer or float array).
 
     Returns:
-        The Python float.
+      The Python float.
 
     Raises:
-        TypeError: `value` is no real number.
-        ValueError: `value` is not finite.
+      TypeError: `value` is no real number.
+      ValueError: `value` is not finite.
     """
     if not _real_scalar(value):
         raise TypeError("not a real number")
@@ -165,18 +165,18 @@ def integer(name: str, value: Any, where: str, *, minimum: int | None = 0,
     """`value` as a Python int (`as_int`), at least `minimum` and at most `maximum`.
 
     Args:
-        name: the argument's name, for messages.
-        value: the argument.
-        where: the public function's name, which starts the error's message.
-        minimum: the least value allowed, None for no bound.
-        maximum: the largest value allowed, None for no bound.
+      name: the argument's name, for messages.
+      value: the argument.
+      where: the public function's name, which starts the error's message.
+      minimum: the least value allowed, None for no bound.
+      maximum: the largest value allowed, None for no bound.
 
     Returns:
-        The Python int.
+      The Python int.
 
     Raises:
-        ArgumentTypeError: `value` is no integer.
-        ArgumentError: `value` is out of range.
+      ArgumentTypeError: `value` is no integer.
+      ArgumentError: `value` is out of range.
     """
     try:
         index = as_int(value)
@@ -207,19 +207,19 @@ def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
     """`value` as a float: a finite real number in [low, high] (or [low, high)).
 
     Args:
-        name: the argument's name, for messages.
-        value: the argument: not a bool, not a string, not traced.
-        where: the public function's name, which starts the error's message.
-        low: the least value allowed.
-        high: the bound above.
-        closed_above: whether `high` itself is allowed.
+      name: the argument's name, for messages.
+      value: the argument: not a bool, not a string, not traced.
+      where: the public function's name, which starts the error's message.
+      low: the least value allowed.
+      high: the bound above.
+      closed_above: whether `high` itself is allowed.
 
     Returns:
-        The Python float.
+      The Python float.
 
     Raises:
-        ArgumentTypeError: `value` is no real number.
-        ArgumentError: `value` is not finite or out of range.
+      ArgumentTypeError: `value` is no real number.
+      ArgumentError: `value` is not finite or out of range.
     """
     bounded = low > -math.inf or high < math.inf
     within = f" in {_interval(low, high, closed_above)}" if bounded else ""
@@ -237,15 +237,15 @@ def flag(name: str, value: Any, where: str) -> bool:
     """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True.
 
     Args:
-        name: the argument's name, for messages.
-        value: the argument.
-        where: the public function's name, which starts the error's message.
+      name: the argument's name, for messages.
+      value: the argument.
+      where: the public function's name, which starts the error's message.
 
     Returns:
-        The bool.
+      The bool.
 
     Raises:
-        ArgumentTypeError: `value` is not a bool.
+      ArgumentTypeError: `value` is not a bool.
     """
     return static(where, name, value, FLAG_RULE)
 
@@ -254,16 +254,16 @@ def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
     """`value`, checked to be one of the strings `choices`.
 
     Args:
-        name: the argument's name, for messages.
-        value: the argument.
-        where: the public function's name, which starts the error's message.
-        choices: the allowed strings.
+      name: the argument's name, for messages.
+      value: the argument.
+      where: the public function's name, which starts the error's message.
+      choices: the allowed strings.
 
     Returns:
-        `value`.
+      `value`.
 
     Raises:
-        ArgumentError: `value` is not one of `choices`.
+      ArgumentError: `value` is not one of `choices`.
     """
     if not isinstance(value, str) or value not in choices:
         fail(where, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
@@ -278,11 +278,11 @@ class Rule(NamedTuple):
     """What one setting must be.
 
     Attributes:
-        convert: returns the value in its canonical form (a Python int, float or tuple);
-            raises TypeError for a value of the wrong kind, ValueError for one it cannot
-            convert.
-        ok: whether the canonical value is in range.
-        text: completes "<name> ...", e.g. "must be an integer >= 1".
+      convert: returns the value in its canonical form (a Python int, float or tuple);
+        raises TypeError for a value of the wrong kind, ValueError for one it cannot
+        convert.
+      ok: whether the canonical value is in range.
+      text: completes "<name> ...", e.g. "must be an integer >= 1".
     """
 
     convert: Callable[[Any], Any]
@@ -296,13 +296,13 @@ def as_ints(value: Any) -> tuple:
     An internal converter, as `as_int`.
 
     Args:
-        value: the sequence.
+      value: the sequence.
 
     Returns:
-        The tuple of Python ints.
+      The tuple of Python ints.
 
     Raises:
-        TypeError: `value` is no such sequence, or holds a non-integer.
+      TypeError: `value` is no such sequence, or holds a non-integer.
     """
     if not isinstance(value, (tuple, list, range, np.ndarray)):
         raise TypeError("not a sequence of integers")
@@ -313,13 +313,13 @@ def integer_rule(low: int, high: int | None = None, text: str | None = None) -> 
     """The rule of an integer in [low, high).
 
     Args:
-        low: the least value allowed.
-        high: the bound above (excluded), None for unbounded.
-        text: the rule's text, if not the default ("must be an integer >= low" or
-            "must be an integer in [low, high)").
+      low: the least value allowed.
+      high: the bound above (excluded), None for unbounded.
+      text: the rule's text, if not the default ("must be an integer >= low" or
+        "must be an integer in [low, high)").
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     default = (f"must be an integer >= {low}" if high is None
                else f"must be an integer in [{low}, {high})")
@@ -330,11 +330,11 @@ def number_rule(low: float, *, strict: bool = False) -> Rule:
     """The rule of a finite number >= `low` (> `low` when `strict`).
 
     Args:
-        low: the bound below.
-        strict: whether `low` itself is refused.
+      low: the bound below.
+      strict: whether `low` itself is refused.
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     ok = (lambda v: v > low) if strict else (lambda v: v >= low)
     return Rule(as_finite, ok, f"must be a finite number {'>' if strict else '>='} {low:g}")
@@ -344,12 +344,12 @@ def interval_rule(low: float, high: float, *, closed_above: bool = True) -> Rule
     """The rule of a finite number in [low, high] (in [low, high) when not `closed_above`).
 
     Args:
-        low: the least value allowed.
-        high: the bound above.
-        closed_above: whether `high` itself is allowed.
+      low: the least value allowed.
+      high: the bound above.
+      closed_above: whether `high` itself is allowed.
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     ok = (lambda v: low <= v <= high) if closed_above else (lambda v: low <= v < high)
     return Rule(as_finite, ok, f"must lie in {_interval(low, high, closed_above)}")
@@ -368,10 +368,10 @@ def optional_rule(rule: Rule) -> Rule:
     """The rule of None or what `rule` accepts.
 
     Args:
-        rule: the rule a value other than None obeys.
+      rule: the rule a value other than None obeys.
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     return Rule(lambda v: None if v is None else rule.convert(v),
                 lambda v: v is None or rule.ok(v),
@@ -382,10 +382,10 @@ def one_of_rule(*choices: Any) -> Rule:
     """The rule of one of the given values (names, usually).
 
     Args:
-        *choices: the allowed values.
+      *choices: the allowed values.
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     return Rule(lambda v: v, lambda v: v in choices,
                 "must be " + " or ".join(repr(c) for c in choices))
@@ -395,11 +395,11 @@ def instance_rule(cls: type, what: str) -> Rule:
     """The rule of an instance of `cls`.
 
     Args:
-        cls: the class.
-        what: how messages describe it.
+      cls: the class.
+      what: how messages describe it.
 
     Returns:
-        The `Rule`.
+      The `Rule`.
     """
     def same_kind(value):
         if not isinstance(value, cls):
@@ -412,17 +412,17 @@ def require(label: str, value: Any, rule: Rule) -> Any:
     """`value` in its canonical form, checked against `rule`.
 
     Args:
-        label: what the message calls the value; it starts the message
-            "{label} {rule.text}, got {value!r}".
-        value: the value.
-        rule: the `Rule` it must obey.
+      label: what the message calls the value; it starts the message
+        "{label} {rule.text}, got {value!r}".
+      value: the value.
+      rule: the `Rule` it must obey.
 
     Returns:
-        The canonical value (`rule.convert(value)`).
+      The canonical value (`rule.convert(value)`).
 
     Raises:
-        ArgumentTypeError: `value` is of the wrong kind.
-        ArgumentError: `value` is out of range or cannot be converted.
+      ArgumentTypeError: `value` is of the wrong kind.
+      ArgumentError: `value` is out of range or cannot be converted.
     """
     error: type[ArgumentError] = ArgumentError
     try:
@@ -441,18 +441,18 @@ def static(where: str, name: str, value: Any, rule: Rule) -> Any:
     """A setting that must be a concrete value (a size, a count, a name), checked by `rule`.
 
     Args:
-        where: the public function's name, which starts the error's message.
-        name: the setting's name.
-        value: the setting.
-        rule: the `Rule` it must obey.
+      where: the public function's name, which starts the error's message.
+      name: the setting's name.
+      value: the setting.
+      rule: the `Rule` it must obey.
 
     Returns:
-        The canonical value.
+      The canonical value.
 
     Raises:
-        ArgumentTypeError: `value` is of the wrong kind ("{where}: {name} {rule},
-            got ...").
-        ArgumentError: `value` is out of range.
+      ArgumentTypeError: `value` is of the wrong kind ("{where}: {name} {rule},
+        got ...").
+      ArgumentError: `value` is out of range.
     """
     return require(f"{where}: {name}", value, rule)
 
@@ -464,17 +464,17 @@ def unless_traced(where: str, name: str, value: Any, rule: Rule) -> Any:
     and reading it would force it); anything else is checked as by `static`.
 
     Args:
-        where: the public function's name, which starts the error's message.
-        name: the setting's name.
-        value: the setting.
-        rule: the `Rule` a non-array value must obey.
+      where: the public function's name, which starts the error's message.
+      name: the setting's name.
+      value: the setting.
+      rule: the `Rule` a non-array value must obey.
 
     Returns:
-        An array unchanged, else the canonical value.
+      An array unchanged, else the canonical value.
 
     Raises:
-        ArgumentTypeError: a non-array `value` is of the wrong kind.
-        ArgumentError: a non-array `value` is out of range.
+      ArgumentTypeError: a non-array `value` is of the wrong kind.
+      ArgumentError: a non-array `value` is out of range.
     """
     if isinstance(value, (jax.Array, np.ndarray)):
         return value
@@ -488,15 +488,15 @@ def iterations(num_iterations: Any, where: str) -> Any:
     a traced count passes as it is.
 
     Args:
-        num_iterations: the count.
-        where: the public function's name, which starts the error's message.
+      num_iterations: the count.
+      where: the public function's name, which starts the error's message.
 
     Returns:
-        `num_iterations` unchanged, so the loop sees what the caller passed.
+      `num_iterations` unchanged, so the loop sees what the caller passed.
 
     Raises:
-        ArgumentTypeError: a concrete count is no integer.
-        ArgumentError: a concrete count is out of range.
+      ArgumentTypeError: a concrete count is no integer.
+      ArgumentError: a concrete count is out of range.
     """
     if not traced(num_iterations):  # the loop bound is an int32 inside jit
         integer("num_iterations", num_iterations, where, minimum=0, maximum=INT32_MAX)
@@ -508,15 +508,15 @@ def tau(value: Any, where: str) -> Any:
     would be dropped); a traced one passes as it is.
 
     Args:
-        value: the threshold.
-        where: the public function's name, which starts the error's message.
+      value: the threshold.
+      where: the public function's name, which starts the error's message.
 
     Returns:
-        A traced value unchanged, else the Python float.
+      A traced value unchanged, else the Python float.
 
     Raises:
-        ArgumentTypeError: `value` is no real number.
-        ArgumentError: `value` is outside [0, 1).
+      ArgumentTypeError: `value` is no real number.
+      ArgumentError: `value` is outside [0, 1).
     """
     if traced(value):
         return value
@@ -533,10 +533,10 @@ def batch_size(tree: GameTree) -> int | None:
     """The size of the tree's leading batch axis (from `sweep` or `stack`).
 
     Args:
-        tree: the tree.
+      tree: the tree.
 
     Returns:
-        The batch size, or None for a tree without a batch axis.
+      The batch size, or None for a tree without a batch axis.
     """
     for field in _BATCHABLE:
         shape = np.shape(getattr(tree, field))
@@ -550,19 +550,19 @@ def game_tree(tree: Any, where: str, *, batch_ok: bool = False,
     """`tree`, checked to be a GameTree fit for the function.
 
     Args:
-        tree: the argument.
-        where: the public function's name, which starts the error's message.
-        batch_ok: whether a leading batch axis is allowed.
-        histories: whether the history arrays are needed (not a `without_histories`
-            view).
+      tree: the argument.
+      where: the public function's name, which starts the error's message.
+      batch_ok: whether a leading batch axis is allowed.
+      histories: whether the history arrays are needed (not a `without_histories`
+        view).
 
     Returns:
-        `tree`.
+      `tree`.
 
     Raises:
-        ArgumentTypeError: `tree` is not a GameTree.
-        ArgumentError: the tree has a batch axis and `batch_ok` is false, or lacks its
-            history arrays and `histories` is true.
+      ArgumentTypeError: `tree` is not a GameTree.
+      ArgumentError: the tree has a batch axis and `batch_ok` is false, or lacks its
+        history arrays and `histories` is true.
     """
     if not isinstance(tree, GameTree):
         fail(where, "expected a GameTree (compile the game with jaxsolve.compile_game), "
@@ -585,17 +585,17 @@ def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> A
     arrays in Python): then it is refused with the jit idiom that keeps it static.
 
     Args:
-        tree: the game's tree.
-        value: the player.
-        where: the public function's name, which starts the error's message.
-        static: whether the player must be known when tracing.
+      tree: the game's tree.
+      value: the player.
+      where: the public function's name, which starts the error's message.
+      static: whether the player must be known when tracing.
 
     Returns:
-        A traced value unchanged, else the Python int.
+      A traced value unchanged, else the Python int.
 
     Raises:
-        ArgumentTypeError: the player is no integer, or traced where `static`.
-        ArgumentError: the player is out of range.
+      ArgumentTypeError: the player is no integer, or traced where `static`.
+      ArgumentError: the player is out of range.
     """
     if traced(value):
         if static:
@@ -619,14 +619,14 @@ def prng_key(key: Any, where: str) -> Any:
     names neither the argument nor the fix.
 
     Args:
-        key: the argument.
-        where: the public function's name, which starts the error's message.
+      key: the argument.
+      where: the public function's name, which starts the error's message.
 
     Returns:
-        `key`.
+      `key`.
 
     Raises:
-        ArgumentTypeError: `key` is no PRNG key.
+      ArgumentTypeError: `key` is no PRNG key.
     """
     dtype = getattr(key, "dtype", None)
     typed = dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key)
@@ -663,20 +663,20 @@ def policy(tree: GameTree, value: Any, where: str, *, what: str = "the tree",
     every infoset (finite, >= 0, 0 on illegal actions, rows summing to 1).
 
     Args:
-        tree: the game's tree.
-        value: the policy, any array-like.
-        where: the public function's name, which starts the error's message.
-        what: how messages name the tree.
-        batch_ok: whether leading batch axes are allowed.
-        host: whether to return a NumPy array (keeping float64 without x64).
+      tree: the game's tree.
+      value: the policy, any array-like.
+      where: the public function's name, which starts the error's message.
+      what: how messages name the tree.
+      batch_ok: whether leading batch axes are allowed.
+      host: whether to return a NumPy array (keeping float64 without x64).
 
     Returns:
-        The policy as a JAX array, or a NumPy one if `host`.
+      The policy as a JAX array, or a NumPy one if `host`.
 
     Raises:
-        ArgumentTypeError: `value` is no array, or not of floats.
-        ArgumentError: the shape is wrong, or a concrete policy is no distribution
-            over the legal actions.
+      ArgumentTypeError: `value` is no array, or not of floats.
+      ArgumentError: the shape is wrong, or a concrete policy is no distribution
+        over the legal actions.
     """
     array = _as_array(value, "policy", where, host)
     if not jnp.issubdtype(array.dtype, jnp.floating):
