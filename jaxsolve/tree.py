@@ -64,35 +64,38 @@ class GameTree:
     A policy is an [I, A] array: row i is the infoset `names.infosets[i]`, column a
     the game's action id a (0 where `legal` is False).
 
-    Histories:
-        node_player [N] int32: the player to move, CHANCE (-1) or TERMINAL (-4).
-        node_index [N] int32: the node's infoset id, row of `chance_probs` or row of
-            `utilities`, by kind.
-        children [N, max(A, Ac)] int32: the child per action slot, -1 where illegal.
-        parent, parent_action [N] int32: -1 at the root.
-    Information sets:
-        infoset_player [I] int32; legal [I, A] bool.
-        infoset_parent [I] int32: the player's own parent sequence (row * A + action),
-            `sizes.empty_sequence` at a root infoset.
-        infoset_ancestors [I, D] int32: own earlier sequences, nearest first (column 0
-            is `infoset_parent`), padded with the empty one.
-        infoset_depth [I] int32: the number of own earlier decisions.
-    Chance:
-        chance_probs [C, Ac] float: outcome probabilities, 0 where impossible.
-    Terminals:
-        utilities [Z, P] float: every player's payoff.
-        terminal_node [Z] int32: the history of each terminal.
-        terminal_sequences [P, Z, L] int32: each player's own sequences root to leaf.
-        terminal_last [P, Z] int32: the last of them (the empty sequence if none).
-        terminal_chance [Z, Lc] int32: chance outcomes on the way, row * Ac + a,
-            padded with C * Ac.
-    Static (not arrays; part of the jit cache key):
-        sizes (`TreeSizes`): the counts above, per-level offsets, perfect recall per
-            player, the constant sum of the utilities (None if general-sum).
-        names (`TreeNames`): the game's name, infoset strings, action names.
-        terminal_axis (tuple of mesh axis names): the axes this tree's terminals are
-            split over, inside `jaxsolve.distributed`'s `shard_map` only (it sets
-            them); () for a tree holding all its terminals, as everywhere else.
+    The history arrays (node_player to parent_action, terminal_node and, for a game
+    of perfect recall, terminal_sequences) are None in a `without_histories` view.
+    `sizes`, `names` and `terminal_axis` are static: not arrays, part of the jit cache
+    key.
+
+    Attributes:
+      node_player: [N] int32, the player to move, CHANCE (-1) or TERMINAL (-4).
+      node_index: [N] int32, the node's infoset id, row of `chance_probs` or row of
+        `utilities`, by kind.
+      children: [N, max(A, Ac)] int32, the child per action slot, -1 where illegal.
+      parent: [N] int32, the parent history, -1 at the root.
+      parent_action: [N] int32, the action from the parent, -1 at the root.
+      infoset_player: [I] int32, the player who acts at each infoset.
+      legal: [I, A] bool, the legal actions of each infoset.
+      infoset_parent: [I] int32, the player's own parent sequence (row * A + action),
+        `sizes.empty_sequence` at a root infoset.
+      infoset_ancestors: [I, D] int32, own earlier sequences, nearest first (column 0
+        is `infoset_parent`), padded with the empty one.
+      infoset_depth: [I] int32, the number of own earlier decisions.
+      chance_probs: [C, Ac] float, outcome probabilities, 0 where impossible.
+      utilities: [Z, P] float, every player's payoff.
+      terminal_node: [Z] int32, the history of each terminal.
+      terminal_sequences: [P, Z, L] int32, each player's own sequences root to leaf.
+      terminal_last: [P, Z] int32, the last of them (the empty sequence if none).
+      terminal_chance: [Z, Lc] int32, chance outcomes on the way, row * Ac + a,
+        padded with C * Ac.
+      sizes: `TreeSizes`, the counts above, per-level offsets, perfect recall per
+        player, the constant sum of the utilities (None if general-sum).
+      names: `TreeNames`, the game's name, infoset strings, action names.
+      terminal_axis: the mesh axis names this tree's terminals are split over, inside
+        `jaxsolve.distributed`'s `shard_map` only (it sets them); () for a tree
+        holding all its terminals, as everywhere else.
     """
 
     node_player: Any
@@ -139,7 +142,11 @@ class GameTree:
         work as on the full tree, with the same results; environments, sampling
         solvers, abstraction maps, `chance_histories` and `save` need the histories
         and refuse such a tree. Builders take `histories=False` to return this view
-        without building the paths at all."""
+        without building the paths at all.
+
+        Returns:
+          The tree with those arrays None.
+        """
         keep_paths = not all(self.sizes.perfect_recall)
         return dataclasses.replace(self, **{f: None for f in HISTORY_FIELDS
                                             if not (keep_paths and f == "terminal_sequences")})
@@ -157,11 +164,24 @@ class GameTree:
         return self.sizes.num_actions
 
     def infosets_of(self, player: int) -> np.ndarray:
-        """Infoset ids of `player` (host-side helper, outside jit)."""
+        """The infoset ids of `player` (host-side, outside jit).
+
+        Args:
+          player: a player index.
+
+        Returns:
+          [I_p] int array: the ids, ascending.
+        """
         return np.nonzero(np.asarray(self.infoset_player) == player)[0]
 
     def summary(self) -> dict[str, Any]:
-        """Counts for listings: histories, infosets per player, terminals, depth."""
+        """Counts for listings: histories, infosets per player, terminals, depth.
+
+        Returns:
+          A dict with `game`, `players`, `histories`, `terminals`, `chance_nodes`,
+          `infosets`, `infosets_per_player`, `max_actions`, `depth` (actions in the
+          longest history), `perfect_recall` (per player) and `zero_sum`.
+        """
         s = self.sizes
         per_player = np.bincount(np.asarray(self.infoset_player), minlength=s.num_players)
         return {
@@ -179,8 +199,20 @@ class GameTree:
         }
 
     def renamed(self, game: str) -> "GameTree":
-        """The same tree under another game name, e.g. to `stack` variants of a game
-        whose names list their parameters (OpenSpiel's do) though only payoffs differ."""
+        """The same tree under another game name.
+
+        E.g. to `stack` variants of a game whose names list their parameters (OpenSpiel's
+        do) though only payoffs differ.
+
+        Args:
+          game: the new name, a non-empty string.
+
+        Returns:
+          The tree with `names.game` replaced.
+
+        Raises:
+          ArgumentTypeError: `game` is not a non-empty string.
+        """
         if not isinstance(game, str) or not game:
             raise ArgumentTypeError(f"GameTree.renamed: game must be a non-empty str, got "
                                     f"{game!r}")
@@ -188,8 +220,8 @@ class GameTree:
             self, names=TreeNames.make(game, self.names.infosets, self.names.actions))
 
     def replace(self, **changes) -> "GameTree":
-        """A copy with some arrays replaced, e.g. other utilities or chance
-        probabilities: one point of a sweep (`jaxsolve.sweep` builds many at once).
+        """A copy with some arrays replaced, e.g. other utilities or chance probabilities:
+        one point of a sweep (`jaxsolve.sweep` builds many at once).
 
         Each new array must have the shape of the one it replaces (no batch axis:
         `sweep` and `stack` build batches) and the same kind (float numbers, integer
@@ -200,8 +232,19 @@ class GameTree:
         with probability 0 has), indices in range; and
         `sizes.utility_sum` follows new utilities (None once they are general-sum).
         Traced arrays (under jit, grad or vmap) are checked by shape and dtype only,
-        and `utility_sum` stays as it was. Raises `jaxsolve.ArgumentError` (or
-        `ArgumentTypeError` for a wrong kind) naming the array."""
+        and `utility_sum` stays as it was.
+
+        Args:
+          **changes: array name -> new array, e.g. `utilities=...` ([Z, P]).
+
+        Returns:
+          The new tree.
+
+        Raises:
+          ArgumentError: an unknown or dropped array, a wrong shape, or values the
+            checks refuse; the message names the array.
+          ArgumentTypeError: an array of the wrong kind.
+        """
         where = "GameTree.replace"
         unknown = sorted(set(changes) - set(ARRAY_FIELDS))
         if unknown:
@@ -239,9 +282,18 @@ class GameTree:
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
     def chance_histories(self) -> list[list[int]]:
-        """Which chance node each row of `chance_probs` is: row c belongs to the node
-        reached by the actions `chance_histories()[c]` from the root (chance outcomes
-        included), e.g. to pick the rows a sweep changes (host-side, one tree)."""
+        """Which chance node each row of `chance_probs` is (host-side, one tree).
+
+        E.g. to pick the rows a sweep changes.
+
+        Returns:
+          [C] lists: row c belongs to the node reached by the actions
+          `chance_histories()[c]` from the root (chance outcomes included).
+
+        Raises:
+          ArgumentError: the tree lacks its histories (`without_histories`) or has a
+            batch axis.
+        """
         require_histories(self, "GameTree.chance_histories")
         validate_shapes(self, "GameTree.chance_histories", batch_ok=False)
         player, index = np.asarray(self.node_player), np.asarray(self.node_index)
@@ -254,25 +306,70 @@ class GameTree:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
-        """Writes the tree to one `.npz` file that loads without any game code. A batch
-        (`sweep`, `stack`) is saved as one and loads as one (`jaxsolve.batch_axes`
-        gives its `in_axes` back). A tree placed by `distributed.shard_tree` is saved
-        as the game it holds, without the inert terminals that pad it to the mesh.
-        A name not ending in `.npz` gets it appended ("point_1.5" writes
-        "point_1.5.npz", not "point_1.npz"); returns the path written. The write is
-        atomic (`jaxsolve.npz.write`): an interrupted save leaves the old file intact."""
+        """Writes the tree to one `.npz` file that loads without any game code.
+
+        A batch (`sweep`, `stack`) is saved as one and loads as one (`jaxsolve.batch_axes`
+        gives its `in_axes` back). A tree placed by `distributed.shard_tree` is saved as
+        the game it holds, without the inert terminals that pad it to the mesh. The write
+        is atomic (`jaxsolve.npz.write`): an interrupted save leaves the old file intact.
+
+        Args:
+          path: the file; a name not ending in `.npz` gets it appended ("point_1.5"
+            writes "point_1.5.npz", not "point_1.npz").
+
+        Returns:
+          The path written.
+
+        Raises:
+          ArgumentError: the tree lacks its histories (`without_histories`).
+
+        Examples:
+          >>> import tempfile
+          >>> from pathlib import Path
+          >>> import jaxsolve
+          >>> from jaxsolve import games
+          >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+          >>> with tempfile.TemporaryDirectory() as folder:
+          ...     print(tree.save(Path(folder) / "kuhn").name)
+          kuhn.npz
+        """
         return tree_file.write(self, path)
 
     @staticmethod
     def load(path: str | Path, *, check_structure: bool = True) -> "GameTree":
-        """Reads a tree written by `save`; raises GameError naming the file and what is
-        wrong with it (the file's record: `jaxsolve.tree_file`; its arrays:
-        `jaxsolve.tree_checks.validate_shapes` and `validate_values`).
+        """Reads a tree written by `save`.
 
-        `check_structure=False` skips only the check that the arrays describe one game
-        (`jaxsolve.tree_structure`; shapes, dtypes, ranges and numbers are always
-        checked), for big files you wrote yourself: it takes about as long as reading
-        the file (30 s for 33M histories on 2 cores)."""
+        The file's record is read by `jaxsolve.tree_file`, its arrays checked by
+        `jaxsolve.tree_checks.validate_shapes` and `validate_values`.
+
+        Args:
+          path: the file.
+          check_structure: False skips only the check that the arrays describe one game
+            (`jaxsolve.tree_structure`; shapes, dtypes, ranges and numbers are always
+            checked), for big files you wrote yourself: it takes about as long as
+            reading the file (30 s for 33M histories on 2 cores).
+
+        Returns:
+          The tree.
+
+        Raises:
+          ArgumentTypeError: `path` is not a file name.
+          GameError: naming the file and what is wrong with it.
+          CheckpointNotTreeError: the file is a solver checkpoint.
+
+        Examples:
+          >>> import tempfile
+          >>> from pathlib import Path
+          >>> import jaxsolve
+          >>> from jaxsolve import games
+          >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+          >>> with tempfile.TemporaryDirectory() as folder:
+          ...     loaded = jaxsolve.GameTree.load(tree.save(Path(folder) / "kuhn.npz"))
+          >>> loaded
+          GameTree('kuhn_poker': 2 players, 58 histories, 12 infosets, 2 actions, 30 terminals, 1 chance nodes)
+          >>> loaded.names == tree.names
+          True
+        """
         if not isinstance(path, (str, os.PathLike)):
             raise ArgumentTypeError(f"GameTree.load: path must be a file name, got "
                                     f"{type(path).__name__}")
@@ -290,15 +387,29 @@ def _dtype(value) -> np.dtype:
 
 
 def with_infoset_blocks(tree: GameTree) -> GameTree:
-    """`tree` with `sizes.infoset_blocks` read off its concrete infoset arrays."""
+    """`tree` with `sizes.infoset_blocks` read off its concrete infoset arrays.
+
+    Args:
+      tree: a tree with concrete `infoset_player` and `infoset_depth`.
+
+    Returns:
+      The tree with `sizes.infoset_blocks` set (`jaxsolve.tree_layout.infoset_blocks`).
+    """
     blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
     return dataclasses.replace(tree, sizes=dataclasses.replace(tree.sizes,
                                                                infoset_blocks=blocks))
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:
-    """`tree` with `sizes.utility_sum` read off its concrete utilities (for a batch, the
-    sum all its games share, None if they differ or any is general-sum)."""
+    """`tree` with `sizes.utility_sum` read off its concrete utilities.
+
+    Args:
+      tree: a tree with concrete `utilities`.
+
+    Returns:
+      The tree with `sizes.utility_sum` set: for a batch, the sum all its games
+      share, None if they differ or any is general-sum.
+    """
     return dataclasses.replace(tree, sizes=dataclasses.replace(
         tree.sizes, utility_sum=observed_utility_sum(tree.utilities)))
 

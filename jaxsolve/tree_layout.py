@@ -25,7 +25,30 @@ class TreeSizes:
     no array computation reads (listings, saved files and the OpenSpiel view do). It
     is left out of equality and hashing, so a tree whose payoffs turn general-sum
     shares its compiled programs, and its batch, with the zero-sum original; a tree
-    returned *out of* a jitted function keeps the one traced first."""
+    returned *out of* a jitted function keeps the one traced first.
+
+    Attributes:
+      num_players: P, the number of players.
+      num_nodes: N, the number of histories.
+      num_infosets: I, the number of infosets.
+      num_actions: A, the width of policies: the largest decision action id + 1.
+      num_chance_outcomes: Ac, the width of `chance_probs`: the largest chance
+        outcome id + 1.
+      num_chance: C, the number of chance nodes.
+      num_terminals: Z, the number of terminals.
+      level_offsets: the nodes of depth d are [offsets[d], offsets[d+1]).
+      max_sequence_length: L, the longest own-sequence path of any player to a leaf.
+      max_chance_length: Lc, the most chance events on a path to a leaf.
+      max_infoset_depth: D, the most own earlier decisions before any infoset.
+      perfect_recall: per player, whether the player remembers all it knew and did.
+      utility_sum: the constant sum of the returns, None if general-sum; not
+        compared.
+      infoset_blocks: `infoset_blocks[p][d] = (start, stop)`, the ids of player p's
+        infosets with d own earlier decisions, when every such group is one
+        contiguous range (as the builders and level-by-level numberings give);
+        None otherwise. Derived from the arrays, never saved; lets the
+        sequence-form backups work level by level on slices.
+    """
 
     num_players: int
     num_nodes: int
@@ -59,7 +82,14 @@ class TreeSizes:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TreeNames:
-    """Human-readable names; compared by a content digest so jit caches stay cheap."""
+    """Human-readable names; compared by a content digest so jit caches stay cheap.
+
+    Attributes:
+      game: the game's name.
+      infosets: [I] the infoset strings.
+      actions: [I][A] the action names, '' where the slot is illegal.
+      digest: the SHA-1 of the names, by which trees' names compare and hash.
+    """
 
     game: str
     infosets: tuple[str, ...]  # [I]
@@ -68,6 +98,16 @@ class TreeNames:
 
     @staticmethod
     def make(game: str, infosets, actions) -> "TreeNames":
+        """Names with their digest computed.
+
+        Args:
+          game: the game's name.
+          infosets: [I] the infoset strings.
+          actions: [I][A] the action names, '' where the slot is illegal.
+
+        Returns:
+          The `TreeNames`.
+        """
         infosets = tuple(infosets)
         actions = tuple(tuple(a) for a in actions)
         h = hashlib.sha1(game.encode())
@@ -106,7 +146,14 @@ TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
 
 
 def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
-    """The shape of every array of one game of sizes `s` (a batch adds leading axes)."""
+    """The shape of every array of one game of sizes `s` (a batch adds leading axes).
+
+    Args:
+      s: the game's sizes.
+
+    Returns:
+      Array name -> shape.
+    """
     n, i, a, c, z, p = (s.num_nodes, s.num_infosets, s.num_actions, s.num_chance,
                         s.num_terminals, s.num_players)
     return {
@@ -122,10 +169,18 @@ def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
 
 
 def infoset_blocks(infoset_player, infoset_depth, num_players: int):
-    """`TreeSizes.infoset_blocks` of these arrays ([..., I] each; a batch's games share
-    them, the first is read): for each player, the (start, stop) id range of its
-    infosets at own depth 0, 1, ..., or None when some (player, depth) group is not
-    one contiguous range of ids (host-side; concrete arrays)."""
+    """`TreeSizes.infoset_blocks` of these arrays (host-side; concrete arrays).
+
+    Args:
+      infoset_player: [..., I] the player of each infoset; a batch's games share
+        them, the first is read.
+      infoset_depth: [..., I] the own depth of each infoset, likewise.
+      num_players: P.
+
+    Returns:
+      For each player, the (start, stop) id range of its infosets at own depth 0,
+      1, ...; None when some (player, depth) group is not one contiguous range of ids.
+    """
     player = np.asarray(infoset_player).reshape(-1, np.shape(infoset_player)[-1])[0]
     depth = np.asarray(infoset_depth).reshape(-1, np.shape(infoset_depth)[-1])[0]
     if player.size == 0:
@@ -146,8 +201,15 @@ def infoset_blocks(infoset_player, infoset_depth, num_players: int):
 
 
 def observed_utility_sum(utilities) -> float | None:
-    """The sum every terminal's returns share, over any leading batch axes (to 1e-9),
-    or None where they differ: a general-sum game (host-side; concrete arrays)."""
+    """The sum every terminal's returns share (host-side; concrete arrays).
+
+    Args:
+      utilities: [..., Z, P] the returns, over any leading batch axes.
+
+    Returns:
+      The sum where all terminals share it (to 1e-9), None where they differ: a
+      general-sum game.
+    """
     sums = np.asarray(utilities, np.float64).sum(axis=-1).reshape(-1)
     if sums.size and np.allclose(sums, sums[0], atol=1e-9):
         return float(sums[0])
