@@ -24,8 +24,16 @@ _PROB_SUM_TOLERANCE = 1e-4  # float32 trees (the builders') sum a row to 1 withi
 
 
 def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> None:
-    """Checks every array of `tree` (a GameTree) against the static sizes, allowing leading batch axes (`stack`,
-    `sweep`) only with `batch_ok`; raises GameError on mismatch."""
+    """Checks every array of `tree` against its static sizes, and the infoset names' count.
+
+    Args:
+      tree: a GameTree; arrays `without_histories` dropped are skipped.
+      where: what messages name first: a function's name or a file's path.
+      batch_ok: whether leading batch axes (`stack`, `sweep`) are allowed.
+
+    Raises:
+      GameError: an array's shape, or the number of infoset names, does not match.
+    """
     s = tree.sizes
     for field, shape in array_shapes(s).items():
         if getattr(tree, field) is None and field in HISTORY_FIELDS:
@@ -42,14 +50,23 @@ def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> Non
 
 
 def validate_values(tree, where: str = "GameTree", structure: bool = True) -> None:
-    """Checks what `validate_shapes` cannot: dtypes, every index within its range (the
-    padding sentinels included), finite utilities, chance rows that are
-    distributions, a legal action at every infoset, consistent level offsets, and
-    that the arrays describe one game: the history arrays one breadth-first tree, the
-    sequence-form arrays the ones its histories give (`tree_structure`; skipped
-    without `structure`). Raises
-    GameError naming `where` and the field. Eager NumPy, for trees read from files
-    (`GameTree.load`); leading batch axes (`stack`, `sweep`) are allowed."""
+    """Checks what `validate_shapes` cannot.
+
+    Dtypes, every index within its range (the padding sentinels included), finite
+    utilities, chance rows that are distributions, a legal action at every infoset,
+    consistent level offsets, and that the arrays describe one game: the history arrays
+    one breadth-first tree, the sequence-form arrays the ones its histories give
+    (`tree_structure`). Eager NumPy, for trees read from files (`GameTree.load`);
+    leading batch axes (`stack`, `sweep`) are allowed.
+
+    Args:
+      tree: a GameTree whose shapes are checked.
+      where: what messages name first: a function's name or a file's path.
+      structure: whether to run the structure check of `tree_structure`.
+
+    Raises:
+      GameError: naming `where` and the array.
+    """
     arrays = _present_arrays(tree)
     _check_dtypes(arrays, where)
     _check_level_offsets(tree.sizes, where)
@@ -73,9 +90,18 @@ def validate_values(tree, where: str = "GameTree", structure: bool = True) -> No
 
 
 def validate_numbers(tree, where: str) -> None:
-    """The part of `validate_values` about the numbers alone (finite utilities, chance
-    rows that are distributions over the outcomes the tree has), for a tree whose
-    indices are known good; leading batch axes are allowed."""
+    """The part of `validate_values` about the numbers alone.
+
+    Finite utilities, chance rows that are distributions over the outcomes the tree
+    has, for a tree whose indices are known good; leading batch axes are allowed.
+
+    Args:
+      tree: a GameTree.
+      where: what messages name first: a function's name or a file's path.
+
+    Raises:
+      GameError: naming `where` and the array.
+    """
     arrays = _present_arrays(tree)
     _check_numbers(arrays["utilities"], arrays["chance_probs"], where)
     _check_chance_support(arrays, tree.sizes, where)
@@ -88,7 +114,15 @@ def _present_arrays(tree) -> dict[str, np.ndarray]:
 
 
 def require_histories(tree, where: str) -> None:
-    """Refuses a tree from `without_histories` where the history arrays are read."""
+    """Refuses a tree from `without_histories` where the history arrays are read.
+
+    Args:
+      tree: a GameTree.
+      where: the public function's name, which starts the message.
+
+    Raises:
+      ArgumentError: the tree lacks its history arrays.
+    """
     if not tree.has_histories:
         raise ArgumentError(f"{where}: needs the tree's histories, which this tree was built "
                             "without (without_histories, or a builder's histories=False): "
@@ -100,7 +134,16 @@ def _first(mask: np.ndarray) -> list[int]:
 
 
 def kind_error(field: str, dtype: np.dtype) -> str | None:
-    """What is wrong with an array of `dtype` as `field`, or None."""
+    """What is wrong with an array of `dtype` as the tree's array `field`.
+
+    Args:
+      field: a GameTree array's name.
+      dtype: the dtype given for it.
+
+    Returns:
+      "has dtype ..., expected ..." or None where the kind fits (bool `legal`,
+      integer or float numbers, integer indices).
+    """
     if field in BOOL_FIELDS:
         ok, expected = dtype == np.bool_, "bool"
     elif field in NUMBER_FIELDS:
@@ -199,7 +242,16 @@ def _check_numbers(utilities: np.ndarray, chance_probs: np.ndarray, where: str) 
 
 
 def actions_to(parent: np.ndarray, parent_action: np.ndarray, node: int) -> list[int]:
-    """The actions (chance outcomes included) from the root to `node`."""
+    """The actions (chance outcomes included) from the root to `node`.
+
+    Args:
+      parent: [N] the parent of each history.
+      parent_action: [N] the action from the parent.
+      node: a history id.
+
+    Returns:
+      The actions, root first.
+    """
     path = []
     while parent[node] >= 0:
         path.append(int(parent_action[node]))

@@ -31,8 +31,18 @@ _FORMAT_VERSION = 1
 
 
 def write(tree, path: str | Path) -> Path:
-    """Writes `tree` (a GameTree with its histories) to one `.npz` file, appending
-    `.npz` to a name without it; returns the path written (`GameTree.save`)."""
+    """Writes `tree` to one `.npz` file (`GameTree.save`).
+
+    Args:
+      tree: a GameTree with its histories.
+      path: the file; `.npz` is appended to a name without it.
+
+    Returns:
+      The path written.
+
+    Raises:
+      ArgumentError: the tree lacks its histories.
+    """
     require_histories(tree, "GameTree.save")
     path = Path(path)
     if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
@@ -51,16 +61,33 @@ def write(tree, path: str | Path) -> Path:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A GameTree's fields (arrays, `sizes`, `names`) as the file at `path` records
-    them, the record checked; raises GameError naming the file and what is wrong."""
+    """A GameTree's fields as the file at `path` records them, the record checked.
+
+    Args:
+      path: the file.
+
+    Returns:
+      The arrays, `sizes` and `names`, by field name.
+
+    Raises:
+      GameError: naming the file and what is wrong.
+      CheckpointNotTreeError: the file is a solver checkpoint.
+    """
     meta, arrays = _read_tree_file(path)
     _check_file_dtypes(arrays, path)
     return {**arrays, "sizes": _sizes_from(meta, path), "names": _names_from(meta, path)}
 
 
 def check_utility_sum(tree, path: Path) -> None:
-    """Refuses a file whose `sizes.utility_sum` the utilities of `tree` (read from
-    it, their values checked) do not sum to at every terminal."""
+    """Refuses a file whose utilities do not sum to its `sizes.utility_sum` everywhere.
+
+    Args:
+      tree: the tree read from the file, its values checked.
+      path: the file, for the message.
+
+    Raises:
+      GameError: some terminal's utilities do not sum to `sizes.utility_sum`.
+    """
     observed = observed_utility_sum(tree.utilities)
     if tree.sizes.utility_sum is not None and (
             observed is None or abs(observed - tree.sizes.utility_sum) > 1e-6):
@@ -93,7 +120,14 @@ CHECKPOINT_V1_FIELDS = ("regrets", "average", "average_carry", "prediction", "it
 
 
 def is_checkpoint(files: list[str]) -> bool:
-    """Whether an .npz archive with these member names is a solver checkpoint."""
+    """Whether an .npz archive with these member names is a solver checkpoint.
+
+    Args:
+      files: the archive's member names.
+
+    Returns:
+      True for a checkpoint of either format.
+    """
     return CHECKPOINT_STATE_KEY in files or set(CHECKPOINT_V1_FIELDS) <= set(files)
 
 

@@ -29,7 +29,16 @@ STRUCTURE_FIELDS = tuple(f for f in ARRAY_FIELDS if f not in NUMBER_FIELDS)
 
 
 def left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:
-    """Moves the kept entries of each row to the front, in order, padding with `pad`."""
+    """Moves the kept entries of each row to the front, in order, padding with `pad`.
+
+    Args:
+      values: [R, K] the entries.
+      keep: [R, K] bool, which entries to keep.
+      pad: the padding value.
+
+    Returns:
+      [R, max(kept per row, 1)] int32.
+    """
     count = np.zeros(keep.shape[0], np.int64)
     out = np.full(keep.shape, pad, np.int32)
     for j in range(keep.shape[1]):  # column by column: rows are many, columns few
@@ -40,9 +49,20 @@ def left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:
 
 
 def own_ancestors(infoset_parent: np.ndarray, num_actions: int) -> tuple[np.ndarray, np.ndarray]:
-    """(depth [I] int32, ancestors [I, D] int32): each infoset's earlier own sequences,
-    nearest first, padded with the empty sequence I * A, following the sequence-form
-    parent chain. Raises GameError if the chain cycles."""
+    """Each infoset's earlier own sequences, following the sequence-form parent chain.
+
+    Args:
+      infoset_parent: [I] each infoset's own parent sequence (row * A + action, or
+        the empty sequence I * A).
+      num_actions: A.
+
+    Returns:
+      (depth [I] int32, ancestors [I, D] int32): the number of earlier own
+      sequences, and the sequences, nearest first, padded with the empty sequence.
+
+    Raises:
+      GameError: the chain cycles.
+    """
     I, A = len(infoset_parent), num_actions
     empty = I * A
     parent = infoset_parent.astype(np.int64)
@@ -67,9 +87,28 @@ def own_ancestors(infoset_parent: np.ndarray, num_actions: int) -> tuple[np.ndar
 
 def terminal_paths(player, index, parent, parent_action, terminal_node, offsets, P, A, AC,
                    I, C):
-    """Per terminal, walking up from it: (each player's own sequences [P, Z, L], the
-    last of them [P, Z], the chance outcomes [Z, Lc]), root to leaf, left-justified
-    and padded with the empty sequence I * A or the chance padding C * AC."""
+    """Per terminal, the own sequences and chance outcomes on the way, root to leaf.
+
+    Walks up from each terminal; the paths are left-justified and padded with the empty
+    sequence I * A or the chance padding C * AC.
+
+    Args:
+      player: [N] the player to move at each history.
+      index: [N] each history's infoset id, chance row or utility row.
+      parent: [N] the parent of each history.
+      parent_action: [N] the action from the parent.
+      terminal_node: [Z] the history of each terminal.
+      offsets: the level offsets (histories of depth d are [offsets[d], offsets[d+1])).
+      P: the number of players.
+      A: the number of actions.
+      AC: the number of chance outcomes.
+      I: the number of infosets.
+      C: the number of chance nodes.
+
+    Returns:
+      (each player's own sequences [P, Z, L], the last of them [P, Z], the chance
+      outcomes [Z, Lc]).
+    """
     depth_of = np.zeros(len(player), np.int64)
     for d in range(len(offsets) - 1):
         depth_of[offsets[d]:offsets[d + 1]] = d
@@ -104,12 +143,24 @@ def terminal_paths(player, index, parent, parent_action, terminal_node, offsets,
 
 def check_structure(arrays: dict[str, np.ndarray], sizes, shapes: dict[str, tuple],
                     infosets: Sequence[str], where: str) -> None:
-    """Checks that the sequence-form arrays are the ones the histories give, and that
-    the history arrays describe one tree in the breadth-first order of
-    `sizes.level_offsets`. Expects arrays whose ranges are already checked
-    (`GameTree.load` runs this last). In a batch each distinct structure is checked
-    (one, when only the numbers are batched, as in a sweep). Raises GameError naming
-    `where`, the array and the entry."""
+    """Checks that the arrays describe one game.
+
+    The history arrays must describe one tree in the breadth-first order of
+    `sizes.level_offsets`, and the sequence-form arrays be the ones the histories give.
+    Expects arrays whose ranges are already checked (`GameTree.load` runs this last).
+    In a batch each distinct structure is checked (one, when only the numbers are
+    batched, as in a sweep).
+
+    Args:
+      arrays: the tree's arrays by name, NumPy.
+      sizes: the tree's `TreeSizes`.
+      shapes: each array's unbatched shape (`tree_layout.array_shapes`).
+      infosets: [I] the infoset names, for messages.
+      where: what messages name first: a function's name or a file's path.
+
+    Raises:
+      GameError: naming `where`, the array and the entry.
+    """
     batch = {f: arrays[f].ndim - len(shapes[f]) for f in STRUCTURE_FIELDS}
     if not any(batch.values()):
         _check_one(arrays, sizes, infosets, where)
