@@ -59,9 +59,16 @@ _ERR = object()  # a game call raised (already reported)
 
 @dataclass
 class CheckResult:
-    """status "PASS", "FAIL", "SKIP" or "NOTE" (a finding that is no failure:
-    imperfect recall); a failure has the first offending history
-    (actions from the root) and counts the failures."""
+    """The outcome of one check of `check_game`.
+
+    Attributes:
+      name: the check's name, one of `CHECKS`.
+      status: "PASS", "FAIL", "SKIP" (not applicable) or "NOTE" (a finding that is no
+        failure: imperfect recall).
+      message: what the check found.
+      history: for a failure, the first offending history (actions from the root).
+      failures: how many histories failed the check.
+    """
 
     name: str
     status: str = "PASS"
@@ -84,8 +91,16 @@ class CheckResult:
 
 @dataclass
 class CheckReport:
-    """`results` in the order of CHECKS; `findings` (imperfect recall, partial walk);
-    `perfect_recall` per player (no violation seen); `ok` unless a check failed."""
+    """What `check_game` found; `str()` is the readable report, `report[name]` one result.
+
+    Attributes:
+      game: the game's name.
+      results: one `CheckResult` per check, in the order of `CHECKS`.
+      findings: remarks that are no failures (imperfect recall, a partial walk).
+      histories: how many histories the breadth-first walk checked.
+      full_tree: whether the walk covered the whole tree.
+      perfect_recall: per player, whether no violation of perfect recall was seen.
+    """
 
     game: str
     results: list[CheckResult]
@@ -497,17 +512,29 @@ class _Checker:
 def check_game(game: GameLike, *, playouts: int = 100, seed: int = 0,
                max_nodes: int = DEFAULT_MAX_NODES,
                max_steps: int = DEFAULT_MAX_STEPS) -> CheckReport:
-    """Runs the checks of CHECKS on a protocol game (or a pyspiel game).
+    """Runs the checks of `CHECKS` on a protocol game (or a pyspiel game).
+
+    Never raises because of the game: an exception the game raises fails the check that
+    made the call.
 
     Args:
+      game: the game to check.
       playouts: how many random playouts from the root.
       seed: the seed of those playouts.
       max_nodes: walk the whole tree when it has at most this many histories; else
         check the first `max_nodes` breadth-first, then along the playouts.
       max_steps: a playout longer than this fails playouts_finish.
 
-    Returns a CheckReport (`ok`, `results`, `findings`, `perfect_recall`; `str()` is
-    the readable report). Never raises because of the game.
+    Returns:
+      The `CheckReport`: `ok` unless a check failed, `results`, `findings`,
+      `perfect_recall`.
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> report = jaxsolve.check_game(games.load("kuhn_poker"))
+      >>> print(report.ok)
+      True
     """
     name = (game.name if isinstance(getattr(game, "name", None), str) else repr(game)
             if type(game).__repr__ is not object.__repr__ else type(game).__name__)

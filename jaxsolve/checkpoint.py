@@ -53,9 +53,21 @@ def _fields_of(state) -> tuple[str, ...]:
 
 
 def save_checkpoint(path: str | Path, state: NamedTuple, meta: dict[str, Any]) -> Path:
-    """Atomically writes `state` (a NamedTuple of arrays, fetched to the host), its
-    type and field names, and `meta` (any JSON-serialisable dict) to `path`.
-    Returns the path written."""
+    """Atomically writes a solver state, its type and field names, and `meta` to `path`.
+
+    Args:
+      path: the `.npz` file; missing folders are created.
+      state: a NamedTuple of arrays (`CFRState`, `MCCFRState`, ...), fetched to the
+        host.
+      meta: any JSON-serialisable dict, e.g. the run's settings.
+
+    Returns:
+      The path written.
+
+    Raises:
+      ArgumentTypeError: `state` is not a NamedTuple, or a field name starts with
+        '__'.
+    """
     path = Path(path)
     fields = _fields_of(state)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -428,8 +428,17 @@ def _num_players(game) -> int:
 
 
 def declared_num_actions(game) -> int | None:
-    """The game's num_distinct_actions(), or None where it declares none; GameError
-    for a declaration that is no integer >= 1."""
+    """The game's declared num_distinct_actions().
+
+    Args:
+      game: a protocol game.
+
+    Returns:
+      The declared number, or None where the game declares none.
+
+    Raises:
+      GameError: the declaration is no integer >= 1.
+    """
     value = declared(game, "num_distinct_actions")
     problem = declared_actions_problem(value)
     if problem:
@@ -467,6 +476,14 @@ def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
       GameError: the game (or infoset_key) breaks the protocol; the message names the
         history.
       ArgumentTypeError: infoset_key is neither None nor a function of (state, player).
+
+    Examples:
+      >>> import jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> s = tree.sizes
+      >>> s.num_nodes, s.num_infosets, s.num_actions, s.num_terminals, s.num_chance
+      (58, 12, 2, 30, 4)
     """
     if isinstance(game, type):
         raise GameError(class_given(game))
@@ -526,7 +543,15 @@ def _check_infoset_key(infoset_key) -> None:
 
 
 def turn_based_if_simultaneous(game):
-    """pyspiel simultaneous-move games go through OpenSpiel's turn-based conversion."""
+    """A pyspiel simultaneous-move game through OpenSpiel's turn-based conversion.
+
+    Args:
+      game: any game.
+
+    Returns:
+      `pyspiel.convert_to_turn_based(game)` for a pyspiel game with simultaneous
+      dynamics, else `game` itself.
+    """
     get_type = getattr(game, "get_type", None)
     if get_type is not None and "SIMULTANEOUS" in str(get_type().dynamics):
         import pyspiel  # noqa: PLC0415 - only reached with a pyspiel game
