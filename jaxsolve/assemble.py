@@ -35,9 +35,13 @@ class TreeParts:
 
     Attributes:
       name: the game's name.
-      num_actions, num_chance_outcomes: A and Ac.
+      num_actions: A.
+      num_chance_outcomes: Ac.
       level_offsets: [depth + 2] where each depth's histories begin, then N.
-      node_player, node_index, parent, parent_action: [N] int32.
+      node_player: [N] int32.
+      node_index: [N] int32.
+      parent: [N] int32.
+      parent_action: [N] int32.
       children: [N, max(A, Ac)] int32.
       infoset_player: [I] int32.
       infoset_parent: [I] int: each infoset's own parent sequence (-1: none).
@@ -51,7 +55,8 @@ class TreeParts:
       terminal_chance_last: [Z] int: the last chance outcome above each terminal.
       perfect_recall: per player.
       utility_sum: the declared constant sum, or None (read off the utilities).
-      infoset_names: [I] strings; action_names: [I] rows of A labels.
+      infoset_names: [I] strings.
+      action_names: [I] rows of A labels.
     """
 
     name: str
@@ -156,8 +161,16 @@ def _terminal_chance(chance_prev: np.ndarray, last: np.ndarray, Ac: int) -> np.n
 
 
 def chain_depth(chain_parent: np.ndarray, width: int) -> np.ndarray:
-    """[R] int32: how many links lie above each row of a chain whose rows point to
-    their previous flat index (`row * width + action`, -1 for none)."""
+    """How many links lie above each row of a chain.
+
+    Args:
+      chain_parent: [R] each row's previous flat index (`row * width + action`, -1
+        for none).
+      width: the flat index's row width.
+
+    Returns:
+      [R] int32, the depths.
+    """
     depth = np.zeros(len(chain_parent), np.int32)
     cur = np.asarray(chain_parent, np.int64)
     while (has := cur >= 0).any():

@@ -67,6 +67,22 @@ class Spec:
 
     The sizes let `estimate_bytes` refuse oversize requests and `assemble` allocate
     every tree array once; `assemble` checks the levels against them.
+
+    Attributes:
+      name: the game's name, recorded as `TreeNames.game`.
+      num_players: P.
+      num_actions: A, the largest decision action + 1.
+      num_chance_outcomes: Ac, the largest chance outcome + 1; 1 without chance.
+      level_sizes: the number of histories per depth.
+      num_chance: C, the number of chance nodes.
+      num_terminals: Z, the number of terminals.
+      max_sequence_length: a bound on one player's decisions on a path (estimate
+        only).
+      max_chance_length: a bound on chance events on a path (estimate only).
+      num_infosets: a bound on the number of infosets (estimate only).
+      utility_sum: the declared constant sum; None: checked on the utilities.
+      infoset_name: (player, action path) -> the infoset's name.
+      action_name: (player, action) -> the action's label.
     """
 
     name: str  # recorded as TreeNames.game
@@ -114,8 +130,22 @@ class Level:
 
 # ---------------------------------------------------------------- settings
 def float_dtype(dtype, where: str) -> np.dtype:
-    """`dtype` as np.float32 or np.float64. Others are refused: chance probabilities
-    and utilities cast to integers or booleans are another game (1/6 becomes 0)."""
+    """`dtype` as np.float32 or np.float64.
+
+    Others are refused: chance probabilities and utilities cast to integers or booleans
+    are another game (1/6 becomes 0).
+
+    Args:
+      dtype: the dtype asked for.
+      where: the builder's name, which starts the message.
+
+    Returns:
+      The NumPy dtype.
+
+    Raises:
+      ArgumentTypeError: `dtype` is no dtype.
+      ArgumentError: `dtype` is not float32 or float64.
+    """
     try:
         checked = np.dtype(dtype)
     except TypeError:
@@ -128,7 +158,19 @@ def float_dtype(dtype, where: str) -> np.dtype:
 
 
 def byte_budget(max_bytes, where: str) -> float:
-    """`max_bytes` as a positive finite number of bytes (16e9 as well as 2**34)."""
+    """`max_bytes` as a positive finite number of bytes (16e9 as well as 2**34).
+
+    Args:
+      max_bytes: the budget.
+      where: the builder's name, which starts the message.
+
+    Returns:
+      The budget as a float.
+
+    Raises:
+      ArgumentTypeError: `max_bytes` is no number.
+      ArgumentError: `max_bytes` is not finite or not positive.
+    """
     budget = validate.finite_real("max_bytes", max_bytes, where)
     if budget <= 0:
         validate.fail(where, f"max_bytes must be positive, got {max_bytes!r}")
@@ -137,7 +179,19 @@ def byte_budget(max_bytes, where: str) -> float:
 
 # ---------------------------------------------------------------- memory estimate
 def estimate_bytes(spec: Spec, dtype=np.float32) -> int:
-    """Bytes of the tree arrays plus the largest level's work arrays and the names."""
+    """The memory a build needs: the tree arrays, the largest level's work arrays and the
+    names.
+
+    Args:
+      spec: the builder's `Spec`.
+      dtype: the float dtype of chance probabilities and utilities.
+
+    Returns:
+      The estimate in bytes.
+
+    Raises:
+      ArgumentError: `dtype` is not float32 or float64.
+    """
     f = float_dtype(dtype, "estimate_bytes").itemsize
     P, A, Ac = spec.num_players, spec.num_actions, spec.num_chance_outcomes
     N, Z, C, I = spec.num_nodes, spec.num_terminals, spec.num_chance, spec.num_infosets
@@ -150,7 +204,14 @@ def estimate_bytes(spec: Spec, dtype=np.float32) -> int:
 
 
 def format_bytes(n: float) -> str:
-    """'5.55 GiB', '118.6 MiB', '3.1 KiB', '58.9 PiB': for messages and reports."""
+    """A number of bytes for messages and reports: '5.55 GiB', '118.6 MiB', '3.1 KiB'.
+
+    Args:
+      n: the number of bytes.
+
+    Returns:
+      The text, in the largest binary unit (up to PiB) that n reaches.
+    """
     for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20),
                        ("KiB", 2**10)):
         if n >= size:
@@ -159,9 +220,22 @@ def format_bytes(n: float) -> str:
 
 
 def check_budget(spec: Spec, max_bytes: int, dtype=np.float32, where: str = "builders") -> int:
-    """Raises GameError, naming the estimate, when the build would exceed max_bytes
-    (and ArgumentError, naming `where`, for a max_bytes or dtype that is no budget or
-    float dtype)."""
+    """Refuses a build that would exceed `max_bytes`.
+
+    Args:
+      spec: the builder's `Spec`.
+      max_bytes: the budget in bytes.
+      dtype: the float dtype of chance probabilities and utilities.
+      where: the builder's name, which starts messages about the arguments.
+
+    Returns:
+      The estimate in bytes (`estimate_bytes`).
+
+    Raises:
+      GameError: the estimate exceeds `max_bytes` (the message names it), or the
+        sequence ids would overflow int32.
+      ArgumentError: `max_bytes` is no budget or `dtype` no float dtype.
+    """
     max_bytes = byte_budget(max_bytes, where)
     need = estimate_bytes(spec, float_dtype(dtype, where))
     if need > max_bytes:
@@ -179,7 +253,15 @@ def check_budget(spec: Spec, max_bytes: int, dtype=np.float32, where: str = "bui
 
 # ---------------------------------------------------------------- small helpers
 def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of arange(starts[i], starts[i] + counts[i]) over i (int64)."""
+    """The concatenation of arange(starts[i], starts[i] + counts[i]) over i.
+
+    Args:
+      starts: [R] each segment's first value.
+      counts: [R] each segment's length.
+
+    Returns:
+      [sum(counts)] int64.
+    """
     counts = np.asarray(counts, np.int64)
     begin = np.cumsum(counts) - counts  # where each segment begins in the output
     shift = np.repeat(np.asarray(starts, np.int64) - begin, counts)
@@ -188,7 +270,17 @@ def ragged_arange(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def node_paths(parent: np.ndarray, parent_action: np.ndarray, nodes: np.ndarray,
                depth: int) -> np.ndarray:
-    """[len(nodes), depth] action paths root -> node of nodes all at `depth`."""
+    """The action paths root -> node of histories all at one depth.
+
+    Args:
+      parent: [N] the parent of each history.
+      parent_action: [N] the action from the parent.
+      nodes: [M] history ids, all at `depth`.
+      depth: their depth.
+
+    Returns:
+      [M, depth] int32, the actions, root first.
+    """
     paths = np.empty((len(nodes), depth), np.int32)
     cur = np.asarray(nodes, np.int64)
     for j in range(depth - 1, -1, -1):
@@ -541,8 +633,15 @@ class _Assembly:
 
 
 def tree_bytes(tree: GameTree) -> int:
-    """Bytes held by the tree's arrays (names not included; arrays a tree from
-    `without_histories` dropped count 0)."""
+    """The bytes held by the tree's arrays.
+
+    Args:
+      tree: a GameTree.
+
+    Returns:
+      The sum of its arrays' sizes (names not included; arrays a tree from
+      `without_histories` dropped count 0).
+    """
     return sum(np.asarray(getattr(tree, f)).nbytes for f in (
         "node_player", "node_index", "children", "parent", "parent_action",
         "infoset_player", "legal", "infoset_parent", "infoset_ancestors", "infoset_depth",

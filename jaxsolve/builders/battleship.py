@@ -295,9 +295,28 @@ def battleship_spec(board_width: int = 2, board_height: int = 2, ship_sizes=(1,)
                     dtype=np.float32) -> Spec:
     """Exact sizes and names of the battleship tree.
 
-    The sizes come from a dry run of the level generator, which is only attempted
-    when an upper bound on the tree (every placement, no early end) fits in
-    `max_bytes`; otherwise this raises GameError naming that bound.
+    The sizes come from a dry run of the level generator, which is only attempted when
+    an upper bound on the tree (every placement, no early end) fits in `max_bytes`.
+
+    Args:
+      board_width: the board's width, in cells.
+      board_height: the board's height, in cells.
+      ship_sizes: each ship's length, placed in this order.
+      ship_values: each ship's value (default 1.0 each).
+      num_shots: shots per player.
+      allow_repeated_shots: whether a player may shoot a cell twice.
+      loss_multiplier: a player's return is the value of the ships it sank minus
+        this times the value of its own sunk ships (1.0: zero-sum).
+      max_bytes: the budget the upper bound must fit.
+      dtype: the float dtype of utilities.
+
+    Returns:
+      The `Spec`.
+
+    Raises:
+      GameError: parameters the builder does not support, or an upper bound above
+        `max_bytes` (the message names it).
+      ArgumentError: `max_bytes` is no budget or `dtype` no float dtype.
     """
     max_bytes = byte_budget(max_bytes, "battleship")
     dtype = float_dtype(dtype, "battleship")
@@ -336,20 +355,29 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
     1.0 each), except for the float dtype of utilities.
 
     Args:
-      board_width, board_height: the board, in cells.
+      board_width: the board's width, in cells.
+      board_height: the board's height, in cells.
       ship_sizes: each ship's length, placed in this order.
       ship_values: each ship's value (default 1.0 each).
       num_shots: shots per player.
-      allow_repeated_shots: may a player shoot a cell twice.
+      allow_repeated_shots: whether a player may shoot a cell twice.
       loss_multiplier: a player's return is the value of the ships it sank minus
         this times the value of its own sunk ships (1.0: zero-sum).
-      dtype: float dtype of utilities.
+      dtype: the float dtype of utilities.
       max_bytes: refuse (GameError) before allocating when even an upper bound on the
         tree would exceed this, or when the exact tree does.
       progress: show a progress bar on stderr (histories assembled, depth).
       histories: False returns the tree without its history arrays and per-leaf
         paths (`GameTree.without_histories`: what full-width solving and evaluation
         read, about a sixth of the bytes), without building the paths.
+
+    Returns:
+      The GameTree.
+
+    Raises:
+      GameError: parameters the builder does not support, or a tree above
+        `max_bytes`.
+      ArgumentError: `max_bytes`, `dtype`, `progress` or `histories` is invalid.
     """
     spec = battleship_spec(board_width, board_height, ship_sizes, ship_values, num_shots,
                            allow_repeated_shots, loss_multiplier, max_bytes=max_bytes,

@@ -51,7 +51,20 @@ def _round_values(num_cards: int, points_order: str) -> list[int]:
 
 def goofspiel_spec(num_cards: int, *, points_order: str = "descending",
                    returns_type: str = "win_loss") -> Spec:
-    """Sizes and names of the turn-based imperfect-information goofspiel tree."""
+    """Sizes and names of the turn-based imperfect-information goofspiel tree.
+
+    Args:
+      num_cards: N, 2..12.
+      points_order: "descending" or "ascending".
+      returns_type: "win_loss", "point_difference" or "total_points".
+
+    Returns:
+      The `Spec`.
+
+    Raises:
+      ArgumentTypeError: `num_cards` is no integer.
+      GameError: a parameter outside what the builder supports.
+    """
     if not is_int(num_cards):
         validate.fail("goofspiel", f"num_cards must be an integer, got {num_cards!r}",
                       ArgumentTypeError)
@@ -188,6 +201,20 @@ def goofspiel(num_cards: int, *, points_order: str = "descending",
       histories: False returns the tree without its history arrays and per-leaf
         paths (`GameTree.without_histories`: what full-width solving and evaluation
         read, about a sixth of the bytes), without building the paths.
+
+    Returns:
+      The GameTree.
+
+    Raises:
+      GameError: a parameter outside what the builder supports, or a tree above
+        `max_bytes`.
+      ArgumentError: `num_cards`, `max_bytes`, `dtype`, `progress` or `histories`
+        is invalid.
+
+    Examples:
+      >>> from jaxsolve.builders import goofspiel
+      >>> goofspiel(3).sizes.num_nodes
+      67
     """
     spec = goofspiel_spec(num_cards, points_order=points_order, returns_type=returns_type)
     check_budget(spec, max_bytes, dtype, "goofspiel")

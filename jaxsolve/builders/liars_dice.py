@@ -72,7 +72,20 @@ def _bid_level_size(bids: int, k: int) -> int:
 
 def liars_dice_spec(dice: tuple[int, int] = (1, 1), faces: int = 6, *,
                     bidding_rule: str = "reset-face") -> Spec:
-    """Sizes and names of the liar's dice tree."""
+    """Sizes and names of the liar's dice tree.
+
+    Args:
+      dice: dice per player (d0, d1).
+      faces: sides per die.
+      bidding_rule: "reset-face" or "reset-quantity".
+
+    Returns:
+      The `Spec`.
+
+    Raises:
+      ArgumentTypeError: `dice` or `faces` is not made of integers.
+      GameError: a parameter outside what the builder supports.
+    """
     _check(dice, faces, bidding_rule)
     d0, d1 = (int(d) for d in dice)
     total = d0 + d1
@@ -179,6 +192,15 @@ def liars_dice(dice: tuple[int, int] = (1, 1), faces: int = 6, *,
       histories: False returns the tree without its history arrays and per-leaf
         paths (`GameTree.without_histories`: what full-width solving and evaluation
         read, about a sixth of the bytes), without building the paths.
+
+    Returns:
+      The GameTree.
+
+    Raises:
+      GameError: a parameter outside what the builder supports, or a tree above
+        `max_bytes`.
+      ArgumentError: `dice`, `faces`, `max_bytes`, `dtype`, `progress` or
+        `histories` is invalid.
     """
     spec = liars_dice_spec(dice, faces, bidding_rule=bidding_rule)
     check_budget(spec, max_bytes, dtype, "liars_dice")
