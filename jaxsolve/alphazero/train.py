@@ -53,18 +53,27 @@ class TrainConfig:
     parallel, adds every ply to the replay buffer, then takes `train_steps` AdamW steps
     on minibatches drawn uniformly from it.
 
-    * `env`: the game's rules (`jaxsolve.games.pursuit_evasion.Params`).
-    * `search`: the self-play search (`selfplay.SearchConfig`: Gumbel or PUCT, simulations).
-    * `hidden`: the network's hidden layer widths (default 3 x 128).
-    * `games_per_iter`: self-play games per iteration, played as one batch.
-    * `train_steps`, `batch_size`: gradient steps per iteration, positions per step.
-    * `learning_rate`, `weight_decay`: AdamW's (`optax.adamw`).
-    * `buffer_size`: positions the replay buffer keeps; the oldest are overwritten.
-    * `temperature_moves`: the first plies of each game sample from the search's
-      policy; later plies play its action.
-    * `explore_fraction`: the fraction of each iteration's games that start from
-      `pe.exploring_start` (random reachable positions) instead of the initial one.
-    * `seed`: the network's initialisation and every key of the run.
+    Attributes:
+      env: the game's rules (`jaxsolve.games.pursuit_evasion.Params`).
+      search: the self-play search (`selfplay.SearchConfig`: Gumbel or PUCT,
+        simulations).
+      hidden: the network's hidden layer widths (default 3 x 128).
+      games_per_iter: self-play games per iteration, played as one batch.
+      train_steps: gradient steps per iteration.
+      batch_size: positions per gradient step.
+      learning_rate: AdamW's learning rate (`optax.adamw`).
+      weight_decay: AdamW's weight decay.
+      buffer_size: positions the replay buffer keeps; the oldest are overwritten.
+      temperature_moves: the first plies of each game sample from the search's
+        policy; later plies play its action.
+      explore_fraction: the fraction of each iteration's games that start from
+        `pe.exploring_start` (random reachable positions) instead of the initial one.
+      seed: the network's initialisation and every key of the run.
+
+    Raises:
+      ArgumentTypeError: a field of the wrong kind.
+      ArgumentError: a field out of range, or an `explore_fraction` that rounds to no
+        exploring game.
     """
 
     env: pe.Params = pe.Params()
@@ -82,11 +91,19 @@ class TrainConfig:
 
     @classmethod
     def recipe(cls, grid_size: int = 5, **overrides) -> "TrainConfig":
-        """The configuration the README measures and `jaxsolve pursuit train` uses by
-        default: the goal variant on a `grid_size` board, half of the self-play games
-        from exploring starts, Gumbel search with 16 simulations, a 3 x 128 MLP;
-        `overrides` replace any field. (The plain defaults are the base game
-        `pe.Params()`, a forced evader win, without exploring starts.)"""
+        """The configuration the README measures and `jaxsolve pursuit train` uses by default.
+
+        The goal variant on a `grid_size` board, half of the self-play games from exploring
+        starts, Gumbel search with 16 simulations, a 3 x 128 MLP. (The plain defaults are
+        the base game `pe.Params()`, a forced evader win, without exploring starts.)
+
+        Args:
+          grid_size: the board's side.
+          **overrides: fields that replace the recipe's.
+
+        Returns:
+          The `TrainConfig`.
+        """
         return cls(**{"env": pe.goal_variant(grid_size), "explore_fraction": 0.5,
                       "search": selfplay.SearchConfig(num_simulations=16), **overrides})
 
@@ -118,6 +135,15 @@ class TrainConfig:
 
 
 class TrainState(NamedTuple):
+    """What a training run carries from iteration to iteration; `save` writes it.
+
+    Attributes:
+      params: the network's parameters (an `nnx.State` pytree).
+      opt_state: the optimizer's state (optax).
+      buffer: the replay buffer (`selfplay.Buffer`).
+      key: [2] uint32, the raw PRNG key of the next iteration.
+      step: [] int32, the iterations done.
+    """
     params: Any  # network parameters (nnx.State pytree)
     opt_state: Any  # optax state
     buffer: selfplay.Buffer
@@ -126,11 +152,27 @@ class TrainState(NamedTuple):
 
 
 def optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
+    """The optimizer of `cfg`: AdamW with its learning rate and weight decay.
+
+    Args:
+      cfg: the training settings.
+
+    Returns:
+      The `optax.adamw` transformation.
+    """
     return optax.adamw(cfg.learning_rate, weight_decay=cfg.weight_decay)
 
 
 def init(cfg: TrainConfig):
-    """Returns (graphdef, TrainState) for `cfg`."""
+    """A fresh network and training state for `cfg`.
+
+    Args:
+      cfg: the training settings.
+
+    Returns:
+      (graphdef, TrainState): the network's structure and the state at step 0 (its
+      parameters initialised from `cfg.seed`, an empty buffer).
+    """
     graphdef, params = network.init_params(cfg.env.obs_size, pe.NUM_ACTIONS, cfg.hidden, cfg.seed)
     state = TrainState(params, optimizer(cfg).init(params),
                        selfplay.buffer_init(cfg.buffer_size, cfg.env.obs_size),
@@ -139,7 +181,18 @@ def init(cfg: TrainConfig):
 
 
 def loss_fn(graphdef, params, obs, policy, value):
-    """obs [b, F], policy [b, A], value [b] -> (loss, (policy CE, value MSE))."""
+    """The training loss of a minibatch: policy cross-entropy plus value squared error.
+
+    Args:
+      graphdef: the network's structure (from `init`).
+      params: the network's parameters.
+      obs: [b, F] observations.
+      policy: [b, A] the search's policies, the targets.
+      value: [b] the game outcomes, the targets.
+
+    Returns:
+      (loss, (policy cross-entropy, value mean squared error)).
+    """
     logits, v = network.apply(graphdef, params, obs)
     ce = -jnp.mean(jnp.sum(policy * jax.nn.log_softmax(logits), -1))
     mse = jnp.mean((v - value) ** 2)
@@ -147,7 +200,15 @@ def loss_fn(graphdef, params, obs, policy, value):
 
 
 def make_iteration(cfg: TrainConfig, graphdef):
-    """The un-jitted iteration `TrainState -> (TrainState, metrics)`; jit it once."""
+    """One training iteration, un-jitted: self-play, buffer update, `train_steps` steps.
+
+    Args:
+      cfg: the training settings.
+      graphdef: the network's structure (from `init`).
+
+    Returns:
+      The function `TrainState -> (TrainState, metrics)`; jit it once.
+    """
     opt = optimizer(cfg)
     grad = jax.value_and_grad(functools.partial(loss_fn, graphdef), has_aux=True)
 
@@ -190,17 +251,36 @@ _CONFIG = "config"
 
 def game_and_network(env: pe.Params, hidden) -> dict:
     """The settings a checkpoint is bound to: the game's rules and the network's shape.
+
     The rest (search, games per iteration, learning rate, ...) may change from run to
-    run, e.g. more simulations later in training."""
+    run, e.g. more simulations later in training.
+
+    Args:
+      env: the game's parameters.
+      hidden: the network's hidden layer widths.
+
+    Returns:
+      The game's rules (`Params.rules`) and `hidden`, as one dict.
+    """
     return {**env.rules(), "hidden": tuple(hidden)}
 
 
 def save(path: str, state: TrainState, config: TrainConfig | None = None) -> None:
-    """Writes the state's leaves to `path` (an .npz archive, at exactly that path),
-    atomically (`jaxsolve.npz.write`), so that an interrupted save leaves the old one
-    intact. With `config`, the archive also records it (JSON, member "config"), so
-    that `load` can refuse to resume it with another game or network. A folder at `path`, or a
-    missing folder in it, raises the OSError naming `path` (not the temporary file)."""
+    """Writes the state's leaves to `path` (an .npz archive, at exactly that path).
+
+    The write is atomic (`jaxsolve.npz.write`), so that an interrupted save leaves the
+    old one intact.
+
+    Args:
+      path: the file.
+      state: the training state.
+      config: if given, recorded in the archive (JSON, member "config"), so that
+        `load` can refuse to resume it with another game or network.
+
+    Raises:
+      OSError: a folder at `path`, or a missing folder in it (the error names `path`,
+        not the temporary file), or a failed write.
+    """
     arrays = {f"leaf_{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree.leaves(state))}
     if config is not None:
         arrays[_CONFIG] = np.asarray(json.dumps(dataclasses.asdict(config)))
@@ -208,10 +288,20 @@ def save(path: str, state: TrainState, config: TrainConfig | None = None) -> Non
 
 
 def config_from_record(record: str) -> TrainConfig:
-    """The TrainConfig a checkpoint recorded (`save(..., config=...)`, JSON). Fields a
-    later version added take their defaults and fields it dropped are ignored, so old
-    checkpoints still read; raises CheckpointError if the record is unreadable or
-    invalid."""
+    """The TrainConfig a checkpoint recorded (`save(..., config=...)`, JSON).
+
+    Fields a later version added take their defaults and fields it dropped are ignored,
+    so old checkpoints still read.
+
+    Args:
+      record: the JSON record.
+
+    Returns:
+      The `TrainConfig`.
+
+    Raises:
+      CheckpointError: the record is unreadable or invalid.
+    """
     try:
         saved = json.loads(record)
         known = lambda cls, d: {k: v for k, v in d.items()
@@ -285,9 +375,20 @@ def _check_pursuit_archive(path: str, data) -> None:
 
 
 def saved_iteration(path: str) -> int:
-    """The iteration count (`TrainState.step`) of the checkpoint at `path`, read without
-    knowing its configuration: `step` is the state's last field, so its last leaf.
-    Raises CheckpointError naming the problem (no file, not a checkpoint, damaged)."""
+    """The iteration count (`TrainState.step`) of the checkpoint at `path`.
+
+    Read without knowing its configuration: `step` is the state's last field, so its
+    last leaf.
+
+    Args:
+      path: the checkpoint.
+
+    Returns:
+      The number of iterations done.
+
+    Raises:
+      CheckpointError: naming the problem (no file, not a checkpoint, damaged).
+    """
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
         last = max(name for name in data.files if name != _CONFIG)
@@ -304,9 +405,18 @@ def _record(path: str, data) -> str | None:
 
 
 def recorded_config(path: str) -> TrainConfig | None:
-    """The TrainConfig the checkpoint at `path` was saved with, or None if it was saved
-    without one. Raises CheckpointError naming the problem (no file, not a checkpoint,
-    damaged, an unreadable record)."""
+    """The TrainConfig the checkpoint at `path` was saved with.
+
+    Args:
+      path: the checkpoint.
+
+    Returns:
+      The `TrainConfig`, or None if it was saved without one.
+
+    Raises:
+      CheckpointError: naming the problem (no file, not a checkpoint, damaged, an
+        unreadable record).
+    """
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
         record = _record(path, data)
@@ -319,14 +429,24 @@ def recorded_config(path: str) -> TrainConfig | None:
 
 
 def load(path: str, like: TrainState, config: TrainConfig | None = None) -> TrainState:
-    """Reads a checkpoint into the structure of `like` (e.g. `init(cfg)[1]`). Raises
-    CheckpointError naming the problem if there is none, if the file is not a
-    readable checkpoint or was written for another configuration: with `config`,
-    another game (by its rules, `Params.rules`) or network (`hidden`) than the one the
-    checkpoint records; then, or without a record (checkpoints written before the
-    record, or saved without `config`: that comparison is skipped), leaf shapes that
-    differ; and arrays no training writes (text, a network holding NaN, a negative
-    iteration count)."""
+    """Reads a checkpoint into the structure of `like`.
+
+    Args:
+      path: the checkpoint.
+      like: a training state of the run's configuration, e.g. `init(cfg)[1]`.
+      config: the run's configuration; where given and the checkpoint records one,
+        another game (by its rules, `Params.rules`) or network (`hidden`) is
+        refused, naming what differs.
+
+    Returns:
+      The `TrainState`.
+
+    Raises:
+      CheckpointError: naming the problem: no file, not a readable checkpoint, one
+        written for another configuration (recorded settings, or else leaf shapes,
+        that differ), or arrays no training writes (text, a network holding NaN, a
+        negative iteration count).
+    """
     leaves, treedef = jax.tree.flatten(like)
     with _open_archive(path) as data:
         _check_pursuit_archive(path, data)
@@ -374,14 +494,25 @@ def _check_state(state, fresh: TrainState) -> TrainState:
 
 
 class Interrupted(KeyboardInterrupt):
-    """Raised by `train` on Ctrl-C (a KeyboardInterrupt): `state` is the training state
-    after the last completed iteration (the state given when none completed; None only
-    if a second Ctrl-C cut an iteration short after its input was consumed), `history`
-    the metrics of the iterations recorded, `train_seconds` the training time (as
-    `max_seconds` counts it) up to the end of the last completed iteration: an
-    iteration finished after the Ctrl-C is counted there though `history` lacks it.
-    Saving `state` and resuming from it continues the run exactly. Being a
-    KeyboardInterrupt, it stops callers that do not catch it as Ctrl-C always did."""
+    """Raised by `train` on Ctrl-C; being a KeyboardInterrupt, it stops callers that do
+    not catch it as Ctrl-C always did.
+
+    Saving `state` and resuming from it continues the run exactly.
+
+    Args:
+      state: the training state after the last completed iteration (the state given
+        when none completed; None only if a second Ctrl-C cut an iteration short
+        after its input was consumed).
+      history: the metrics of the iterations recorded.
+      train_seconds: the training time (as `max_seconds` counts it) up to the end of
+        the last completed iteration: an iteration finished after the Ctrl-C is
+        counted there though `history` lacks it.
+
+    Attributes:
+      state: as above.
+      history: as above.
+      train_seconds: as above.
+    """
 
     def __init__(self, state: TrainState | None, history: list, train_seconds: float = 0.0):
         done = "nothing" if state is None else f"iteration {int(state.step)}"
@@ -397,33 +528,48 @@ def _intact(state: TrainState) -> bool:
 def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
           eval_every: int = 0, eval_fn=None, progress: bool = True, callback=None,
           max_seconds: float | None = None, stop_fn=None):
-    """Runs up to `iterations` iterations (an int >= 0, or None: until `max_seconds` or
-    `stop_fn`), from `state` (default a fresh one) with a tqdm bar showing the loss and win rates.
+    """Trains the network by self-play, from `state` (default a fresh one), with a tqdm
+    bar showing the loss and win rates.
 
-    `eval_fn(params) -> dict` (e.g. win rates vs random) runs every `eval_every`
-    iterations and after the last one when `eval_every` > 0 (with the default 0 it
-    never runs); `callback(i, state, metrics)` sees every iteration. `max_seconds`
-    stops after the iteration during which the training time - wall clock from the
-    call, compilation included, `eval_fn` excluded - reaches it; `stop_fn(metrics) ->
-    bool` stops after an evaluation it accepts, so it needs `eval_fn` and `eval_every`
-    > 0 (refused otherwise: it would never be asked).
-    `state` is left as it was (the training runs on a copy of it).
-    Returns (graphdef, state, history): one metric dict per iteration, with
-    `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
-    (cross-entropy to the search's policy) and `value_loss` (squared error to the
-    outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win rate
-    in the self-play games from the initial position, unless all start elsewhere),
-    `explore_evader_wins` (in those from exploring starts, when `explore_fraction` > 0)
-    and, after an evaluation,
-    whatever `eval_fn` returned.
-
-    Ctrl-C (KeyboardInterrupt) raises `Interrupted`, which carries the state after the
-    last completed iteration: one in progress is finished first (a second Ctrl-C stops
-    at once), so that state is never lost half-way.
+    `state` is left as it was (the training runs on a copy of it). Ctrl-C
+    (KeyboardInterrupt) raises `Interrupted`, which carries the state after the last
+    completed iteration: one in progress is finished first (a second Ctrl-C stops at
+    once), so that state is never lost half-way.
 
     The config's defaults are the base game (`pe.Params()`, a forced evader win) and
     no exploring starts; the recipe the README measures (and the CLI's defaults) is
     `TrainConfig.recipe(grid_size)`.
+
+    Args:
+      cfg: the training settings.
+      iterations: the most iterations to run, an int >= 0, or None: until
+        `max_seconds` or `stop_fn`.
+      state: the training state to continue from (a `TrainState` of `cfg`).
+      eval_every: run `eval_fn` every this many iterations and after the last one;
+        0 (the default) never runs it.
+      eval_fn: `eval_fn(params) -> dict`, e.g. win rates vs random.
+      progress: whether to show the bar.
+      callback: `callback(i, state, metrics)`, called after every iteration.
+      max_seconds: stop after the iteration during which the training time - wall
+        clock from the call, compilation included, `eval_fn` excluded - reaches it.
+      stop_fn: `stop_fn(metrics) -> bool`, stop after an evaluation it accepts; it
+        needs `eval_fn` and `eval_every` > 0 (refused otherwise: it would never be
+        asked).
+
+    Returns:
+      (graphdef, state, history), history holding one metric dict per iteration:
+      `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
+      (cross-entropy to the search's policy) and `value_loss` (squared error to the
+      outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win
+      rate in the self-play games from the initial position, unless all start
+      elsewhere), `explore_evader_wins` (in those from exploring starts, when
+      `explore_fraction` > 0) and, after an evaluation, whatever `eval_fn` returned.
+
+    Raises:
+      ArgumentError: a bad setting, `eval_every` without `eval_fn`, no stopping rule
+        (neither `iterations`, `max_seconds` nor `stop_fn`), `stop_fn` without an
+        evaluation, or a `state` of another configuration.
+      Interrupted: on Ctrl-C.
     """
     iterations = validate.static("train", "iterations", iterations,
                                validate.optional_rule(validate.integer_rule(0)))
