@@ -365,9 +365,9 @@ class GameTree:
           >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
           >>> with tempfile.TemporaryDirectory() as folder:
           ...     loaded = jaxsolve.GameTree.load(tree.save(Path(folder) / "kuhn.npz"))
-          >>> loaded
-          GameTree('kuhn_poker': 2 players, 58 histories, 12 infosets, 2 actions, 30 terminals, 1 chance nodes)
-          >>> loaded.names == tree.names
+          >>> loaded.sizes == tree.sizes, loaded.names == tree.names
+          (True, True)
+          >>> bool((loaded.utilities == tree.utilities).all())
           True
         """
         if not isinstance(path, (str, os.PathLike)):
