@@ -207,6 +207,24 @@ def bench_peers_eval(data: dict | None = None) -> str:
     return _table(["game", *(f"{label} (ms)" for _, label in labels)], rows)
 
 
+def bench_peers_bounds(data: dict | None = None) -> str:
+    """jaxsolve's ms per iteration and per evaluation against the memory-traffic bound
+    and the leaf-sum floor of the same run, for the games large enough to have them."""
+    data = data or _load("bench_peers.json")
+    rows = []
+    for game in data["games"]:
+        if "floor_ms" not in game or game["histories"] < 100_000:
+            continue
+        ours = game["solvers"]["jaxsolve"]
+        rows.append([game["game"], _num(ours["ms_per_iter"]), _num(game["bound_ms"]),
+                     _num(game["floor_ms"]), f"{game['x_floor']:.2f}×",
+                     _num(ours["eval_ms"]), _num(game["eval_bound_ms"]),
+                     _num(game["eval_floor_ms"]), f"{game['eval_x_floor']:.2f}×"])
+    return _table(["game", "iteration (ms)", "traffic bound", "leaf-sum floor",
+                   "÷ floor", "evaluation (ms)", "traffic bound", "leaf-sum floor",
+                   "÷ floor"], rows)
+
+
 def bench_cfr(data: dict | None = None) -> str:
     """ms per CFR+ iteration: OpenSpiel's C++ CFRPlusSolver and JaxCFR against jaxsolve."""
     data = data or _load("bench_cfr.json")
@@ -448,6 +466,7 @@ def big_games() -> str:
 
 
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
+              "bench_peers_bounds": bench_peers_bounds,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
               "abstraction": abstraction, "pursuit": pursuit,

@@ -153,6 +153,8 @@ def _table_rows(markdown: str) -> list[list[str]]:
 @pytest.mark.parametrize("name,file,rows", [
     ("bench_peers", "bench_peers.json", lambda d: len(d["games"])),
     ("bench_peers_eval", "bench_peers.json", lambda d: len(d["games"])),
+    ("bench_peers_bounds", "bench_peers.json",
+     lambda d: sum(g["histories"] >= 100_000 for g in d["games"])),
     ("bench_cfr", "bench_cfr.json", lambda d: len(d["games"])),
     ("bench_mcts", "bench_mcts.json", lambda d: 2),
     ("convergence", "convergence.json", lambda d: len(d["games"])),
@@ -166,7 +168,7 @@ def test_performance_tables_render_from_the_committed_results(name, file, rows):
                                                          "simulations", "abstraction")]
     assert len(body) == rows(data), text
     assert all(cell for row in body for cell in row)
-    if name != "bench_peers_eval":  # shares bench_peers' heading
+    if name not in ("bench_peers_eval", "bench_peers_bounds"):  # under bench_peers' heading
         assert f"results/{file}" in text and "`python experiments/" in text
     # A number of the file appears on the page, rounded as the tables round.
     if name == "bench_peers":
