@@ -16,6 +16,10 @@ did:
     └── TooLarge
 """
 
+from __future__ import annotations
+
+import os
+
 
 class JaxsolveError(ValueError):
     """Every error jaxsolve raises on bad input: the message names the function or
@@ -54,7 +58,7 @@ class CheckpointNotTreeError(GameError):
       meta: the checkpoint's record of its run.
     """
 
-    def __init__(self, message: str, path, meta: dict):
+    def __init__(self, message: str, path: str | os.PathLike, meta: dict):
         super().__init__(message)
         self.path, self.meta = path, meta
 

@@ -219,7 +219,7 @@ class GameTree:
         return dataclasses.replace(
             self, names=TreeNames.make(game, self.names.infosets, self.names.actions))
 
-    def replace(self, **changes) -> "GameTree":
+    def replace(self, **changes: Any) -> "GameTree":
         """A copy with some arrays replaced, e.g. other utilities or chance probabilities:
         one point of a sweep (`jaxsolve.sweep` builds many at once).
 

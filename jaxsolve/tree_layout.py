@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class TreeNames:
     Attributes:
       game: the game's name.
       infosets: [I] the infoset strings.
-      actions: [I][A] the action names, '' where the slot is illegal.
+      actions: `[I][A]` the action names, '' where the slot is illegal.
       digest: the SHA-1 of the names, by which trees' names compare and hash.
     """
 
@@ -97,13 +97,14 @@ class TreeNames:
     digest: str = ""
 
     @staticmethod
-    def make(game: str, infosets, actions) -> "TreeNames":
+    def make(game: str, infosets: Sequence[str], actions: Sequence[Sequence[str]]
+             ) -> "TreeNames":
         """Names with their digest computed.
 
         Args:
           game: the game's name.
           infosets: [I] the infoset strings.
-          actions: [I][A] the action names, '' where the slot is illegal.
+          actions: `[I][A]` the action names, '' where the slot is illegal.
 
         Returns:
           The `TreeNames`.

@@ -24,7 +24,7 @@ import itertools
 import json
 import re
 import time
-from typing import Any, NamedTuple, Tuple
+from typing import Any, Callable, NamedTuple, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -90,7 +90,7 @@ class TrainConfig:
     seed: int = 0
 
     @classmethod
-    def recipe(cls, grid_size: int = 5, **overrides) -> "TrainConfig":
+    def recipe(cls, grid_size: int = 5, **overrides: Any) -> "TrainConfig":
         """The configuration the README measures and `jaxsolve pursuit train` uses by default.
 
         The goal variant on a `grid_size` board, half of the self-play games from exploring
@@ -163,7 +163,7 @@ def optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
     return optax.adamw(cfg.learning_rate, weight_decay=cfg.weight_decay)
 
 
-def init(cfg: TrainConfig):
+def init(cfg: TrainConfig) -> tuple[Any, TrainState]:
     """A fresh network and training state for `cfg`.
 
     Args:
@@ -171,7 +171,7 @@ def init(cfg: TrainConfig):
 
     Returns:
       (graphdef, TrainState): the network's structure and the state at step 0 (its
-      parameters initialised from `cfg.seed`, an empty buffer).
+        parameters initialised from `cfg.seed`, an empty buffer).
     """
     graphdef, params = network.init_params(cfg.env.obs_size, pe.NUM_ACTIONS, cfg.hidden, cfg.seed)
     state = TrainState(params, optimizer(cfg).init(params),
@@ -526,8 +526,10 @@ def _intact(state: TrainState) -> bool:
 
 
 def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None = None,
-          eval_every: int = 0, eval_fn=None, progress: bool = True, callback=None,
-          max_seconds: float | None = None, stop_fn=None):
+          eval_every: int = 0, eval_fn: Callable[[Any], dict] | None = None,
+          progress: bool = True, callback: Callable[..., Any] | None = None,
+          max_seconds: float | None = None, stop_fn: Callable[[dict], bool] | None = None
+          ) -> tuple[Any, TrainState, list[dict]]:
     """Trains the network by self-play, from `state` (default a fresh one), with a tqdm
     bar showing the loss and win rates.
 
@@ -558,12 +560,12 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
 
     Returns:
       (graphdef, state, history), history holding one metric dict per iteration:
-      `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
-      (cross-entropy to the search's policy) and `value_loss` (squared error to the
-      outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win
-      rate in the self-play games from the initial position, unless all start
-      elsewhere), `explore_evader_wins` (in those from exploring starts, when
-      `explore_fraction` > 0) and, after an evaluation, whatever `eval_fn` returned.
+        `iteration` (done so far), `train_seconds`, the mean `loss`, `policy_loss`
+        (cross-entropy to the search's policy) and `value_loss` (squared error to the
+        outcome) over the iteration's steps, `selfplay_evader_wins` (the evader's win
+        rate in the self-play games from the initial position, unless all start
+        elsewhere), `explore_evader_wins` (in those from exploring starts, when
+        `explore_fraction` > 0) and, after an evaluation, whatever `eval_fn` returned.
 
     Raises:
       ArgumentError: a bad setting, `eval_every` without `eval_fn`, no stopping rule

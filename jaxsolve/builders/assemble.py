@@ -178,7 +178,7 @@ def byte_budget(max_bytes, where: str) -> float:
 
 
 # ---------------------------------------------------------------- memory estimate
-def estimate_bytes(spec: Spec, dtype=np.float32) -> int:
+def estimate_bytes(spec: Spec, dtype: np.dtype | type = np.float32) -> int:
     """The memory a build needs: the tree arrays, the largest level's work arrays and the
     names.
 
