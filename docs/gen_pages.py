@@ -4,8 +4,8 @@ A page holds a marker line, `<!-- generated: NAME -->`, and `docs/hooks.py` repl
 with `GENERATORS[NAME]()` while MkDocs builds:
 
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
-* `bench_peers`, `bench_peers_eval`, `bench_cfr`, `bench_mccfr`, `bench_mcts`,
-  `convergence`: the performance tables, read from the committed `results/*.json`,
+* `bench_peers`, `bench_peers_eval`, `bench_malloc`, `bench_cfr`, `bench_mccfr`,
+  `bench_mcts`, `convergence`: the performance tables, read from the committed `results/*.json`,
   each headed by the date, machine and command that produced it.
 
 Run it by hand to see one part: `python docs/gen_pages.py cli`.
@@ -223,6 +223,28 @@ def bench_peers_bounds(data: dict | None = None) -> str:
     return _table(["game", "iteration (ms)", "traffic bound", "leaf-sum floor",
                    "÷ floor", "evaluation (ms)", "traffic bound", "leaf-sum floor",
                    "÷ floor"], rows)
+
+
+def bench_malloc(data: dict | None = None) -> str:
+    """Evaluation and iteration with glibc's malloc defaults against `import jaxsolve`'s
+    settings, in processes that take turns (experiments/bench_malloc.py)."""
+    data = data or _load("bench_malloc.json")
+    rows = []
+    for game in data["games"]:
+        system, kept = game["system"], game["kept"]
+        rows.append([game["game"], f"{game['histories']:,}",
+                     f"{game['eval_temp_bytes'] / 1e6:.1f}",
+                     f"{system['faults_per_eval']:,.0f} → {kept['faults_per_eval']:,.0f}",
+                     f"{_num(system['eval_ms'])} → {_num(kept['eval_ms'])}",
+                     f"{game['eval_ms_system_over_kept']:.2f}×",
+                     f"{_num(system['ms_per_iter'])} → {_num(kept['ms_per_iter'])}",
+                     f"{game['ms_per_iter_system_over_kept']:.2f}×"])
+    return "\n".join([
+        _source("bench_malloc.json", data.get("date"), data["machine"],
+                "python experiments/" + _without_out(data["command"].split())), "",
+        _table(["game", "histories", "evaluation scratch (MB)", "page faults per evaluation",
+                "evaluation (ms)", "defaults ÷ kept", "iteration (ms)", "defaults ÷ kept"],
+               rows)])
 
 
 def bench_cfr(data: dict | None = None) -> str:
@@ -466,7 +488,7 @@ def big_games() -> str:
 
 
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
-              "bench_peers_bounds": bench_peers_bounds,
+              "bench_peers_bounds": bench_peers_bounds, "bench_malloc": bench_malloc,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
               "abstraction": abstraction, "pursuit": pursuit,

@@ -82,8 +82,11 @@ def cores() -> int:
 
 
 def machine_info() -> dict:
-    """CPU model, cores, load average (other processes skew every timing), versions."""
+    """CPU model, cores, load average (other processes skew every timing), versions,
+    and whether jaxsolve keeps the C allocator's freed memory (jaxsolve.allocator)."""
     import jax  # noqa: PLC0415
+
+    from jaxsolve import allocator  # noqa: PLC0415
 
     return {
         "cpu": cpu_model(), "cores": cores(), "load_average": list(os.getloadavg()),
@@ -92,6 +95,8 @@ def machine_info() -> dict:
         "numpy": version("numpy"), "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.devices()], "x64": bool(jax.config.jax_enable_x64),
         "git": git_state(),
+        "malloc": ("freed memory kept (jaxsolve.allocator)" if allocator.applied()
+                   else "the C library's defaults"),
     }
 
 

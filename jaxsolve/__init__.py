@@ -16,6 +16,12 @@ Compile a game once into a `GameTree` of arrays, run a solver on it, evaluate:
 
 import importlib
 
+# First, before JAX starts its threads: large buffers kept for reuse, not returned
+# to the system after every call (see jaxsolve.allocator).
+from jaxsolve import allocator as _allocator
+
+_allocator.keep_freed_memory()
+
 from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                               cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,

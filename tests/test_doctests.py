@@ -30,7 +30,7 @@ MODULES = [
     "jaxsolve.mcts._policies", "jaxsolve.mcts._search", "jaxsolve.mcts._selection",
     "jaxsolve.mcts._tree", "jaxsolve.alphazero", "jaxsolve.alphazero.selfplay",
     "jaxsolve.alphazero.exact", "jaxsolve.alphazero.evaluate", "jaxsolve.alphazero.network",
-    "jaxsolve.games", "jaxsolve.errors", "jaxsolve.validate", "jaxsolve.npz",
+    "jaxsolve.games", "jaxsolve.errors", "jaxsolve.validate", "jaxsolve.npz", "jaxsolve.allocator",
     "jaxsolve.interrupt", "jaxsolve.progress", "jaxsolve.protocol", "jaxsolve.tree",
     "jaxsolve.tree_layout", "jaxsolve.tree_checks", "jaxsolve.tree_file",
     "jaxsolve.tree_structure", "jaxsolve.checkpoint", "jaxsolve.compile", "jaxsolve.check",

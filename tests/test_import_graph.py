@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "jaxsolve"
 
 LAYERS = [
-    # foundations: the error hierarchy, the game protocol, progress bars (tqdm loads
-    # when one is drawn), Ctrl-C held back while a step runs, the .npz reader and
-    # atomic writer
-    ["errors", "protocol", "progress", "interrupt", "npz"],
+    # foundations: the C allocator's settings, the error hierarchy, the game
+    # protocol, progress bars (tqdm loads when one is drawn), Ctrl-C held back while
+    # a step runs, the .npz reader and atomic writer
+    ["allocator", "errors", "protocol", "progress", "interrupt", "npz"],
     # core: GameTree's sizes, names and array catalogue, its structure checks, the
     # checks of its arrays, its .npz format, the type itself (its methods call the
     # checks and the format); the argument checks on it and the rules every setting
