@@ -27,8 +27,9 @@ For each game and solver it measures
 * CPU time over wall time of those blocks (about 1 for one thread; up to the number
   of cores where a solver runs on several);
 * exploitability evaluation ms: each solver's own evaluation of its own average
-  policy, back to back after one untimed call (jaxsolve: jitted `exploitability`,
-  median after compilation; NoRegret:
+  policy, the median of `--eval-rounds` turns in a rotating order, each turn
+  `--eval-repeats` calls back to back after one untimed call (OpenSpiel: one turn)
+  (jaxsolve: jitted `exploitability`, after compilation; NoRegret:
   `game.exploitability`; LiteEFG: `env.exploitability`; OpenSpiel:
   `pyspiel.exploitability`), and the exploitability itself, as a check that the
   solvers solve one game (their trajectories part slightly where a regret ties at
@@ -73,6 +74,7 @@ from bench_cfr_games import GAMES as GAME_TABLE
 DEFAULT_GAMES = ("kuhn", "leduc", "goofspiel5", "liars", "goofspiel6", "battleship")
 BIG_GAMES = ("goofspiel7",)
 PEERS = ("noregret", "liteefg", "openspiel")
+ONE_EVALUATION_TURN = ("openspiel",)  # it rebuilds its best-response trees every call
 TARGET_RATIO = 2.0
 TARGET_BOUND = 3.0
 LARGEST = 3  # the bound target is judged on this many of the largest games run
@@ -312,6 +314,33 @@ def _timed_block(solver, n: int) -> tuple[float, float]:
         return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def evaluation_times(solvers: dict, averages: dict, rounds: int, repeats: int) -> dict:
+    """Seconds of each solver's timed evaluations of its average, by label.
+
+    The solvers take turns in `rounds` rounds, in an order that rotates, so that a
+    change in the machine's speed falls on all of them. In each turn a solver
+    evaluates `repeats` times back to back after one untimed call, as a user repeating
+    an evaluation runs them: timing only calls that directly follow another solver's
+    would time the caches and threads that solver left cold. OpenSpiel's evaluation,
+    seconds to minutes on the larger games, takes one turn."""
+    evals = {label: [] for label in solvers}
+    order = list(solvers)
+    for round_ in range(rounds):
+        shift = round_ % len(order)
+        for label in order[shift:] + order[:shift]:
+            if label in ONE_EVALUATION_TURN and evals[label]:
+                continue
+            solver = solvers[label]
+            gc.collect()
+            solver.exploitability(averages[label])
+            for _ in range(repeats):
+                with _no_collection():
+                    start = time.perf_counter()
+                    solver.exploitability(averages[label])
+                    evals[label].append(time.perf_counter() - start)
+    return evals
+
+
 def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dict:
     """Every solver of `peers` (and jaxsolve) on one game; see the module docstring."""
     import pyspiel
@@ -377,19 +406,7 @@ def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dic
         # compiles jaxsolve's.
         averages[label] = solver.average()
         entry["exploitability"] = solver.exploitability(averages[label])
-    # Each solver's evaluations back to back, after one untimed call, as a user
-    # repeating an evaluation runs them: taking turns here would time each solver
-    # right after another's (OpenSpiel's frees gigabytes), on caches and pages that
-    # one took (223 ms against 2.4 ms for ours on liar's dice).
-    evals = {label: [] for label in solvers}
-    for label, solver in solvers.items():
-        gc.collect()
-        solver.exploitability(averages[label])
-        for _ in range(args.eval_repeats):
-            with _no_collection():
-                start = time.perf_counter()
-                solver.exploitability(averages[label])
-                evals[label].append(time.perf_counter() - start)
+    evals = evaluation_times(solvers, averages, args.eval_rounds, args.eval_repeats)
     for label in solvers:
         out["solvers"][label]["eval_ms"] = 1e3 * float(np.median(evals[label]))
     if "jaxsolve" in solvers:
@@ -487,7 +504,11 @@ def main(argv=None) -> int:
                         help="most iterations in one block (default 10000)")
     parser.add_argument("--game-seconds", type=machine.positive(), default=120.0,
                         help="after 3 rounds, stop timing a game past this (default 120 s)")
-    parser.add_argument("--eval-repeats", type=machine.positive(int), default=5)
+    parser.add_argument("--eval-rounds", type=machine.positive(int), default=5,
+                        help="turns each solver takes at evaluating (default 5; "
+                             "OpenSpiel's evaluation takes one)")
+    parser.add_argument("--eval-repeats", type=machine.positive(int), default=3,
+                        help="timed evaluations per turn, after one untimed (default 3)")
     parser.add_argument("--check-iterations", type=machine.positive(int), default=3,
                         help="iterations every solver runs before the exploitability "
                              "that checks they solve one game (default 3)")
@@ -497,7 +518,8 @@ def main(argv=None) -> int:
     machine.refuse_published_smoke_run(parser, args)
     keys = [k.strip() for k in args.games.split(",")]
     if args.quick:
-        keys, args.rounds, args.block_seconds, args.eval_repeats = ["kuhn", "leduc"], 3, 0.1, 2
+        keys, args.rounds, args.block_seconds = ["kuhn", "leduc"], 3, 0.1
+        args.eval_rounds, args.eval_repeats = 2, 2
     keys += [k for k in BIG_GAMES if args.big and k not in keys]
     if not all(keys):
         parser.error("--games: unknown empty entry (a stray comma?)")

@@ -75,6 +75,33 @@ def test_bad_options_are_one_line_errors(peers, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
+class _Recorder:
+    """A solver whose evaluation only records who evaluated, in order."""
+
+    def __init__(self, label, calls):
+        self.label, self.calls = label, calls
+
+    def exploitability(self, average):
+        self.calls.append((self.label, average))
+        return 0.0
+
+
+def test_evaluations_take_turns_in_a_rotating_order(peers):
+    calls = []
+    solvers = {label: _Recorder(label, calls) for label in ("jaxsolve", "noregret", "openspiel")}
+    averages = {label: f"{label} average" for label in solvers}
+    times = peers.evaluation_times(solvers, averages, rounds=3, repeats=2)
+    # Each turn: one untimed call and two timed ones, each on the solver's own average.
+    assert all(average == f"{label} average" for label, average in calls)
+    turns = [label for i, (label, _) in enumerate(calls) if i % 3 == 0]
+    # Round 1 starts with the first solver, round 2 with the second, round 3 with the
+    # third; OpenSpiel, slow to evaluate, takes its one turn in round 1 only.
+    assert turns == ["jaxsolve", "noregret", "openspiel", "noregret", "jaxsolve",
+                     "jaxsolve", "noregret"]
+    assert [len(times[label]) for label in solvers] == [6, 6, 2]
+    assert all(t >= 0 for ts in times.values() for t in ts)
+
+
 def test_a_tiny_run_skips_missing_peers_and_agrees_with_openspiel(peers, tmp_path,
                                                                   monkeypatch):
     pytest.importorskip("pyspiel")
@@ -82,7 +109,8 @@ def test_a_tiny_run_skips_missing_peers_and_agrees_with_openspiel(peers, tmp_pat
         monkeypatch.setitem(sys.modules, name, None)
     out = tmp_path / "peers.json"
     assert peers.main(["--games", "kuhn", "--rounds", "1", "--block-seconds", "0.01",
-                       "--max-block", "50", "--eval-repeats", "1", "--out", str(out)]) == 0
+                       "--max-block", "50", "--eval-rounds", "1", "--eval-repeats", "1",
+                       "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     (kuhn,) = report["games"]
     assert set(kuhn["skipped"]) == {"noregret", "liteefg"}
