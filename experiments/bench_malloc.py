@@ -105,7 +105,8 @@ def run_process(setting: str, args) -> dict:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["malloc_kept"] != (setting == "kept"):
         raise SystemExit(f"a {setting} process reported malloc_kept={result['malloc_kept']}")
-    return result["games"]
+    return {key: {**figures, "malloc_kept": result["malloc_kept"]}
+            for key, figures in result["games"].items()}
 
 
 def summarize(runs: dict, keys: list[str]) -> list[dict]:

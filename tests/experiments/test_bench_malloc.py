@@ -45,6 +45,10 @@ def test_a_tiny_run_measures_both_settings_apart(bench_malloc, tmp_path, capsys)
     report = json.loads(out.read_text())
     [game] = report["games"]
     assert game["game"] == "Kuhn poker" and game["histories"] == 58
+    # Each setting ran in a process of its own, under the allocator it names: the
+    # system process saw JAXSOLVE_SYSTEM_MALLOC=1 and left glibc's defaults.
+    assert [p["malloc_kept"] for p in game["kept"]["per_process"]] == [True]
+    assert [p["malloc_kept"] for p in game["system"]["per_process"]] == [False]
     for setting in ("kept", "system"):
         assert game[setting]["eval_ms"] > 0 and game[setting]["ms_per_iter"] > 0
     assert "Kuhn poker" in capsys.readouterr().out
