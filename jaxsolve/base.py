@@ -102,8 +102,8 @@ class Solver(NamedTuple):
         refused).
       steps: `(tree, state, n) -> state`, if given, takes n steps at once with the
         iterates of n `step` calls; `run` and `run_until` loop with it (the built-in CFR
-        family keeps each player's rows apart for the length of the loop). None: a loop
-        of `step`.
+        family keeps each player's legal sequences packed for the length of the loop,
+        `jaxsolve.packing`). None: a loop of `step`.
       samples: whether the solver draws from the key of `init`.
     """
 

@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsolve import base
+from jaxsolve import base, packing
 from jaxsolve import sequences as seq
 from jaxsolve import validate
 from jaxsolve.base import CFRState, Solver
@@ -512,124 +512,95 @@ def check_solver(value: Any, where: str) -> Solver:
 
 
 # ------------------------------------------------------------------ the loop by player
-class _PlayerRows(NamedTuple):
-    """Static layout of one player's infosets in a tree with `infoset_blocks`: its
-    ids depth by depth (`rows`, host NumPy) and where each depth starts among them."""
-
-    rows: np.ndarray  # [n] infoset ids, own depth 0 first
-    offsets: tuple[int, ...]  # [depths + 1] into rows
-
-
-def _player_rows(tree: GameTree) -> list[_PlayerRows]:
-    return [_PlayerRows(np.concatenate([np.arange(a, b) for a, b in blocks] or
-                                       [np.zeros(0, np.int64)]),
-                        tuple(int(x) for x in np.cumsum([0] + [b - a for a, b in blocks])))
-            for blocks in tree.sizes.infoset_blocks]
-
-
 def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str, **knobs):
-    """`num_iterations` of `_step` with each player's rows kept apart for the loop.
+    """`num_iterations` of `_step` with each player's entries packed for the loop.
 
-    Each player's regrets, averages and policy live in arrays of its own infosets,
-    ordered by own depth, so a player's update touches its rows alone, its backup
-    works on contiguous slices, and the leaves' sequence ids are translated to each
-    player's numbering once, before the loop. The arithmetic is `_step`'s, in the same
-    order. Trees whose infosets are not grouped by player and depth, or where a
-    player forgets, loop over `_step` itself."""
+    Each player's regrets, average and policy live in arrays of its own legal
+    sequences, packed without padding by own depth (`jaxsolve.packing`), so a player's
+    update touches its entries alone, its backup works on contiguous slices, and the
+    leaves' sequence ids are translated to each player's packing once, before the
+    loop. The arithmetic is `_step`'s, in the same order. Trees whose infosets are not
+    grouped by player and depth, or where a player forgets, loop over `_step` itself."""
     step = functools.partial(_step, solver_name=solver_name, **knobs)
     sizes = tree.sizes
-    if sizes.infoset_blocks is None or not all(sizes.perfect_recall):
+    if sizes.block_columns is None or not all(sizes.perfect_recall):
         return jax.lax.fori_loop(0, num_iterations, lambda _, s: step(tree, s), state)
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
     base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
-    layout = _player_rows(tree)
-    fixed = _player_arrays(tree, layout, state.regrets.dtype)
+    layouts = [packing.packing(tree, p) for p in range(sizes.num_players)]
+    packed = [packing.pack(tree, p) for p in range(sizes.num_players)]
+    fixed = _player_arrays(tree, packed, state.regrets.dtype)
     fields = (state.regrets, state.average, state.average_carry, state.prediction)
-    split = tuple(tuple(x[rows.rows] for rows in layout) for x in fields)
+    split = tuple(tuple(x.reshape(-1)[q.flat] for q in packed) for x in fields)
     carry = (split, state.iteration, state.total_weight, state.weight_scale)
-    body = functools.partial(_player_step, layout=layout, fixed=fixed, sizes=sizes, **knobs)
+    body = functools.partial(_player_step, layouts=layouts, fixed=fixed, sizes=sizes, **knobs)
     split, iteration, total, scale = jax.lax.fori_loop(0, num_iterations,
                                                        lambda _, c: body(c), carry)
     joined = []
     for field, parts in zip(fields, split):
-        for rows, part in zip(layout, parts):
-            field = field.at[rows.rows].set(part)
-        joined.append(field)
+        flat = field.reshape(-1)
+        for q, part in zip(packed, parts):
+            flat = flat.at[q.flat].set(part)
+        joined.append(flat.reshape(field.shape))
     return CFRState(*joined, iteration, total, scale)
 
 
-def _player_arrays(tree: GameTree, layout: list[_PlayerRows], dtype) -> dict:
-    """What the loop reads, in each player's own numbering: a sequence (i, a) of
-    player p becomes local(i) * A + a, the empty sequence n_p * A."""
-    sizes = tree.sizes
-    A, empty = sizes.num_actions, sizes.empty_sequence
-    local_of = np.zeros(sizes.num_infosets, np.int32)
-    for rows in layout:
-        local_of[rows.rows] = np.arange(len(rows.rows), dtype=np.int32)
-
-    def local(sequences, p):
-        sequences = jnp.asarray(sequences)
-        infoset = jnp.asarray(local_of)[jnp.minimum(sequences, empty - 1) // A]
-        return jnp.where(sequences == empty, len(layout[p].rows) * A,
-                         infoset * A + sequences % A).astype(jnp.int32)
-
+def _player_arrays(tree: GameTree, packed: list[packing.Packed], dtype) -> dict:
+    """What the loop reads, in each player's packed numbering (`packing.Packed.index`:
+    a player's sequence becomes its packed entry, the empty sequence S)."""
     chance = seq.chance_reach(tree, dtype)
     payoffs = jnp.asarray(tree.utilities, dtype)
+    layouts = [packing.packing(tree, p) for p in range(len(packed))]
     return {
-        "legal": [jnp.asarray(tree.legal)[rows.rows] for rows in layout],
-        "ancestors": [local(jnp.asarray(tree.infoset_ancestors)[rows.rows], p)
-                      for p, rows in enumerate(layout)],
-        "parent": [local(jnp.asarray(tree.infoset_parent)[rows.rows], p)
-                   for p, rows in enumerate(layout)],
-        "last": [local(tree.terminal_last[p], p) for p in range(len(layout))],
-        "chance_payoff": [chance * payoffs[:, p] for p in range(len(layout))],
+        "ancestors": [q.index[jnp.asarray(tree.infoset_ancestors)[q.rows]] for q in packed],
+        "parent": [q.index[jnp.asarray(tree.infoset_parent)[q.rows]] for q in packed],
+        "last": [q.index[tree.terminal_last[p]] for p, q in enumerate(packed)],
+        "chance_payoff": [chance * payoffs[:, p] for p in range(len(packed))],
+        # regret matching's policy where no regret is positive: 1 / legal actions
+        "uniform": [layout.spread(1 / layout.row_sum(jnp.ones(layout.size, dtype)))
+                    for layout in layouts],
         "tree": tree,
     }
 
 
-def _plan(policy: jax.Array, ancestors: jax.Array):
-    """(own reach [n], realization plan [n*A + 1]) of one player's local policy."""
-    flat = jnp.concatenate([policy.reshape(-1), jnp.ones((1,), policy.dtype)])
-    own = jnp.prod(flat[ancestors], axis=-1)
-    return own, jnp.concatenate([(own[:, None] * policy).reshape(-1),
-                                 jnp.ones((1,), policy.dtype)])
-
-
-def _player_step(carry, *, layout, fixed, sizes, alternating: bool, floor: bool, alpha, beta,
-                 gamma: float, predictive: bool, policy_rule: Callable = regret_matching):
-    """One `_step` on the players' own arrays (see `_steps`)."""
+def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool, alpha, beta,
+                 gamma: float, predictive: bool):
+    """One `_step` of regret matching on the players' packed arrays (see `_steps`)."""
     (regrets, average, compensation, prediction), iteration, total_weight, scale = carry
     regrets, average = list(regrets), list(average)
     compensation, prediction = list(compensation), list(prediction)
     dtype = regrets[0].dtype
-    A = sizes.num_actions
     t = (iteration + 1).astype(dtype)
     weight = t**gamma * scale
-    players = range(len(layout))
+    players = range(len(layouts))
     groups = [[p] for p in players] if alternating else [list(players)]
+    policy, own, plan = [None] * len(layouts), [None] * len(layouts), [None] * len(layouts)
+    stale = set(players)
     for group in groups:
-        policy = [policy_rule(regrets[q] + prediction[q] if predictive else regrets[q],
-                              fixed["legal"][q]).astype(dtype) for q in players]
-        own, plan = zip(*(_plan(policy[q], fixed["ancestors"][q]) for q in players))
+        for q in sorted(stale):  # the players whose regrets changed since their last policy
+            policy[q] = regret_matching(regrets[q] + prediction[q] if predictive else regrets[q],
+                                        True, totals=_totals(layouts[q]),
+                                        fallback=fixed["uniform"][q])
+            own[q], plan[q] = _plan(layouts[q], policy[q], fixed["ancestors"][q])
+        stale = set(group)
         for p in group:
+            layout = layouts[p]
             weights = fixed["chance_payoff"][p]
             for q in players:
                 if q != p:
                     weights = weights * plan[q][fixed["last"][q]]
-            n = len(layout[p].rows)
             sums = seq.terminal_sum(fixed["tree"], jax.ops.segment_sum(
-                weights, fixed["last"][p], num_segments=n * A + 1))[:-1].reshape(n, A)
-            values = _own_backup(sums, policy[p], fixed["legal"][p], fixed["parent"][p],
-                                 layout[p].offsets, A)
-            legal = fixed["legal"][p]
-            instant = jnp.where(legal, instant_regrets(policy[p], values), 0.0)
-            regrets[p] = accumulate_regrets(regrets[p], instant, legal, t, floor=floor,
+                weights, fixed["last"][p], num_segments=layout.size + 1))[:-1]
+            values = _own_backup(layout, sums, policy[p], fixed["parent"][p])
+            instant = instant_regrets(policy[p], values, totals=_totals(layout),
+                                      width=sizes.num_actions)
+            regrets[p] = accumulate_regrets(regrets[p], instant, True, t, floor=floor,
                                             alpha=alpha, beta=beta)
             if predictive:
-                prediction[p] = jnp.where(legal, instant, prediction[p])
+                prediction[p] = instant
             average[p], compensation[p] = kahan_add(
-                average[p], compensation[p], weight * own[p][:, None] * policy[p], legal)
+                average[p], compensation[p], weight * layout.spread(own[p]) * policy[p], True)
     total_weight = total_weight + weight
     factor = jnp.where(total_weight > RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
     average = [x * factor for x in average]
@@ -638,20 +609,32 @@ def _player_step(carry, *, layout, fixed, sizes, alternating: bool, floor: bool,
             iteration + 1, total_weight * factor, scale * factor)
 
 
-def _own_backup(sums, policy, legal, parent, offsets, A):
-    """[n, A] counterfactual values of one player's sequences, its infosets ordered by
-    own depth (`offsets`): each depth's slice adds its policy-weighted values to its
-    parent sequences in the slice above, deepest first (`sequences.value_blocks`)."""
+def _totals(layout: packing.Packing) -> Callable[[jax.Array], jax.Array]:
+    """Each infoset's sum at each of its packed entries (`updates.regret_matching`'s
+    `totals`)."""
+    return lambda x: layout.spread(layout.row_sum(x))
+
+
+def _plan(layout: packing.Packing, policy: jax.Array, ancestors: jax.Array):
+    """(own reach [n], realization plan [S + 1]) of one player's packed policy."""
+    flat = jnp.concatenate([policy, jnp.ones((1,), policy.dtype)])
+    own = jnp.prod(flat[ancestors], axis=-1)
+    return own, jnp.concatenate([layout.spread(own) * policy, jnp.ones((1,), policy.dtype)])
+
+
+def _own_backup(layout: packing.Packing, sums: jax.Array, policy: jax.Array,
+                parent: jax.Array) -> jax.Array:
+    """[S] counterfactual values of one player's packed sequences: each depth's
+    policy-weighted values are added to their parent sequences in the depth above,
+    deepest first (`sequences.value_blocks`)."""
     levels, child = [], None
-    for depth in reversed(range(len(offsets) - 1)):
-        start, stop = offsets[depth], offsets[depth + 1]
-        level = sums[start:stop] if child is None else sums[start:stop] + child
-        level = jnp.where(legal[start:stop], level, 0.0)
+    for depth in reversed(range(len(layout.columns))):
+        entries = layout.entries(depth)
+        level = sums[entries] if child is None else sums[entries] + child
         levels.append(level)
         if depth:
-            above = offsets[depth - 1]
-            below = seq.row_sum(policy[start:stop] * level)
-            child = jax.ops.segment_sum(below, parent[start:stop] - above * A,
-                                        num_segments=(start - above) * A
-                                        ).reshape(start - above, A)
+            above = layout.entries(depth - 1)
+            below = layout.row_sum(policy[entries] * level, depth)
+            child = jax.ops.segment_sum(below, parent[layout.rows(depth)] - above.start,
+                                        num_segments=above.stop - above.start)
     return jnp.concatenate(levels[::-1]) if levels else sums

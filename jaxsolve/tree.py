@@ -44,7 +44,8 @@ from jaxsolve.protocol import CHANCE
 from jaxsolve.tree_checks import (actions_to, kind_error, require_histories, validate_numbers,
                                   validate_shapes, validate_values)
 from jaxsolve.tree_layout import (ARRAY_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS, TreeNames,
-                                  TreeSizes, infoset_blocks, observed_utility_sum)
+                                  TreeSizes, block_columns, infoset_blocks,
+                                  observed_utility_sum)
 
 # The public API (re-exported by `jaxsolve`); TreeSizes and TreeNames are defined in
 # `jaxsolve.tree_layout`.
@@ -266,9 +267,9 @@ class GameTree:
                 raise ArgumentTypeError(f"{where}: {field} {kind}")
         tree = dataclasses.replace(self, **changes)
         if any(isinstance(v, jax.core.Tracer) for v in changes.values()):
-            if {"infoset_player", "infoset_depth"} & set(changes):  # unknown: not used
+            if {"infoset_player", "infoset_depth", "legal"} & set(changes):  # unknown: not used
                 tree = dataclasses.replace(tree, sizes=dataclasses.replace(
-                    tree.sizes, infoset_blocks=None))
+                    tree.sizes, infoset_blocks=None, block_columns=None))
             return tree
         try:
             if set(changes) <= set(NUMBER_FIELDS):
@@ -277,7 +278,7 @@ class GameTree:
                 validate_values(tree, where)
         except GameError as e:
             raise ArgumentError(str(e)) from None
-        if {"infoset_player", "infoset_depth"} & set(changes):
+        if {"infoset_player", "infoset_depth", "legal"} & set(changes):
             tree = with_infoset_blocks(tree)
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
@@ -387,17 +388,19 @@ def _dtype(value) -> np.dtype:
 
 
 def with_infoset_blocks(tree: GameTree) -> GameTree:
-    """`tree` with `sizes.infoset_blocks` read off its concrete infoset arrays.
+    """`tree` with `sizes.infoset_blocks` and `sizes.block_columns` read off its
+    concrete infoset arrays.
 
     Args:
-      tree: a tree with concrete `infoset_player` and `infoset_depth`.
+      tree: a tree with concrete `infoset_player`, `infoset_depth` and `legal`.
 
     Returns:
-      The tree with `sizes.infoset_blocks` set (`jaxsolve.tree_layout.infoset_blocks`).
+      The tree with both sizes set (`jaxsolve.tree_layout.infoset_blocks` and
+      `jaxsolve.tree_layout.block_columns`).
     """
     blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
-    return dataclasses.replace(tree, sizes=dataclasses.replace(tree.sizes,
-                                                               infoset_blocks=blocks))
+    return dataclasses.replace(tree, sizes=dataclasses.replace(
+        tree.sizes, infoset_blocks=blocks, block_columns=block_columns(tree.legal, blocks)))
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:

@@ -1,7 +1,7 @@
 """A GameTree's `.npz` file: what `GameTree.save` writes and `GameTree.load` reads.
 
 A file holds every array of the tree and one JSON record, `__meta__`: the format
-version, the sizes (less `infoset_blocks`, derived again at load) and the names.
+version, the sizes (less those derived again at load, `DERIVED_SIZES`) and the names.
 `write` writes it (atomically, through `jaxsolve.npz`); `read` reads it back and
 checks the record: that the file is a saved tree (not a solver checkpoint), of this
 format version, with every array, of the dtypes `write` gives them, and sizes and
@@ -24,8 +24,9 @@ import numpy as np
 from jaxsolve import npz
 from jaxsolve.errors import CheckpointNotTreeError, GameError
 from jaxsolve.tree_checks import kind_error, require_histories
-from jaxsolve.tree_layout import (ARRAY_FIELDS, BOOL_FIELDS, NUMBER_FIELDS, TERMINAL_DIM,
-                                  TreeNames, TreeSizes, array_shapes, observed_utility_sum)
+from jaxsolve.tree_layout import (ARRAY_FIELDS, BOOL_FIELDS, DERIVED_SIZES, NUMBER_FIELDS,
+                                  TERMINAL_DIM, TreeNames, TreeSizes, array_shapes,
+                                  observed_utility_sum)
 
 _FORMAT_VERSION = 1
 
@@ -52,7 +53,7 @@ def write(tree, path: str | Path) -> Path:
     meta = {
         "format_version": _FORMAT_VERSION,
         "sizes": {k: v for k, v in dataclasses.asdict(sizes).items()
-                  if k != "infoset_blocks"},  # derived again at load
+                  if k not in DERIVED_SIZES},  # derived again at load
         "game": tree.names.game,
         "infosets": list(tree.names.infosets),
         "actions": [list(a) for a in tree.names.actions],
@@ -195,7 +196,7 @@ def _is_count(v) -> bool:
 # TreeSizes field -> (test of its JSON value, what it must be)
 _SIZE_RULES = {
     **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)
-       if f.name != "infoset_blocks"},
+       if f.name not in DERIVED_SIZES},
     "num_players": (lambda v: _is_count(v) and v >= 1, "an integer >= 1"),
     "level_offsets": (lambda v: isinstance(v, list) and all(map(_is_count, v)),
                       "a list of integers >= 0"),

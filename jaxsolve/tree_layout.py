@@ -48,6 +48,10 @@ class TreeSizes:
         contiguous range (as the builders and level-by-level numberings give);
         None otherwise. Derived from the arrays, never saved; lets the
         sequence-form backups work level by level on slices.
+      block_columns: `block_columns[p][d][j]`, how many of player p's infosets at
+        own depth d have more than j legal actions (with `infoset_blocks`, else
+        None). Derived from the arrays, never saved; the static shape of the packed
+        layout the solvers' loop by player works in (`jaxsolve.packing`).
     """
 
     num_players: int
@@ -70,6 +74,9 @@ class TreeSizes:
     # the arrays (`infoset_blocks`), never saved; lets the sequence-form backups
     # work level by level on slices instead of passing over every infoset per level.
     infoset_blocks: tuple[tuple[tuple[int, int], ...], ...] | None = None
+    # block_columns[p][d][j]: how many of player p's infosets at own depth d have
+    # more than j legal actions; derived with infoset_blocks, never saved.
+    block_columns: tuple[tuple[tuple[int, ...], ...], ...] | None = None
 
     @property
     def empty_sequence(self) -> int:
@@ -122,6 +129,9 @@ class TreeNames:
     def __hash__(self) -> int:
         return hash(self.digest)
 
+
+# The sizes read off a tree's arrays when it is built or loaded, never saved.
+DERIVED_SIZES = ("infoset_blocks", "block_columns")
 
 # The arrays of a GameTree, in the order of its pytree leaves.
 ARRAY_FIELDS = (
@@ -199,6 +209,28 @@ def infoset_blocks(infoset_player, infoset_depth, num_players: int):
             return None
         blocks.append(tuple(ranges[p, d] for d in own))
     return tuple(blocks)
+
+
+def block_columns(legal, blocks):
+    """`TreeSizes.block_columns` of these arrays (host-side; concrete arrays).
+
+    Args:
+      legal: [..., I, A] the legal actions; a batch's games share them, the first is
+        read.
+      blocks: `TreeSizes.infoset_blocks` of the same tree, or None.
+
+    Returns:
+      For each player and own depth, the number of its infosets with more than 0,
+      1, ... legal actions (a non-increasing tuple as long as the depth's widest
+      infoset); None when `blocks` is None.
+    """
+    if blocks is None:
+        return None
+    legal = np.asarray(legal)
+    widths = legal.reshape(-1, *legal.shape[-2:])[0].sum(axis=-1)
+    return tuple(tuple(tuple(int(c) for c in np.bincount(
+        widths[start:stop], minlength=1)[:0:-1].cumsum()[::-1])
+        for start, stop in player) for player in blocks)
 
 
 def observed_utility_sum(utilities) -> float | None:

@@ -6,27 +6,49 @@ and its rescaling (see `jaxsolve.solvers` for why float32 needs both).
 
 from __future__ import annotations
 
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 
 from jaxsolve import sequences as seq
 
 
-def regret_matching(regrets: jax.Array, legal: jax.Array) -> jax.Array:
+def row_totals(x: jax.Array) -> jax.Array:
+    """The sum of each row: how the update rules below total an infoset's entries
+    unless told otherwise.
+
+    Args:
+      x: `[..., I, A]` array.
+
+    Returns:
+      `[..., I, 1]` array.
+    """
+    return seq.row_sum(x, keepdims=True)
+
+
+def regret_matching(regrets: jax.Array, legal: jax.Array, *,
+                    totals: Callable[[jax.Array], jax.Array] = row_totals,
+                    fallback: jax.Array | None = None) -> jax.Array:
     """Regret matching: the policy proportional to the positive regrets.
 
     Args:
       regrets: `[..., I, A]` accumulated regrets.
       legal: `[..., I, A]` bool, the legal actions.
+      totals: the sum of each infoset's entries, broadcastable against `regrets`;
+        another layout of the entries (`jaxsolve.packing`) passes its own.
+      fallback: the policy of an infoset without positive regret; uniform over the
+        legal actions if None.
 
     Returns:
-      `[..., I, A]` policy; uniform over the legal actions of a row without positive
-        regret, 0 at illegal actions.
+      `[..., I, A]` policy; `fallback` at a row without positive regret, 0 at
+        illegal actions.
     """
     positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
-    total = seq.row_sum(positive, keepdims=True)
-    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0),
-                     uniform(legal, positive.dtype))
+    total = totals(positive)
+    if fallback is None:
+        fallback = uniform(legal, positive.dtype)
+    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), fallback)
 
 
 def uniform(legal: jax.Array, dtype: jax.typing.DTypeLike) -> jax.Array:
@@ -50,7 +72,9 @@ def uniform(legal: jax.Array, dtype: jax.typing.DTypeLike) -> jax.Array:
 RESCALE_ABOVE = 2.0**40
 
 
-def instant_regrets(policy: jax.Array, values: jax.Array) -> jax.Array:
+def instant_regrets(policy: jax.Array, values: jax.Array, *,
+                    totals: Callable[[jax.Array], jax.Array] = row_totals,
+                    width: int | None = None) -> jax.Array:
     """Instantaneous regrets q - v of infosets under `policy` (v: the policy-weighted sum
     of each row of `values`).
 
@@ -64,13 +88,16 @@ def instant_regrets(policy: jax.Array, values: jax.Array) -> jax.Array:
     Args:
       policy: `[n, A]` the policy played at the infosets.
       values: `[n, A]` their counterfactual values.
+      totals: as in `regret_matching`.
+      width: A, the tree's width, when the entries are not `[n, A]`.
 
     Returns:
       `[n, A]` regrets.
     """
-    expected = seq.row_sum(policy * values, keepdims=True)
+    expected = totals(policy * values)
     regrets = values - expected
-    tolerance = 4 * values.shape[-1] * jnp.finfo(values.dtype).eps * jnp.abs(expected)
+    width = values.shape[-1] if width is None else width
+    tolerance = 4 * width * jnp.finfo(values.dtype).eps * jnp.abs(expected)
     return jnp.where(jnp.abs(regrets) <= tolerance, 0.0, regrets)
 
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).parent.parent
 
 MODULES = [
     "jaxsolve", "jaxsolve.solvers", "jaxsolve.evaluate", "jaxsolve.sequences",
-    "jaxsolve.updates", "jaxsolve.base", "jaxsolve.sampling", "jaxsolve.sampling._scheme",
+    "jaxsolve.updates", "jaxsolve.packing", "jaxsolve.base", "jaxsolve.sampling", "jaxsolve.sampling._scheme",
     "jaxsolve.sampling._rows", "jaxsolve.sampling._walk", "jaxsolve.sampling._estimate",
     "jaxsolve.sampling._iteration", "jaxsolve.sampling._solvers", "jaxsolve.visit_counts",
     "jaxsolve.stopping", "jaxsolve.batch", "jaxsolve.abstraction", "jaxsolve.env",

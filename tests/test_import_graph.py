@@ -48,8 +48,8 @@ LAYERS = [
     ["rules", "assemble", "builders.assemble", "compile", "check", "builders.goofspiel",
      "builders.liars_dice", "builders.battleship", "builders"],
     # cfr building blocks: sequence-form kernels, the Solver and state types with their
-    # checks, the update rules every solver shares
-    ["sequences", "base", "updates"],
+    # checks, the update rules every solver shares, each player's packed sequences
+    ["sequences", "base", "updates", "packing"],
     # mccfr: visit counts, the scheme, the sampling distributions, the frontier walk,
     # the estimators, a solver's init and step, the sampling solvers, their public names
     ["visit_counts", "sampling._scheme", "sampling._rows", "sampling._walk",

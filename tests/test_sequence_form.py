@@ -13,13 +13,15 @@ NumPy from the tree's own paths, an independent formulation of the same sum.
 
 import dataclasses
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxsolve
 from jaxsolve import sequences as seq
 from jaxsolve.solvers import instant_regrets
-from jaxsolve.tree_layout import infoset_blocks
+from jaxsolve import packing
+from jaxsolve.tree_layout import block_columns, infoset_blocks
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 
@@ -157,14 +159,19 @@ def test_a_builder_without_histories_builds_no_paths():
     assert slim.sizes == full.sizes
 
 
-@pytest.mark.parametrize("solver", ["cfr", "cfr+", "dcfr", "pcfr+"])
-def test_runs_loop_by_player_equals_a_loop_of_steps(solver):
-    # run keeps each player's rows apart for its loop (Solver.steps); the arithmetic
-    # is the step's, so the iterates agree to round-off. Three-player Kuhn: every
-    # update multiplies two other players' reach.
+@pytest.mark.parametrize("solver,game", [
+    ("cfr", "kuhn3"), ("cfr+", "kuhn3"), ("dcfr", "kuhn3"), ("pcfr+", "kuhn3"),
+    ("cfr+", "liars"), ("pcfr+", "liars")])
+def test_runs_loop_by_player_equals_a_loop_of_steps(solver, game):
+    # run keeps each player's legal sequences packed for its loop (Solver.steps);
+    # the arithmetic is the step's, so the iterates agree to round-off. Three-player
+    # Kuhn: every update multiplies two other players' reach. Liar's dice: infosets
+    # of one depth have 1 to 9 legal actions, so the packing reorders them and
+    # packs their actions.
     pytest.importorskip("pyspiel")
-    tree = pyspiel_tree("kuhn_poker", players=3)
-    assert tree.sizes.infoset_blocks is not None
+    tree = (pyspiel_tree("kuhn_poker", players=3) if game == "kuhn3" else
+            pyspiel_tree("liars_dice", dice_sides=4))
+    assert tree.sizes.block_columns is not None
     solver = jaxsolve.SOLVERS[solver]()
     assert solver.steps is not None
     ours = jaxsolve.run(solver, tree, solver.init(tree), 7)
@@ -175,3 +182,42 @@ def test_runs_loop_by_player_equals_a_loop_of_steps(solver):
         np.testing.assert_allclose(np.asarray(getattr(ours, field)),
                                    np.asarray(getattr(state, field)), rtol=0, atol=1e-12)
     assert int(ours.iteration) == 7
+
+
+def test_block_columns_count_each_depths_infosets_by_legal_actions():
+    legal = np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0], [0, 1, 0], [1, 1, 1]], bool)
+    # player 0: depth 0 holds infosets 0-2 (3, 1 and 2 legal actions), depth 1
+    # infoset 3 (1); player 1: infoset 4 (3).
+    assert block_columns(legal, (((0, 3), (3, 4)), ((4, 5),))) == (
+        ((3, 2, 1), (1,)), ((1, 1, 1),))
+    assert block_columns(legal, None) is None
+
+
+def test_packing_holds_each_players_legal_sequences_once():
+    # Liar's dice with 4 sides: widths 1 to 9 at one depth.
+    pytest.importorskip("pyspiel")
+    tree = pyspiel_tree("liars_dice", dice_sides=4)
+    legal = np.asarray(tree.legal)
+    A = tree.sizes.num_actions
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(legal.shape) * legal
+    for p, blocks in enumerate(tree.sizes.infoset_blocks):
+        layout, packed = packing.packing(tree, p), packing.pack(tree, p)
+        rows, flat = np.asarray(packed.rows), np.asarray(packed.flat)
+        mine = np.concatenate([np.arange(a, b) for a, b in blocks])
+        # every own infoset once, by depth, most legal actions first within a depth
+        assert sorted(rows) == list(mine) and layout.size == legal[mine].sum()
+        for depth, (a, b) in enumerate(blocks):
+            widths = legal[rows[layout.rows(depth)]].sum(axis=1)
+            assert set(rows[layout.rows(depth)]) == set(range(a, b))
+            assert list(widths) == sorted(widths, reverse=True)
+        # every legal sequence of the player once, and the index inverts it
+        sequences = (mine[:, None] * A + np.arange(A)).reshape(-1)
+        assert sorted(flat) == sorted(sequences[legal[mine].reshape(-1)])
+        np.testing.assert_array_equal(np.asarray(packed.index)[flat], np.arange(layout.size))
+        # row sums and their spread agree with the padded rows'
+        entries = jnp.asarray(x.reshape(-1)[flat])
+        np.testing.assert_allclose(np.asarray(layout.row_sum(entries)),
+                                   x[rows].sum(axis=1), rtol=1e-12)
+        spread = np.asarray(layout.spread(jnp.asarray(x[rows].sum(axis=1))))
+        np.testing.assert_allclose(spread, x.sum(axis=1)[flat // A], rtol=1e-12)
