@@ -81,29 +81,38 @@ LARGEST = 3  # the bound target is judged on this many of the largest games run
 
 
 # ------------------------------------------------------------------ traffic bound
+def legal_sequences(tree) -> int:
+    """S: the tree's (infoset, legal action) pairs, every player's together."""
+    return int(np.asarray(tree.legal).sum())
+
+
 def iteration_bytes(tree) -> int:
     """Bytes one CFR+ iteration of the sequence-form kernels must move.
 
     Per player update (P of them), every leaf is read once: the last own sequence of
     each player (int32, P of them), the updating player's payoff and the leaf's
-    chance probability (float32): Z * (4P + 8) bytes. And the [I, A] float32 arrays
-    are each passed over once: regrets, average and its compensation read and
-    written (6), the policy written and read (2), the counterfactual values written
-    and read (2): I * A * 4 * 10 bytes. An implementation that fused everything
-    into one pass over leaves and one over infosets could not move less.
+    chance probability (float32): Z * (4P + 8) bytes. And each legal sequence's
+    float32 entries are passed over once an iteration, in its player's update:
+    regrets, average and its compensation read and written (6), the policy written
+    and read (2), the counterfactual values written and read (2), and the
+    realization plan the other players' updates read, written and read (2): S * 4 *
+    12 bytes. Padding to the widest infoset is not counted: an implementation that
+    fused everything into one pass over the leaves and one over the legal sequences
+    could not move less.
     """
     s = tree.sizes
-    p, z, ia = s.num_players, s.num_terminals, s.num_infosets * s.num_actions
-    return p * (z * (4 * p + 8) + ia * 4 * 10)
+    p, z = s.num_players, s.num_terminals
+    return p * z * (4 * p + 8) + legal_sequences(tree) * 4 * 12
 
 
 def evaluation_bytes(tree) -> int:
     """Bytes one exploitability evaluation must move: per player's best response the
-    leaves as in `iteration_bytes` and the [I, A] realization plan and values (read
-    and written once each); one more pass over the leaves for the policy's value."""
+    leaves as in `iteration_bytes`, and one more pass over the leaves for the
+    policy's value; each legal sequence's realization plan and best-response value,
+    each written and read once (S * 4 * 4)."""
     s = tree.sizes
-    p, z, ia = s.num_players, s.num_terminals, s.num_infosets * s.num_actions
-    return (p + 1) * z * (4 * p + 8) + p * ia * 4 * 4
+    p, z = s.num_players, s.num_terminals
+    return (p + 1) * z * (4 * p + 8) + legal_sequences(tree) * 4 * 4
 
 
 def bandwidth(megabytes: int = 512, repeats: int = 5) -> float:

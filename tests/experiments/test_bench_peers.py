@@ -25,11 +25,13 @@ def test_traffic_of_kuhn_counted_by_hand(peers):
     tree = pyspiel_tree("kuhn_poker")
     s = tree.sizes
     assert (s.num_players, s.num_terminals, s.num_infosets, s.num_actions) == (2, 30, 12, 2)
-    # Per player update: 30 leaves * (2 players' last sequences + payoff + chance, 4
-    # bytes each) = 480, and 12 * 2 entries * 4 bytes * 10 passes = 960; two updates.
-    assert peers.iteration_bytes(tree) == 2 * (480 + 960)
-    # Three passes over the leaves (two best responses, one value), 2 * 24 * 4 * 4.
-    assert peers.evaluation_bytes(tree) == 3 * 480 + 2 * 384
+    # Every action of Kuhn is legal: 24 sequences. Per player update: 30 leaves * (2
+    # players' last sequences + payoff + chance, 4 bytes each) = 480, two updates;
+    # each sequence's 12 passes of 4 bytes once an iteration, 24 * 48 = 1152.
+    assert peers.legal_sequences(tree) == 24
+    assert peers.iteration_bytes(tree) == 2 * 480 + 1152
+    # Three passes over the leaves (two best responses, one value), 24 * 4 * 4.
+    assert peers.evaluation_bytes(tree) == 3 * 480 + 384
 
 
 def _result(game, histories, ratio, eval_ratio, x_bound, eval_x_floor):
