@@ -105,7 +105,7 @@ class Packing(NamedTuple):
                     column = jnp.pad(column, (0, rows - length))
                 total = column if total is None else total + column
             sums.append(total if total is not None else x[:0])
-        return jnp.concatenate(sums) if len(sums) != 1 else sums[0]
+        return jnp.concatenate(sums) if len(sums) > 1 else (sums[0] if sums else x[:0])
 
     def spread(self, v: jax.Array, depth: int | None = None) -> jax.Array:
         """Each infoset's value repeated at each of its entries.

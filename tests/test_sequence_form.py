@@ -221,3 +221,19 @@ def test_packing_holds_each_players_legal_sequences_once():
                                    x[rows].sum(axis=1), rtol=1e-12)
         spread = np.asarray(layout.spread(jnp.asarray(x[rows].sum(axis=1))))
         np.testing.assert_allclose(spread, x.sum(axis=1)[flat // A], rtol=1e-12)
+
+
+def test_runs_loop_by_player_with_a_player_who_never_acts():
+    # Player 1 of this game never decides: its packing is empty, and the loop still
+    # takes the steps of player 0, whose best action (the 3) it finds.
+    tree = jaxsolve.compile_game(SpecGame(decision(0, "a", leaf(1.0, -1.0), leaf(3.0, -3.0),
+                                                   leaf(2.0, -2.0))))
+    assert tree.sizes.block_columns == (((1, 1, 1),), ())
+    solver = jaxsolve.cfr_plus()
+    ours = jaxsolve.run(solver, tree, solver.init(tree), 5)
+    state = solver.init(tree)
+    for _ in range(5):
+        state = solver.step(tree, state)
+    np.testing.assert_allclose(np.asarray(ours.regrets), np.asarray(state.regrets), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(jaxsolve.average_policy(tree, ours))[0, 1], 1.0,
+                               atol=0.1)
