@@ -156,9 +156,10 @@ def packing(tree: GameTree, player: int) -> Packing:
 def pack(tree: GameTree, player: int) -> Packed:
     """The index arrays of `player`'s packed sequences, from the tree's arrays.
 
-    Traceable (a sort of each depth's infosets by their number of legal actions);
-    built once before a loop of iterations. Needs `sizes.infoset_blocks` and
-    `sizes.block_columns`, which `tree.legal` must match.
+    Traceable, built once before a loop of iterations: one sort of the player's
+    infosets where some depth mixes numbers of legal actions, then array arithmetic
+    for all depths at once. Needs `sizes.infoset_blocks` and `sizes.block_columns`,
+    which `tree.legal` must match.
 
     Args:
       tree: the compiled game (one game, no batch axis).
@@ -169,44 +170,46 @@ def pack(tree: GameTree, player: int) -> Packed:
     """
     sizes = tree.sizes
     layout = packing(tree, player)
-    A = sizes.num_actions
-    legal = jnp.asarray(tree.legal)
-    rows, grid = [], []
-    for depth, (start, stop) in enumerate(sizes.infoset_blocks[player]):
-        ids = jnp.arange(start, stop, dtype=jnp.int32)
-        if len(set(layout.columns[depth])) > 1:  # widths differ: most legal actions first
-            ids = _by_width(legal[start:stop], start)
-        mine = legal[ids]
-        entry = _running_count(mine) - 1  # rank among the row's legal actions
-        column_start = jnp.asarray(np.concatenate([[0], np.cumsum(layout.columns[depth])]),
-                                   jnp.int32)
-        local = jnp.arange(stop - start, dtype=jnp.int32)[:, None]
-        position = layout.entries(depth).start + column_start[jnp.maximum(entry, 0)] + local
-        rows.append(ids)
-        grid.append(jnp.where(mine, position, layout.size))
-    size = layout.size
-    if rows:
-        rows, grid = jnp.concatenate(rows), jnp.concatenate(grid)
-    else:
-        rows, grid = jnp.zeros(0, jnp.int32), jnp.zeros((0, A), jnp.int32)
-    sequence = rows[:, None] * A + jnp.arange(A, dtype=jnp.int32)[None, :]
+    A, n, size = sizes.num_actions, layout.num_rows, layout.size
+    blocks = sizes.infoset_blocks[player]
+    # Per row of the packing (static): its depth, its place within the depth, and
+    # the infoset id it holds before any sort.
+    depth = np.repeat(np.arange(len(blocks), dtype=np.int32), layout.depth_rows)
+    first_row = np.cumsum([0, *layout.depth_rows], dtype=np.int32)[:-1]
+    local = np.arange(n, dtype=np.int32) - first_row[depth]
+    ids = jnp.asarray(np.asarray([a for a, _ in blocks], np.int32)[depth] + local
+                      if n else np.zeros(0, np.int32))
+    count = _running_count(jnp.asarray(tree.legal)[ids])  # legal actions up to each
+    if any(len(set(c)) > 1 for c in layout.columns):  # most legal actions first
+        order = _most_first(depth, count[:, -1], A)
+        ids, count = ids[order], count[order]
+    # Entry j of depth d's rows starts at column_start[d, j] (static).
+    column_start = np.zeros((max(len(blocks), 1), A + 1), np.int32)
+    for d, columns in enumerate(layout.columns):
+        column_start[d, :len(columns) + 1] = layout.entries(d).start + np.cumsum([0, *columns])
+    entry = jnp.maximum(count - 1, 0)  # rank of each legal action in its row
+    position = (jnp.asarray(column_start)[jnp.asarray(depth)[:, None], entry]
+                + jnp.asarray(local)[:, None])
+    legal = jnp.asarray(tree.legal)[ids]
+    grid = jnp.where(legal, position, size)
+    sequence = ids[:, None] * A + jnp.arange(A, dtype=jnp.int32)[None, :]
     flat = jnp.zeros(size + 1, jnp.int32).at[grid.reshape(-1)].set(sequence.reshape(-1))[:-1]
     index = jnp.full(sizes.empty_sequence + 1, size, jnp.int32).at[flat].set(
         jnp.arange(size, dtype=jnp.int32))
-    return Packed(rows, flat, index)
+    return Packed(ids, flat, index)
 
 
-
-def _by_width(legal: jax.Array, start: int) -> jax.Array:
-    """The ids `start + i` of the rows of `legal` `[n, A]`, most legal actions first,
-    ties in id order. (One sort of unique int32 keys: XLA:CPU sorts those several
-    times faster than it sorts a key with an index beside it, as argsort does.)"""
-    n, A = legal.shape
-    width = _running_count(legal)[:, -1]
-    if (A + 1) * n >= 2**31:  # the keys would overflow int32
-        return start + jnp.argsort(-width, stable=True).astype(jnp.int32)
-    key = (A - width) * n + jnp.arange(n, dtype=jnp.int32)
-    return start + jax.lax.sort(key) % n
+def _most_first(depth: np.ndarray, width: jax.Array, A: int) -> jax.Array:
+    """The order of rows (depth `[n]` static, width `[n]`) by depth, then most legal
+    actions first, ties in row order. (One sort of unique int32 keys: XLA:CPU sorts
+    those several times faster than a key with an index beside it, as argsort
+    does.)"""
+    n = len(depth)
+    row = jnp.arange(n, dtype=jnp.int32)
+    if (int(depth.max(initial=0)) + 1) * (A + 1) * n >= 2**31:  # keys beyond int32
+        return jnp.lexsort((row, -width, jnp.asarray(depth)))
+    key = (jnp.asarray(depth) * (A + 1) + A - width) * n + row
+    return jax.lax.sort(key) % n
 
 
 def _running_count(legal: jax.Array) -> jax.Array:
