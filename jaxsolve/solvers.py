@@ -531,19 +531,22 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
     layouts = [packing.packing(tree, p) for p in range(sizes.num_players)]
     packed = [packing.pack(tree, p) for p in range(sizes.num_players)]
     fixed = _player_arrays(tree, packed, state.regrets.dtype)
-    fields = (state.regrets, state.average, state.average_carry, state.prediction)
-    split = tuple(tuple(x.reshape(-1)[q.flat] for q in packed) for x in fields)
+    # Only PCFR+ reads and writes the prediction; the others' zeros stay as they are.
+    names = ("regrets", "average", "average_carry") + (
+        ("prediction",) if knobs["predictive"] else ())
+    split = tuple(tuple(getattr(state, f).reshape(-1)[q.flat] for q in packed) for f in names)
     carry = (split, state.iteration, state.total_weight, state.weight_scale)
     body = functools.partial(_player_step, layouts=layouts, fixed=fixed, sizes=sizes, **knobs)
     split, iteration, total, scale = jax.lax.fori_loop(0, num_iterations,
                                                        lambda _, c: body(c), carry)
-    joined = []
-    for field, parts in zip(fields, split):
-        flat = field.reshape(-1)
+    joined = {}
+    for name, parts in zip(names, split):
+        flat = getattr(state, name).reshape(-1)
         for q, part in zip(packed, parts):
             flat = flat.at[q.flat].set(part)
-        joined.append(flat.reshape(field.shape))
-    return CFRState(*joined, iteration, total, scale)
+        joined[name] = flat.reshape(state.regrets.shape)
+    return state._replace(**joined, iteration=iteration, total_weight=total,
+                          weight_scale=scale)
 
 
 def _player_arrays(tree: GameTree, packed: list[packing.Packed], dtype) -> dict:
@@ -567,9 +570,9 @@ def _player_arrays(tree: GameTree, packed: list[packing.Packed], dtype) -> dict:
 def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool, alpha, beta,
                  gamma: float, predictive: bool):
     """One `_step` of regret matching on the players' packed arrays (see `_steps`)."""
-    (regrets, average, compensation, prediction), iteration, total_weight, scale = carry
-    regrets, average = list(regrets), list(average)
-    compensation, prediction = list(compensation), list(prediction)
+    arrays, iteration, total_weight, scale = carry
+    regrets, average, compensation = (list(x) for x in arrays[:3])
+    prediction = list(arrays[3]) if predictive else None
     dtype = regrets[0].dtype
     t = (iteration + 1).astype(dtype)
     weight = t**gamma * scale
@@ -605,8 +608,9 @@ def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool
     factor = jnp.where(total_weight > RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
     average = [x * factor for x in average]
     compensation = [x * factor for x in compensation]
-    return ((tuple(regrets), tuple(average), tuple(compensation), tuple(prediction)),
-            iteration + 1, total_weight * factor, scale * factor)
+    arrays = (tuple(regrets), tuple(average), tuple(compensation)) + (
+        (tuple(prediction),) if predictive else ())
+    return arrays, iteration + 1, total_weight * factor, scale * factor
 
 
 def _totals(layout: packing.Packing) -> Callable[[jax.Array], jax.Array]:
