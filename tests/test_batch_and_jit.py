@@ -219,3 +219,19 @@ def test_a_fresh_state_can_be_donated(make):
     for x, y in zip(jax.tree.leaves(out), jax.tree.leaves(plain)):
         np.testing.assert_array_equal(x, y)
     assert int(out.iteration) == 3
+
+
+def test_a_stack_of_trees_whose_infosets_differ_in_width_solves_as_each_alone():
+    # Liar's dice with 3 sides: infosets of one own depth have 1 to 6 legal actions,
+    # so `run` sorts them into its packed layout, here under vmap with every array
+    # of the tree batched (jaxsolve.stack).
+    tree = jaxsolve.builders.liars_dice((1, 1), 3)
+    assert any(len(set(c)) > 1 for player in tree.sizes.block_columns for c in player)
+    other = tree.replace(utilities=np.asarray(tree.utilities) * 2.0)
+    batch = jaxsolve.stack([tree, other])
+    solver = jaxsolve.cfr_plus()
+    batched = jax.jit(jax.vmap(lambda t: jaxsolve.run(solver, t, solver.init(t), ITERS)))(batch)
+    for b, single in enumerate((tree, other)):
+        alone = RUN(solver, single, solver.init(single), ITERS)
+        np.testing.assert_allclose(batched.average[b], alone.average, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(batched.regrets[b], alone.regrets, rtol=1e-5, atol=1e-5)

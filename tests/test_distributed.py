@@ -130,6 +130,8 @@ SCRIPT = textwrap.dedent("""
 
     leduc = jaxsolve.compile_game(games.load("leduc_poker"))
     tree_check("leduc_tree", leduc, jaxsolve.cfr_plus(), 50, one_device=True)
+    # infosets of one depth with 1 to 6 legal actions: run's packed loop on shards
+    tree_check("liars_tree", jaxsolve.builders.liars_dice((1, 1), 3), jaxsolve.cfr_plus(), 30)
     try:  # a policy that is no distribution: traced inside the sharded jit, checked before
         distributed.exploitability_sharded(distributed.shard_tree(kuhn), np.ones((12, 2)))
         out["bad_policy"] = "accepted"
@@ -225,7 +227,7 @@ def test_a_sampling_solver_solves_a_batch_game_by_game(results):
 # gap is 4e-16 after 1 iteration, 1e-14 after 10 and 5e-12 after 50, as between us
 # and OpenSpiel (test_openspiel_parity). Evaluations of one policy agree to 1e-12.
 @pytest.mark.parametrize("name,tol", [("kuhn_tree", 1e-12), ("kuhn_tree_cfr", 1e-12),
-                                      ("leduc_tree", 1e-10)])
+                                      ("leduc_tree", 1e-10), ("liars_tree", 1e-10)])
 def test_sharded_tree_equals_unsharded(results, name, tol):
     r = results[name]
     assert r["regrets"] < tol and r["policy"] < tol
