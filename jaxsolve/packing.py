@@ -140,7 +140,7 @@ class Packed(NamedTuple):
     index: jax.Array
 
 
-def packing(tree: GameTree, player: int) -> Packing:
+def layout(tree: GameTree, player: int) -> Packing:
     """The static shape of one player's packed sequences.
 
     Args:
@@ -169,28 +169,28 @@ def pack(tree: GameTree, player: int) -> Packed:
       The `Packed` index arrays.
     """
     sizes = tree.sizes
-    layout = packing(tree, player)
-    A, n, size = sizes.num_actions, layout.num_rows, layout.size
+    shape = layout(tree, player)
+    A, n, size = sizes.num_actions, shape.num_rows, shape.size
     blocks = sizes.infoset_blocks[player]
     # Per row of the packing (static): its depth, its place within the depth, and
     # the infoset id it holds before any sort.
-    depth = np.repeat(np.arange(len(blocks), dtype=np.int32), layout.depth_rows)
-    first_row = np.cumsum([0, *layout.depth_rows], dtype=np.int32)[:-1]
+    depth = np.repeat(np.arange(len(blocks), dtype=np.int32), shape.depth_rows)
+    first_row = np.cumsum([0, *shape.depth_rows], dtype=np.int32)[:-1]
     local = np.arange(n, dtype=np.int32) - first_row[depth]
     ids = jnp.asarray(np.asarray([a for a, _ in blocks], np.int32)[depth] + local
                       if n else np.zeros(0, np.int32))
-    count = _running_count(jnp.asarray(tree.legal)[ids])  # legal actions up to each
-    if any(len(set(c)) > 1 for c in layout.columns):  # most legal actions first
+    legal = jnp.asarray(tree.legal)[ids]
+    count = _running_count(legal)  # legal actions up to each action
+    if any(len(set(c)) > 1 for c in shape.columns):  # most legal actions first
         order = _most_first(depth, count[:, -1], A)
-        ids, count = ids[order], count[order]
+        ids, legal, count = ids[order], legal[order], count[order]
     # Entry j of depth d's rows starts at column_start[d, j] (static).
     column_start = np.zeros((max(len(blocks), 1), A + 1), np.int32)
-    for d, columns in enumerate(layout.columns):
-        column_start[d, :len(columns) + 1] = layout.entries(d).start + np.cumsum([0, *columns])
+    for d, columns in enumerate(shape.columns):
+        column_start[d, :len(columns) + 1] = shape.entries(d).start + np.cumsum([0, *columns])
     entry = jnp.maximum(count - 1, 0)  # rank of each legal action in its row
     position = (jnp.asarray(column_start)[jnp.asarray(depth)[:, None], entry]
                 + jnp.asarray(local)[:, None])
-    legal = jnp.asarray(tree.legal)[ids]
     grid = jnp.where(legal, position, size)
     sequence = ids[:, None] * A + jnp.arange(A, dtype=jnp.int32)[None, :]
     flat = jnp.zeros(size + 1, jnp.int32).at[grid.reshape(-1)].set(sequence.reshape(-1))[:-1]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -528,9 +528,9 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
     base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
-    layouts = [packing.packing(tree, p) for p in range(sizes.num_players)]
+    layouts = [packing.layout(tree, p) for p in range(sizes.num_players)]
     packed = [packing.pack(tree, p) for p in range(sizes.num_players)]
-    fixed = _player_arrays(tree, packed, state.regrets.dtype)
+    fixed = _player_arrays(tree, layouts, packed, state.regrets.dtype)
     # Only PCFR+ reads and writes the prediction; the others' zeros stay as they are.
     names = ("regrets", "average", "average_carry") + (
         ("prediction",) if knobs["predictive"] else ())
@@ -549,12 +549,12 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
                           weight_scale=scale)
 
 
-def _player_arrays(tree: GameTree, packed: list[packing.Packed], dtype) -> dict:
+def _player_arrays(tree: GameTree, layouts: list[packing.Packing],
+                   packed: list[packing.Packed], dtype) -> dict:
     """What the loop reads, in each player's packed numbering (`packing.Packed.index`:
     a player's sequence becomes its packed entry, the empty sequence S)."""
     chance = seq.chance_reach(tree, dtype)
     payoffs = jnp.asarray(tree.utilities, dtype)
-    layouts = [packing.packing(tree, p) for p in range(len(packed))]
     return {
         "ancestors": [q.index[jnp.asarray(tree.infoset_ancestors)[q.rows]] for q in packed],
         "parent": [q.index[jnp.asarray(tree.infoset_parent)[q.rows]] for q in packed],

@@ -235,3 +235,7 @@ def test_a_stack_of_trees_whose_infosets_differ_in_width_solves_as_each_alone():
         alone = RUN(solver, single, solver.init(single), ITERS)
         np.testing.assert_allclose(batched.average[b], alone.average, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(batched.regrets[b], alone.regrets, rtol=1e-5, atol=1e-5)
+    # CFR+ scales with the payoffs: doubled utilities double every regret (exactly, in
+    # binary floating point) and leave the policies, hence the average, as they were.
+    np.testing.assert_array_equal(batched.regrets[1], 2 * batched.regrets[0])
+    np.testing.assert_array_equal(batched.average[1], batched.average[0])

@@ -202,7 +202,7 @@ def test_packing_holds_each_players_legal_sequences_once():
     rng = np.random.default_rng(0)
     x = rng.standard_normal(legal.shape) * legal
     for p, blocks in enumerate(tree.sizes.infoset_blocks):
-        layout, packed = packing.packing(tree, p), packing.pack(tree, p)
+        layout, packed = packing.layout(tree, p), packing.pack(tree, p)
         rows, flat = np.asarray(packed.rows), np.asarray(packed.flat)
         mine = np.concatenate([np.arange(a, b) for a, b in blocks])
         # every own infoset once, by depth, most legal actions first within a depth
