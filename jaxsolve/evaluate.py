@@ -20,6 +20,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from jaxsolve import packing
 from jaxsolve import sequences as seq
 from jaxsolve import validate
 from jaxsolve.tree import GameTree
@@ -44,6 +45,8 @@ def _values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
     at the leaves: player p's leaf weights `chance * u_p * prod_{q != p} reach_q`
     feed p's best response, and the same weights times `reach_p`, summed, are p's
     on-policy value. (Computed apart, the two would gather every leaf twice.)"""
+    if packing.available(tree):
+        return _packed_values(tree, policy)
     flat = seq.flatten(tree, policy)
     plan = seq.realization_plan(tree, flat)
     chance = seq.chance_reach(tree, policy.dtype)
@@ -58,6 +61,34 @@ def _values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
                 weights = weights * reach[q]
         best.append(seq.best_response(tree, weights, p)[0])
         on_policy.append(seq.terminal_sum(tree, jnp.sum(weights * reach[p])))
+    return jnp.stack(best), jnp.stack(on_policy)
+
+
+def _packed_values(tree: GameTree, policy: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """`_values` on each player's packed legal sequences (`jaxsolve.packing`): the
+    plans, leaf sums and backups move no padding. Player p's on-policy value is its
+    plan times its leaf sums, `sum_s plan_p[s] * sum_{z: last_p(z) = s} w_p(z)`: the
+    same sum over the leaves regrouped by p's last sequence, S_p terms instead of Z."""
+    num = tree.sizes.num_players
+    shapes = [packing.layout(tree, p) for p in range(num)]
+    packed = [packing.packed(tree, p) for p in range(num)]
+    entries = policy.reshape(-1)
+    plans = [packing.realization_plan(shape, entries[q.sequences], q.ancestors)[1]
+             for shape, q in zip(shapes, packed)]
+    reach = [plan[q.last] for plan, q in zip(plans, packed)]
+    chance = seq.chance_reach(tree, policy.dtype)
+    utilities = jnp.asarray(tree.utilities, policy.dtype)
+    best, on_policy = [], []
+    for p, (shape, q) in enumerate(zip(shapes, packed)):
+        weights = chance * utilities[:, p]
+        for other in range(num):
+            if other != p:
+                weights = weights * reach[other]
+        sums = seq.terminal_sum(tree, jax.ops.segment_sum(weights, q.last,
+                                                          num_segments=shape.size + 1))
+        _, top = packing.backup(shape, sums[:-1], q.parent, shape.row_max, root=True)
+        best.append(sums[-1] + top)
+        on_policy.append(jnp.sum(plans[p] * sums))
     return jnp.stack(best), jnp.stack(on_policy)
 
 

@@ -20,8 +20,10 @@ broadcast back to the actions are static slices and pads: streaming operations o
 the legal entries alone. A sum over a row adds the same terms in the same order as
 the padded row's (the padding adds zeros), so the packed layout changes no value.
 
-`Packing` is the static part (Python ints, known when tracing); `pack` builds the
-index arrays that translate between the tree's numbering and the packed one.
+`Packing` is the static part (Python ints, known when tracing). The index arrays that
+translate between the tree's numbering and the packed one are the tree's own
+(`GameTree.packed_rows` and its kin, derived when the tree is built or loaded by
+`jaxsolve.tree_layout.packed_arrays`); `packed` slices one player's out of them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxsolve.tree import GameTree
 
@@ -94,18 +95,33 @@ class Packing(NamedTuple):
         Returns:
           `[n]` (`[n_d]`) array, infosets in packed order.
         """
+        return self._row_reduce(x, depth, jnp.add, 0.0)
+
+    def row_max(self, x: jax.Array, depth: int | None = None) -> jax.Array:
+        """The largest of each infoset's entries.
+
+        Args:
+          x: `[S]` packed entries (`[S_d]` with `depth`: that depth's alone).
+          depth: one own depth, or None for all.
+
+        Returns:
+          `[n]` (`[n_d]`) array, infosets in packed order.
+        """
+        return self._row_reduce(x, depth, jnp.maximum, -jnp.inf)
+
+    def _row_reduce(self, x, depth, combine, fill):
         depths = range(len(self.columns)) if depth is None else [depth]
-        sums, base = [], 0
+        out, base = [], 0
         for d in depths:
             rows, total = self.depth_rows[d], None
             for length in self.columns[d]:
                 column = x[base:base + length]
                 base += length
                 if length < rows:
-                    column = jnp.pad(column, (0, rows - length))
-                total = column if total is None else total + column
-            sums.append(total if total is not None else x[:0])
-        return jnp.concatenate(sums) if len(sums) > 1 else (sums[0] if sums else x[:0])
+                    column = jnp.pad(column, (0, rows - length), constant_values=fill)
+                total = column if total is None else combine(total, column)
+            out.append(total if total is not None else x[:0])
+        return jnp.concatenate(out) if len(out) > 1 else (out[0] if out else x[:0])
 
     def spread(self, v: jax.Array, depth: int | None = None) -> jax.Array:
         """Each infoset's value repeated at each of its entries.
@@ -126,18 +142,23 @@ class Packing(NamedTuple):
 
 
 class Packed(NamedTuple):
-    """Index arrays between a tree's numbering and one player's packed sequences.
+    """One player's part of the tree's packed index arrays (`GameTree.packed_rows`
+    and its kin), in the player's own numbering: entries 0..S-1, S the empty
+    sequence.
 
     Attributes:
       rows: `[n]` the infoset id of each packed row.
-      flat: `[S]` the tree's sequence id `i * A + a` of each packed entry.
-      index: `[I*A + 1]` the packed entry of each of the tree's sequence ids, S for
-        the empty sequence and for other players' sequences.
+      sequences: `[S]` the tree's sequence id `i * A + a` of each packed entry.
+      parent: `[n]` each row's parent sequence.
+      ancestors: `[n, D]` each row's earlier own sequences, nearest first.
+      last: `[Z]` each leaf's last sequence of the player.
     """
 
     rows: jax.Array
-    flat: jax.Array
-    index: jax.Array
+    sequences: jax.Array
+    parent: jax.Array
+    ancestors: jax.Array
+    last: jax.Array
 
 
 def layout(tree: GameTree, player: int) -> Packing:
@@ -153,69 +174,93 @@ def layout(tree: GameTree, player: int) -> Packing:
     return Packing(tree.sizes.block_columns[player])
 
 
-def pack(tree: GameTree, player: int) -> Packed:
-    """The index arrays of `player`'s packed sequences, from the tree's arrays.
+def available(tree: GameTree) -> bool:
+    """Whether `tree` holds its packed index arrays.
 
-    Traceable, built once before a loop of iterations: one sort of the player's
-    infosets where some depth mixes numbers of legal actions, then array arithmetic
-    for all depths at once. Needs `sizes.infoset_blocks` and `sizes.block_columns`,
-    which `tree.legal` must match.
+    They are derived for trees whose infosets are grouped by player and own depth,
+    where every player has perfect recall, unless a traced `GameTree.replace`
+    changed what they are read off.
 
     Args:
-      tree: the compiled game (one game, no batch axis).
+      tree: the compiled game.
+
+    Returns:
+      A Python bool.
+    """
+    return tree.packed_last is not None and tree.sizes.block_columns is not None
+
+
+def packed(tree: GameTree, player: int) -> Packed:
+    """One player's slices of the tree's packed index arrays.
+
+    Args:
+      tree: the compiled game (one game, no batch axis), `available`.
       player: the player, a Python int.
 
     Returns:
-      The `Packed` index arrays.
+      The `Packed` arrays.
     """
-    sizes = tree.sizes
-    shape = layout(tree, player)
-    A, n, size = sizes.num_actions, shape.num_rows, shape.size
-    blocks = sizes.infoset_blocks[player]
-    # Per row of the packing (static): its depth, its place within the depth, and
-    # the infoset id it holds before any sort.
-    depth = np.repeat(np.arange(len(blocks), dtype=np.int32), shape.depth_rows)
-    first_row = np.cumsum([0, *shape.depth_rows], dtype=np.int32)[:-1]
-    local = np.arange(n, dtype=np.int32) - first_row[depth]
-    ids = jnp.asarray(np.asarray([a for a, _ in blocks], np.int32)[depth] + local
-                      if n else np.zeros(0, np.int32))
-    legal = jnp.asarray(tree.legal)[ids]
-    count = _running_count(legal)  # legal actions up to each action
-    if any(len(set(c)) > 1 for c in shape.columns):  # most legal actions first
-        order = _most_first(depth, count[:, -1], A)
-        ids, legal, count = ids[order], legal[order], count[order]
-    # Entry j of depth d's rows starts at column_start[d, j] (static).
-    column_start = np.zeros((max(len(blocks), 1), A + 1), np.int32)
-    for d, columns in enumerate(shape.columns):
-        column_start[d, :len(columns) + 1] = shape.entries(d).start + np.cumsum([0, *columns])
-    entry = jnp.maximum(count - 1, 0)  # rank of each legal action in its row
-    position = (jnp.asarray(column_start)[jnp.asarray(depth)[:, None], entry]
-                + jnp.asarray(local)[:, None])
-    grid = jnp.where(legal, position, size)
-    sequence = ids[:, None] * A + jnp.arange(A, dtype=jnp.int32)[None, :]
-    flat = jnp.zeros(size + 1, jnp.int32).at[grid.reshape(-1)].set(sequence.reshape(-1))[:-1]
-    index = jnp.full(sizes.empty_sequence + 1, size, jnp.int32).at[flat].set(
-        jnp.arange(size, dtype=jnp.int32))
-    return Packed(ids, flat, index)
+    shapes = [layout(tree, p) for p in range(player + 1)]
+    row = sum(shape.num_rows for shape in shapes[:-1])
+    entry = sum(shape.size for shape in shapes[:-1])
+    rows = slice(row, row + shapes[-1].num_rows)
+    return Packed(tree.packed_rows[rows], tree.packed_sequences[entry:entry + shapes[-1].size],
+                  tree.packed_parent[rows], tree.packed_ancestors[rows],
+                  tree.packed_last[player])
 
 
-def _most_first(depth: np.ndarray, width: jax.Array, A: int) -> jax.Array:
-    """The order of rows (depth `[n]` static, width `[n]`) by depth, then most legal
-    actions first, ties in row order. (One sort of unique int32 keys: XLA:CPU sorts
-    those several times faster than a key with an index beside it, as argsort
-    does.)"""
-    n = len(depth)
-    row = jnp.arange(n, dtype=jnp.int32)
-    if (int(depth.max(initial=0)) + 1) * (A + 1) * n >= 2**31:  # keys beyond int32
-        return jnp.lexsort((row, -width, jnp.asarray(depth)))
-    key = (jnp.asarray(depth) * (A + 1) + A - width) * n + row
-    return jax.lax.sort(key) % n
+def realization_plan(shape: Packing, policy: jax.Array,
+                     ancestors: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One player's own reach and realization plan, packed.
+
+    Args:
+      shape: the player's `Packing`.
+      policy: `[S]` the player's packed policy.
+      ancestors: `[n, D]` `Packed.ancestors`.
+
+    Returns:
+      (own reach `[n]` of each packed row, plan `[S + 1]`: each entry's own reach
+        times its probability, then 1 for the empty sequence).
+    """
+    one = jnp.ones((1,), policy.dtype)
+    own = jnp.prod(jnp.concatenate([policy, one])[ancestors], axis=-1)
+    return own, jnp.concatenate([shape.spread(own) * policy, one])
 
 
-def _running_count(legal: jax.Array) -> jax.Array:
-    """`[n, A]` int32: how many of each row's first a+1 entries are True. (Column by
-    column: XLA:CPU runs a cumulative sum as a reduce-window, several times slower.)"""
-    counts = [legal[:, 0].astype(jnp.int32)]
-    for a in range(1, legal.shape[1]):
-        counts.append(counts[-1] + legal[:, a])
-    return jnp.stack(counts, axis=1)
+def backup(shape: Packing, sums: jax.Array, parent: jax.Array, reduce,
+           root: bool = False) -> tuple[jax.Array, jax.Array | None]:
+    """Values of one player's packed sequences from the leaf sums at them.
+
+    The value of a sequence is its leaf sum plus, for each own infoset whose parent
+    it is, `reduce` of that infoset's values: deepest depth first, each depth's
+    reduced values added to their parent sequences in the depth above
+    (`sequences.value_blocks` on the padded layout).
+
+    Args:
+      shape: the player's `Packing`.
+      sums: `[S]` the leaf sums at each packed sequence (the empty one excluded).
+      parent: `[n]` `Packed.parent`.
+      reduce: `(values [S_d], depth) -> [n_d]`, e.g. the policy-weighted sum of
+        each infoset's values (counterfactual values) or their maximum (a best
+        response).
+      root: whether to reduce the depth-0 infosets too.
+
+    Returns:
+      (`[S]` the values, and with `root` `[]` the sum of the depth-0 infosets'
+        reduced values, else None).
+    """
+    levels, child, top = [], None, None
+    for depth in reversed(range(len(shape.columns))):
+        entries = shape.entries(depth)
+        level = sums[entries] if child is None else sums[entries] + child
+        levels.append(level)
+        if depth:
+            above = shape.entries(depth - 1)
+            child = jax.ops.segment_sum(reduce(level, depth),
+                                        parent[shape.rows(depth)] - above.start,
+                                        num_segments=above.stop - above.start)
+        elif root:
+            top = reduce(level, depth).sum()
+    if root and top is None:  # a player who never acts
+        top = jnp.zeros((), sums.dtype)
+    return (jnp.concatenate(levels[::-1]) if levels else sums), top

@@ -517,24 +517,26 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
 
     Each player's regrets, average and policy live in arrays of its own legal
     sequences, packed without padding by own depth (`jaxsolve.packing`), so a player's
-    update touches its entries alone, its backup works on contiguous slices, and the
-    leaves' sequence ids are translated to each player's packing once, before the
-    loop. The arithmetic is `_step`'s, in the same order. Trees whose infosets are not
-    grouped by player and depth, or where a player forgets, loop over `_step` itself."""
+    update touches its entries alone and its backup works on contiguous slices; the
+    tree holds the leaves' and infosets' sequence ids in each player's packing. The
+    arithmetic is `_step`'s, in the same order. Trees without the packed arrays
+    (infosets not grouped by player and depth, or a player who forgets) loop over
+    `_step` itself."""
     step = functools.partial(_step, solver_name=solver_name, **knobs)
     sizes = tree.sizes
-    if sizes.block_columns is None or not all(sizes.perfect_recall):
+    if not packing.available(tree):
         return jax.lax.fori_loop(0, num_iterations, lambda _, s: step(tree, s), state)
     where = f"{solver_name}.step"
     validate.game_tree(tree, where)
     base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
     layouts = [packing.layout(tree, p) for p in range(sizes.num_players)]
-    packed = [packing.pack(tree, p) for p in range(sizes.num_players)]
+    packed = [packing.packed(tree, p) for p in range(sizes.num_players)]
     fixed = _player_arrays(tree, layouts, packed, state.regrets.dtype)
     # Only PCFR+ reads and writes the prediction; the others' zeros stay as they are.
     names = ("regrets", "average", "average_carry") + (
         ("prediction",) if knobs["predictive"] else ())
-    split = tuple(tuple(getattr(state, f).reshape(-1)[q.flat] for q in packed) for f in names)
+    split = tuple(tuple(getattr(state, f).reshape(-1)[q.sequences] for q in packed)
+                  for f in names)
     carry = (split, state.iteration, state.total_weight, state.weight_scale)
     body = functools.partial(_player_step, layouts=layouts, fixed=fixed, sizes=sizes, **knobs)
     split, iteration, total, scale = jax.lax.fori_loop(0, num_iterations,
@@ -543,7 +545,7 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
     for name, parts in zip(names, split):
         flat = getattr(state, name).reshape(-1)
         for q, part in zip(packed, parts):
-            flat = flat.at[q.flat].set(part)
+            flat = flat.at[q.sequences].set(part)
         joined[name] = flat.reshape(state.regrets.shape)
     return state._replace(**joined, iteration=iteration, total_weight=total,
                           weight_scale=scale)
@@ -551,14 +553,14 @@ def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str,
 
 def _player_arrays(tree: GameTree, layouts: list[packing.Packing],
                    packed: list[packing.Packed], dtype) -> dict:
-    """What the loop reads, in each player's packed numbering (`packing.Packed.index`:
-    a player's sequence becomes its packed entry, the empty sequence S)."""
+    """What the loop reads, in each player's packed numbering (`packing.Packed`: the
+    player's sequences are its packed entries, the empty sequence S)."""
     chance = seq.chance_reach(tree, dtype)
     payoffs = jnp.asarray(tree.utilities, dtype)
     return {
-        "ancestors": [q.index[jnp.asarray(tree.infoset_ancestors)[q.rows]] for q in packed],
-        "parent": [q.index[jnp.asarray(tree.infoset_parent)[q.rows]] for q in packed],
-        "last": [q.index[tree.terminal_last[p]] for p, q in enumerate(packed)],
+        "ancestors": [q.ancestors for q in packed],
+        "parent": [q.parent for q in packed],
+        "last": [q.last for q in packed],
         "chance_payoff": [chance * payoffs[:, p] for p in range(len(packed))],
         # regret matching's policy where no regret is positive: 1 / legal actions
         "uniform": [layout.spread(1 / layout.row_sum(jnp.ones(layout.size, dtype)))
@@ -585,7 +587,8 @@ def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool
             policy[q] = regret_matching(regrets[q] + prediction[q] if predictive else regrets[q],
                                         True, totals=_totals(layouts[q]),
                                         fallback=fixed["uniform"][q])
-            own[q], plan[q] = _plan(layouts[q], policy[q], fixed["ancestors"][q])
+            own[q], plan[q] = packing.realization_plan(layouts[q], policy[q],
+                                                      fixed["ancestors"][q])
         stale = set(group)
         for p in group:
             layout = layouts[p]
@@ -619,26 +622,11 @@ def _totals(layout: packing.Packing) -> Callable[[jax.Array], jax.Array]:
     return lambda x: layout.spread(layout.row_sum(x))
 
 
-def _plan(layout: packing.Packing, policy: jax.Array, ancestors: jax.Array):
-    """(own reach [n], realization plan [S + 1]) of one player's packed policy."""
-    flat = jnp.concatenate([policy, jnp.ones((1,), policy.dtype)])
-    own = jnp.prod(flat[ancestors], axis=-1)
-    return own, jnp.concatenate([layout.spread(own) * policy, jnp.ones((1,), policy.dtype)])
-
-
 def _own_backup(layout: packing.Packing, sums: jax.Array, policy: jax.Array,
                 parent: jax.Array) -> jax.Array:
-    """[S] counterfactual values of one player's packed sequences: each depth's
-    policy-weighted values are added to their parent sequences in the depth above,
-    deepest first (`sequences.value_blocks`)."""
-    levels, child = [], None
-    for depth in reversed(range(len(layout.columns))):
-        entries = layout.entries(depth)
-        level = sums[entries] if child is None else sums[entries] + child
-        levels.append(level)
-        if depth:
-            above = layout.entries(depth - 1)
-            below = layout.row_sum(policy[entries] * level, depth)
-            child = jax.ops.segment_sum(below, parent[layout.rows(depth)] - above.start,
-                                        num_segments=above.stop - above.start)
-    return jnp.concatenate(levels[::-1]) if levels else sums
+    """[S] counterfactual values of one player's packed sequences (`packing.backup`
+    with each infoset's policy-weighted value)."""
+    def expected(level, depth):
+        return layout.row_sum(policy[layout.entries(depth)] * level, depth)
+
+    return packing.backup(layout, sums, parent, expected)[0]

@@ -43,9 +43,9 @@ from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE
 from jaxsolve.tree_checks import (actions_to, kind_error, require_histories, validate_numbers,
                                   validate_shapes, validate_values)
-from jaxsolve.tree_layout import (ARRAY_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS, TreeNames,
-                                  TreeSizes, block_columns, infoset_blocks,
-                                  observed_utility_sum)
+from jaxsolve.tree_layout import (ARRAY_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
+                                  SAVED_FIELDS, TreeNames, TreeSizes, block_columns,
+                                  infoset_blocks, observed_utility_sum, packed_arrays)
 
 # The public API (re-exported by `jaxsolve`); TreeSizes and TreeNames are defined in
 # `jaxsolve.tree_layout`.
@@ -97,6 +97,19 @@ class GameTree:
       terminal_axis: the mesh axis names this tree's terminals are split over, inside
         `jaxsolve.distributed`'s `shard_map` only (it sets them); () for a tree
         holding all its terminals, as everywhere else.
+      packed_rows: [I] int32, the infoset id of each row of the players' packed
+        sequences (`jaxsolve.packing`), player by player.
+      packed_sequences: [S] int32, the sequence id (row * A + action) of each packed
+        entry: the S legal sequences of all players, player by player.
+      packed_parent: [I] int32, each packed row's parent sequence in its player's
+        packed numbering (entries 0..S_p - 1, S_p the empty sequence).
+      packed_ancestors: [I, D] int32, each packed row's earlier own sequences
+        likewise.
+      packed_last: [P, Z] int32, each leaf's last own sequence likewise.
+
+    The five packed arrays are derived when the tree is built or loaded
+    (`with_infoset_blocks`) and never saved; they are None unless
+    `sizes.block_columns` is set and every player has perfect recall.
     """
 
     node_player: Any
@@ -118,6 +131,11 @@ class GameTree:
     sizes: TreeSizes
     names: TreeNames
     terminal_axis: tuple[str, ...] = ()
+    packed_rows: Any = None
+    packed_sequences: Any = None
+    packed_parent: Any = None
+    packed_ancestors: Any = None
+    packed_last: Any = None
 
     def __repr__(self) -> str:
         # The dataclass repr prints every array; a tree is read by its counts.
@@ -247,11 +265,12 @@ class GameTree:
           ArgumentTypeError: an array of the wrong kind.
         """
         where = "GameTree.replace"
-        unknown = sorted(set(changes) - set(ARRAY_FIELDS))
+        unknown = sorted(set(changes) - set(SAVED_FIELDS))
         if unknown:
             raise ArgumentError(f"{where}: {', '.join(unknown)} cannot be replaced; the "
-                                f"arrays are {', '.join(ARRAY_FIELDS)} (sizes and names "
-                                "follow from the game: compile it again to change them)")
+                                f"arrays are {', '.join(SAVED_FIELDS)} (sizes, names and "
+                                f"the derived {', '.join(DERIVED_FIELDS)} follow from the "
+                                "game: compile it again to change them)")
         dropped = sorted(f for f in changes if getattr(self, f) is None)
         if dropped:
             raise ArgumentError(f"{where}: this tree was built without its histories "
@@ -270,6 +289,8 @@ class GameTree:
             if {"infoset_player", "infoset_depth", "legal"} & set(changes):  # unknown: not used
                 tree = dataclasses.replace(tree, sizes=dataclasses.replace(
                     tree.sizes, infoset_blocks=None, block_columns=None))
+            if set(_PACKED_FROM) & set(changes):
+                tree = dataclasses.replace(tree, **{f: None for f in DERIVED_FIELDS})
             return tree
         try:
             if set(changes) <= set(NUMBER_FIELDS):
@@ -278,7 +299,7 @@ class GameTree:
                 validate_values(tree, where)
         except GameError as e:
             raise ArgumentError(str(e)) from None
-        if {"infoset_player", "infoset_depth", "legal"} & set(changes):
+        if set(_PACKED_FROM) & set(changes):
             tree = with_infoset_blocks(tree)
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
@@ -387,20 +408,30 @@ def _dtype(value) -> np.dtype:
     return np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
 
 
+# The arrays the derived sizes and arrays are read off.
+_PACKED_FROM = ("infoset_player", "infoset_depth", "legal", "infoset_parent",
+                "infoset_ancestors", "terminal_last")
+
+
 def with_infoset_blocks(tree: GameTree) -> GameTree:
-    """`tree` with `sizes.infoset_blocks` and `sizes.block_columns` read off its
-    concrete infoset arrays.
+    """`tree` with `sizes.infoset_blocks`, `sizes.block_columns` and the packed
+    sequences' arrays derived from its concrete arrays.
 
     Args:
-      tree: a tree with concrete `infoset_player`, `infoset_depth` and `legal`.
+      tree: a tree with concrete infoset arrays and `terminal_last`.
 
     Returns:
       The tree with both sizes set (`jaxsolve.tree_layout.infoset_blocks` and
-      `jaxsolve.tree_layout.block_columns`).
+      `jaxsolve.tree_layout.block_columns`) and the `DERIVED_FIELDS`
+      (`jaxsolve.tree_layout.packed_arrays`; None for a tree where a player forgets).
     """
     blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
-    return dataclasses.replace(tree, sizes=dataclasses.replace(
-        tree.sizes, infoset_blocks=blocks, block_columns=block_columns(tree.legal, blocks)))
+    columns = block_columns(tree.legal, blocks)
+    sizes = dataclasses.replace(tree.sizes, infoset_blocks=blocks, block_columns=columns)
+    packed = packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
+                           tree.terminal_last, blocks if all(sizes.perfect_recall) else None,
+                           columns)
+    return dataclasses.replace(tree, sizes=sizes, **packed)
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:

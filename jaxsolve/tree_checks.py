@@ -16,8 +16,8 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree_layout import (ARRAY_FIELDS, BOOL_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  TreeSizes, array_shapes)
+from jaxsolve.tree_layout import (BOOL_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
+                                  SAVED_FIELDS, TreeSizes, array_shapes)
 from jaxsolve.tree_structure import check_structure
 
 _PROB_SUM_TOLERANCE = 1e-4  # float32 trees (the builders') sum a row to 1 within ~1e-6
@@ -36,7 +36,7 @@ def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> Non
     """
     s = tree.sizes
     for field, shape in array_shapes(s).items():
-        if getattr(tree, field) is None and field in HISTORY_FIELDS:
+        if getattr(tree, field) is None and field in HISTORY_FIELDS + DERIVED_FIELDS:
             continue
         got = tuple(np.shape(getattr(tree, field)))
         if got[len(got) - len(shape):] != shape or len(got) < len(shape):
@@ -108,8 +108,9 @@ def validate_numbers(tree, where: str) -> None:
 
 
 def _present_arrays(tree) -> dict[str, np.ndarray]:
-    """The tree's arrays as NumPy, without those `without_histories` dropped."""
-    return {f: np.asarray(getattr(tree, f)) for f in ARRAY_FIELDS
+    """The tree's saved arrays as NumPy, without those `without_histories` dropped
+    (the derived ones are built from these, after their checks)."""
+    return {f: np.asarray(getattr(tree, f)) for f in SAVED_FIELDS
             if getattr(tree, f) is not None}
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from jaxsolve import npz
 from jaxsolve.errors import CheckpointNotTreeError, GameError
 from jaxsolve.tree_checks import kind_error, require_histories
-from jaxsolve.tree_layout import (ARRAY_FIELDS, BOOL_FIELDS, DERIVED_SIZES, NUMBER_FIELDS,
+from jaxsolve.tree_layout import (BOOL_FIELDS, DERIVED_SIZES, NUMBER_FIELDS, SAVED_FIELDS,
                                   TERMINAL_DIM, TreeNames, TreeSizes, array_shapes,
                                   observed_utility_sum)
 
@@ -48,7 +48,7 @@ def write(tree, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix != ".npz":  # appended, not substituted: "1.5" and "1.25" differ
         path = path.with_name(path.name + ".npz")
-    arrays = {f: np.asarray(getattr(tree, f)) for f in ARRAY_FIELDS}
+    arrays = {f: np.asarray(getattr(tree, f)) for f in SAVED_FIELDS}
     sizes = _without_mesh_padding(arrays, tree.sizes)
     meta = {
         "format_version": _FORMAT_VERSION,
@@ -105,6 +105,8 @@ def _without_mesh_padding(arrays: dict[str, np.ndarray], sizes: TreeSizes) -> Tr
         return sizes  # no padding (or not trailing: `load` names what is wrong)
     shapes = array_shapes(sizes)
     for field, dim in TERMINAL_DIM.items():
+        if field not in arrays:  # derived, not saved
+            continue
         axis = arrays[field].ndim - len(shapes[field]) + dim
         arrays[field] = np.take(arrays[field], np.arange(real), axis=axis)
     return dataclasses.replace(sizes, num_terminals=real)
@@ -145,10 +147,10 @@ def _read_tree_file(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         missing = [k for k in _META_KEYS if k not in meta]
         if missing:
             raise GameError(f"{path}: the metadata lacks {', '.join(missing)}")
-        missing = [f for f in ARRAY_FIELDS if f not in data.files]
+        missing = [f for f in SAVED_FIELDS if f not in data.files]
         if missing:
             raise GameError(f"{path}: missing arrays {', '.join(missing)}")
-        return meta, {f: npz.member(data, f, path, GameError) for f in ARRAY_FIELDS}
+        return meta, {f: npz.member(data, f, path, GameError) for f in SAVED_FIELDS}
 
 
 # The dtypes a tree file stores: part of its format. A file whose numbers were cast to

@@ -3,8 +3,8 @@ static sizes and names that describe one game.
 
 `TreeSizes` and `TreeNames` are the static part of a `jaxsolve.GameTree` (the part of
 the jit cache key); `array_shapes` gives the shape of every array from the sizes,
-and `infoset_blocks` and `observed_utility_sum` read the two sizes that follow from
-the arrays' contents. The tree type itself (`jaxsolve.tree`), its checks
+and `infoset_blocks`, `block_columns`, `observed_utility_sum` and `packed_arrays`
+derive the sizes and arrays that follow from the saved arrays' contents. The tree type itself (`jaxsolve.tree`), its checks
 (`jaxsolve.tree_checks`) and its file format (`jaxsolve.tree_file`) build on these.
 """
 
@@ -133,13 +133,20 @@ class TreeNames:
 # The sizes read off a tree's arrays when it is built or loaded, never saved.
 DERIVED_SIZES = ("infoset_blocks", "block_columns")
 
-# The arrays of a GameTree, in the order of its pytree leaves.
-ARRAY_FIELDS = (
+# The arrays a tree file holds (and `GameTree.replace` replaces).
+SAVED_FIELDS = (
     "node_player", "node_index", "children", "parent", "parent_action",
     "infoset_player", "legal", "infoset_parent", "infoset_ancestors", "infoset_depth",
     "chance_probs", "utilities", "terminal_node", "terminal_sequences", "terminal_last",
     "terminal_chance",
 )
+# The arrays derived from those when a tree is built or loaded, never saved: each
+# player's legal sequences packed without padding (`packed_arrays`,
+# `jaxsolve.packing`). None where the layout does not apply.
+DERIVED_FIELDS = ("packed_rows", "packed_sequences", "packed_parent", "packed_ancestors",
+                  "packed_last")
+# The arrays of a GameTree, in the order of its pytree leaves.
+ARRAY_FIELDS = SAVED_FIELDS + DERIVED_FIELDS
 # Their kinds: `legal` is bool, these two hold numbers, every other array indices.
 BOOL_FIELDS = ("legal",)
 NUMBER_FIELDS = ("chance_probs", "utilities")
@@ -153,7 +160,7 @@ HISTORY_FIELDS = ("node_player", "node_index", "children", "parent", "parent_act
 # The per-terminal arrays and the axis of one tree's array that runs over terminals
 # (`distributed.shard_tree` pads and splits these; `GameTree.save` strips its padding).
 TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
-                "terminal_last": 1, "terminal_chance": 0}
+                "terminal_last": 1, "terminal_chance": 0, "packed_last": 1}
 
 
 def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
@@ -176,7 +183,23 @@ def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
         "terminal_sequences": (p, z, s.max_sequence_length), "terminal_last": (p, z),
         "terminal_chance": (z, s.max_chance_length),
         "infoset_ancestors": (i, s.max_infoset_depth),
+        **({} if s.block_columns is None else {
+            "packed_rows": (i,), "packed_sequences": (packed_size(s.block_columns),),
+            "packed_parent": (i,), "packed_ancestors": (i, s.max_infoset_depth),
+            "packed_last": (p, z)}),
     }
+
+
+def packed_size(columns) -> int:
+    """S: the legal sequences of all players.
+
+    Args:
+      columns: `TreeSizes.block_columns`.
+
+    Returns:
+      Their count, an int.
+    """
+    return sum(sum(depth) for player in columns for depth in player)
 
 
 def infoset_blocks(infoset_player, infoset_depth, num_players: int):
@@ -247,3 +270,75 @@ def observed_utility_sum(utilities) -> float | None:
     if sums.size and np.allclose(sums, sums[0], atol=1e-9):
         return float(sums[0])
     return None
+
+
+def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, blocks,
+                  columns) -> dict[str, np.ndarray | None]:
+    """The `DERIVED_FIELDS` of these arrays (host-side; concrete arrays).
+
+    Player p's legal sequences are numbered 0..S_p - 1 in the packed order of
+    `jaxsolve.packing` (its infosets by own depth, within a depth the most legal
+    actions first, ties in id order; a depth's entries column by column), and S_p is
+    its empty sequence. The players' rows and entries are concatenated in player
+    order, the player's own numbering kept.
+
+    Args:
+      legal: [..., I, A] the legal actions; a batch's games share the structure
+        arrays, the first game's are read.
+      infoset_parent: [..., I] the own parent sequences.
+      infoset_ancestors: [..., I, D] the own earlier sequences.
+      terminal_last: [..., P, Z] each leaf's last own sequence per player.
+      blocks: `TreeSizes.infoset_blocks`, or None.
+      columns: `TreeSizes.block_columns`, or None.
+
+    Returns:
+      Field name -> array, all None without `blocks`:
+        packed_rows [I], the infoset id of each packed row;
+        packed_sequences [S], the tree's sequence id `i * A + a` of each entry;
+        packed_parent [I], each packed row's parent sequence, in its player's
+          numbering;
+        packed_ancestors [I, D], its earlier own sequences likewise;
+        packed_last [P, Z], each leaf's last sequence of each player likewise.
+    """
+    if blocks is None:
+        return {f: None for f in DERIVED_FIELDS}
+
+    def first(x, ndim):
+        x = np.asarray(x)
+        return x.reshape(-1, *x.shape[x.ndim - ndim:])[0]
+
+    legal, parent = first(legal, 2), first(infoset_parent, 1)
+    ancestors, last = first(infoset_ancestors, 2), first(terminal_last, 2)
+    num_infosets, A = legal.shape
+    empty = num_infosets * A
+    rows, sequences, parents, ancestor_rows, lasts = [], [], [], [], []
+    for player, (player_blocks, player_columns) in enumerate(zip(blocks, columns)):
+        size = sum(sum(c) for c in player_columns)
+        flat, order, start_entry = np.zeros(size, np.int64), [], 0
+        for (start, stop), depth_columns in zip(player_blocks, player_columns):
+            ids = np.arange(start, stop)
+            ids = ids[np.argsort(-legal[ids].sum(axis=1), kind="stable")]
+            mine = legal[ids]
+            # entry j of the depth's k-th row: column j's start, plus k
+            column_start = start_entry + np.cumsum([0, *depth_columns])
+            rank = np.maximum(np.cumsum(mine, axis=1) - 1, 0)
+            position = column_start[rank] + np.arange(len(ids))[:, None]
+            flat[position[mine]] = (ids[:, None] * A + np.arange(A))[mine]
+            order.append(ids)
+            start_entry += sum(depth_columns)
+        order = np.concatenate(order) if order else np.zeros(0, np.int64)
+        index = np.full(empty + 1, size, np.int64)  # tree sequence -> packed entry
+        index[flat] = np.arange(size)
+        rows.append(order)
+        sequences.append(flat)
+        parents.append(index[parent[order]])
+        ancestor_rows.append(index[ancestors[order]])
+        lasts.append(index[last[player]])
+    as_int32 = lambda parts, axis=0: np.concatenate(parts, axis=axis).astype(np.int32)  # noqa: E731
+    return {
+        "packed_rows": as_int32(rows),
+        "packed_sequences": as_int32(sequences),
+        "packed_parent": as_int32(parents),
+        "packed_ancestors": as_int32(ancestor_rows).reshape(-1, ancestors.shape[1]),
+        "packed_last": np.stack(lasts).astype(np.int32),
+    }

@@ -21,11 +21,11 @@ import numpy as np
 
 from jaxsolve.errors import GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree_layout import ARRAY_FIELDS, NUMBER_FIELDS
+from jaxsolve.tree_layout import NUMBER_FIELDS, SAVED_FIELDS
 
 # Arrays that describe the game's structure, as opposed to its numbers
 # (`utilities`, `chance_probs`), which a sweep changes and `check_structure` ignores.
-STRUCTURE_FIELDS = tuple(f for f in ARRAY_FIELDS if f not in NUMBER_FIELDS)
+STRUCTURE_FIELDS = tuple(f for f in SAVED_FIELDS if f not in NUMBER_FIELDS)
 
 
 def left_justify(values: np.ndarray, keep: np.ndarray, pad: int) -> np.ndarray:

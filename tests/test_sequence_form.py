@@ -13,6 +13,7 @@ NumPy from the tree's own paths, an independent formulation of the same sum.
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ import jaxsolve
 from jaxsolve import sequences as seq
 from jaxsolve.solvers import instant_regrets
 from jaxsolve import packing
-from jaxsolve.tree_layout import block_columns, infoset_blocks
+from jaxsolve.tree_layout import DERIVED_FIELDS, block_columns, infoset_blocks
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 
@@ -197,13 +198,14 @@ def test_packing_holds_each_players_legal_sequences_once():
     # Liar's dice with 4 sides: widths 1 to 9 at one depth.
     pytest.importorskip("pyspiel")
     tree = pyspiel_tree("liars_dice", dice_sides=4)
+    assert packing.available(tree)
     legal = np.asarray(tree.legal)
-    A = tree.sizes.num_actions
+    A, empty = tree.sizes.num_actions, tree.sizes.empty_sequence
     rng = np.random.default_rng(0)
     x = rng.standard_normal(legal.shape) * legal
     for p, blocks in enumerate(tree.sizes.infoset_blocks):
-        layout, packed = packing.layout(tree, p), packing.pack(tree, p)
-        rows, flat = np.asarray(packed.rows), np.asarray(packed.flat)
+        layout, packed = packing.layout(tree, p), packing.packed(tree, p)
+        rows, flat = np.asarray(packed.rows), np.asarray(packed.sequences)
         mine = np.concatenate([np.arange(a, b) for a, b in blocks])
         # every own infoset once, by depth, most legal actions first within a depth
         assert sorted(rows) == list(mine) and layout.size == legal[mine].sum()
@@ -211,16 +213,47 @@ def test_packing_holds_each_players_legal_sequences_once():
             widths = legal[rows[layout.rows(depth)]].sum(axis=1)
             assert set(rows[layout.rows(depth)]) == set(range(a, b))
             assert list(widths) == sorted(widths, reverse=True)
-        # every legal sequence of the player once, and the index inverts it
+        # every legal sequence of the player once
         sequences = (mine[:, None] * A + np.arange(A)).reshape(-1)
         assert sorted(flat) == sorted(sequences[legal[mine].reshape(-1)])
-        np.testing.assert_array_equal(np.asarray(packed.index)[flat], np.arange(layout.size))
-        # row sums and their spread agree with the padded rows'
+        # parents, ancestors and leaves name the tree's own sequences, S the empty one
+        with_empty = np.append(flat, empty)
+        np.testing.assert_array_equal(with_empty[np.asarray(packed.parent)],
+                                      np.asarray(tree.infoset_parent)[rows])
+        np.testing.assert_array_equal(with_empty[np.asarray(packed.ancestors)],
+                                      np.asarray(tree.infoset_ancestors)[rows])
+        np.testing.assert_array_equal(with_empty[np.asarray(packed.last)],
+                                      np.asarray(tree.terminal_last)[p])
+        # row sums, row maxima and their spread agree with the padded rows'
         entries = jnp.asarray(x.reshape(-1)[flat])
         np.testing.assert_allclose(np.asarray(layout.row_sum(entries)),
                                    x[rows].sum(axis=1), rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(layout.row_max(entries)),
+                                      np.where(legal[rows], x[rows], -np.inf).max(axis=1))
         spread = np.asarray(layout.spread(jnp.asarray(x[rows].sum(axis=1))))
         np.testing.assert_allclose(spread, x.sum(axis=1)[flat // A], rtol=1e-12)
+
+
+def test_packed_arrays_are_derived_again_and_never_saved(tmp_path):
+    # A loaded tree derives the same packing; the file holds none of it; a traced
+    # replace of what it is read off drops it, and the loop then steps padded.
+    tree = builtin_tree("kuhn_poker")
+    assert packing.available(tree)
+    path = tree.save(tmp_path / "kuhn.npz")
+    assert not set(DERIVED_FIELDS) & set(np.load(path).files)
+    loaded = jaxsolve.GameTree.load(path)
+    for field in DERIVED_FIELDS:
+        np.testing.assert_array_equal(getattr(loaded, field), getattr(tree, field))
+    seen = []
+
+    def traced(last):
+        seen.append(packing.available(tree.replace(terminal_last=last)))
+        return last
+
+    jax.jit(traced)(tree.terminal_last)
+    assert seen == [False]
+    with pytest.raises(jaxsolve.ArgumentError, match="packed_last"):
+        tree.replace(packed_last=tree.packed_last)
 
 
 def test_runs_loop_by_player_with_a_player_who_never_acts():

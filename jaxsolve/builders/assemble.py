@@ -48,6 +48,7 @@ from jaxsolve.assemble import TreeParts, tree_from_parts
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
+from jaxsolve.tree_layout import ARRAY_FIELDS
 
 DEFAULT_MAX_BYTES = 8 * 2**30
 # Work arrays per history of the widest level (gathers, the key sort of
@@ -197,8 +198,11 @@ def estimate_bytes(spec: Spec, dtype: np.dtype | type = np.float32) -> int:
     N, Z, C, I = spec.num_nodes, spec.num_terminals, spec.num_chance, spec.num_infosets
     L, Lc = max(spec.max_sequence_length, 1), max(spec.max_chance_length, 1)
     nodes = N * 4 * (4 + max(A, Ac))  # player, index, parent, parent_action, children
-    terminals = Z * (4 * (1 + P + P * L + Lc) + P * f)
-    infosets = I * (4 * (3 + L) + A + _NAME_BYTES_PER_INFOSET)
+    # per leaf: node, last sequences (the tree's and packed), paths, chance, payoffs
+    terminals = Z * (4 * (1 + 2 * P + P * L + Lc) + P * f)
+    # per infoset: player, parent, depth, ancestors, legal, and packed: row, parent,
+    # ancestors and at most A entries
+    infosets = I * (4 * (3 + L) + A + 4 * (2 + L + A) + _NAME_BYTES_PER_INFOSET)
     work = max(spec.level_sizes) * _WORK_BYTES_PER_NODE
     return nodes + terminals + C * Ac * f + infosets + work
 
@@ -639,11 +643,8 @@ def tree_bytes(tree: GameTree) -> int:
       tree: a GameTree.
 
     Returns:
-      The sum of its arrays' sizes (names not included; arrays a tree from
-      `without_histories` dropped count 0).
+      The sum of its arrays' sizes, the derived packed ones included (names not
+      included; arrays a tree from `without_histories` dropped count 0).
     """
-    return sum(np.asarray(getattr(tree, f)).nbytes for f in (
-        "node_player", "node_index", "children", "parent", "parent_action",
-        "infoset_player", "legal", "infoset_parent", "infoset_ancestors", "infoset_depth",
-        "chance_probs", "utilities", "terminal_node", "terminal_sequences", "terminal_last",
-        "terminal_chance") if getattr(tree, f) is not None)
+    return sum(np.asarray(getattr(tree, f)).nbytes for f in ARRAY_FIELDS
+               if getattr(tree, f) is not None)
