@@ -91,8 +91,8 @@ from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes,
-                                  packed_arrays)
+from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, SLOT_FIELDS, TERMINAL_DIM,
+                                  array_shapes, packed_arrays)
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -382,12 +382,11 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
     fill = {"utilities": 0, "terminal_node": -1, "terminal_sequences": s.empty_sequence,
             "terminal_last": s.empty_sequence,
             "terminal_chance": s.num_chance * s.num_chance_outcomes}
-    # The padding terminals end at the empty sequence: packed_last is derived again.
     host = {f: getattr(tree, f) for f in SAVED_FIELDS}
     for f, x in host.items():
         if x is not None and f in TERMINAL_DIM:
             host[f] = _pad(np.asarray(x), TERMINAL_DIM[f], extra, fill[f])
-    if tree.packed_last is not None:
+    if tree.packed_last is not None:  # the padding terminals end at the empty sequence
         host |= packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
                               host["terminal_last"], s.infoset_blocks, s.block_columns)
     arrays = {}
@@ -397,7 +396,9 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
             continue
         spec = P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
         arrays[f] = _place(np.asarray(host[f]), mesh, spec)
-    sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra)
+    # The leaf slots name leaves of the whole tree: a device adds its own by scatter.
+    arrays |= dict.fromkeys(SLOT_FIELDS)
+    sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra, leaf_slots=None)
     return dataclasses.replace(tree, sizes=sizes, **arrays)
 
 

@@ -28,7 +28,7 @@ translate between the tree's numbering and the packed one are the tree's own
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -227,7 +227,8 @@ def realization_plan(shape: Packing, policy: jax.Array,
     return own, jnp.concatenate([shape.spread(own) * policy, one])
 
 
-def backup(shape: Packing, sums: jax.Array, parent: jax.Array, reduce,
+def backup(shape: Packing, sums: jax.Array, parent: jax.Array,
+           reduce: Callable[[jax.Array, int], jax.Array],
            root: bool = False) -> tuple[jax.Array, jax.Array | None]:
     """Values of one player's packed sequences from the leaf sums at them.
 
@@ -264,3 +265,58 @@ def backup(shape: Packing, sums: jax.Array, parent: jax.Array, reduce,
     if root and top is None:  # a player who never acts
         top = jnp.zeros((), sums.dtype)
     return (jnp.concatenate(levels[::-1]) if levels else sums), top
+
+
+class Slots(NamedTuple):
+    """One player's leaves in rows of slots (`GameTree.slot_leaves`).
+
+    Attributes:
+      leaves: `[K, R]` the leaf in slot k of row r, Z where the slot is empty.
+      sequences: `[R]` the packed sequence each row adds into (ascending), or None
+        where every sequence has one row, in order.
+    """
+
+    leaves: jax.Array
+    sequences: jax.Array | None
+
+
+def slots(tree: GameTree, player: int) -> Slots | None:
+    """One player's leaf slots, or None where its leaf sums scatter.
+
+    Args:
+      tree: the compiled game (one game, no batch axis).
+      player: the player, a Python int.
+
+    Returns:
+      The `Slots`, or None (`TreeSizes.leaf_slots`).
+    """
+    if tree.sizes.leaf_slots is None or tree.slot_leaves is None:
+        return None
+    width, rows = tree.sizes.leaf_slots[player]
+    if not width:
+        return None
+    first = sum(k * r for k, r in tree.sizes.leaf_slots[:player])
+    first_row = sum(r for k, r in tree.sizes.leaf_slots[:player] if k)
+    leaves = tree.slot_leaves[first:first + width * rows].reshape(width, rows)
+    direct = rows == layout(tree, player).size + 1
+    return Slots(leaves, None if direct else tree.slot_sequences[first_row:first_row + rows])
+
+
+def slot_sums(shape: Packing, slots: Slots, weights: jax.Array) -> jax.Array:
+    """Each of a player's sequences' sum of the weights of its leaves.
+
+    Args:
+      shape: the player's `Packing`.
+      slots: the player's `Slots`.
+      weights: `[K, R]` the weight of the leaf in each slot (0 in empty ones).
+
+    Returns:
+      `[S + 1]` the sums, the empty sequence's last.
+    """
+    total = weights[0]
+    for k in range(1, weights.shape[0]):  # slot by slot: dense adds over the rows
+        total = total + weights[k]
+    if slots.sequences is None:
+        return total
+    return jax.ops.segment_sum(total, slots.sequences, num_segments=shape.size + 1,
+                               indices_are_sorted=True)

@@ -557,11 +557,25 @@ def _player_arrays(tree: GameTree, layouts: list[packing.Packing],
     player's sequences are its packed entries, the empty sequence S)."""
     chance = seq.chance_reach(tree, dtype)
     payoffs = jnp.asarray(tree.utilities, dtype)
+    players = range(len(packed))
+    slots = [packing.slots(tree, p) for p in players]
+
+    def in_layout(x, p, fill):  # a [Z] array as player p's leaf sums read it
+        if slots[p] is None:
+            return x
+        return jnp.concatenate([x, jnp.full((1,), fill, x.dtype)])[slots[p].leaves]
+
     return {
         "ancestors": [q.ancestors for q in packed],
         "parent": [q.parent for q in packed],
         "last": [q.last for q in packed],
-        "chance_payoff": [chance * payoffs[:, p] for p in range(len(packed))],
+        "slots": slots,
+        # per player p, its leaves' chance * payoff and each other player's last
+        # sequence, laid out as p adds them up (by leaf, or in its slots); the empty
+        # slots weigh 0
+        "chance_payoff": [in_layout(chance * payoffs[:, p], p, 0) for p in players],
+        "others_last": [[None if q == p else in_layout(packed[q].last, p, layouts[q].size)
+                         for q in players] for p in players],
         # regret matching's policy where no regret is positive: 1 / legal actions
         "uniform": [layout.spread(1 / layout.row_sum(jnp.ones(layout.size, dtype)))
                     for layout in layouts],
@@ -595,9 +609,13 @@ def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool
             weights = fixed["chance_payoff"][p]
             for q in players:
                 if q != p:
-                    weights = weights * plan[q][fixed["last"][q]]
-            sums = seq.terminal_sum(fixed["tree"], jax.ops.segment_sum(
-                weights, fixed["last"][p], num_segments=layout.size + 1))[:-1]
+                    weights = weights * plan[q][fixed["others_last"][p][q]]
+            if fixed["slots"][p] is None:
+                sums = jax.ops.segment_sum(weights, fixed["last"][p],
+                                           num_segments=layout.size + 1)
+            else:
+                sums = packing.slot_sums(layout, fixed["slots"][p], weights)
+            sums = seq.terminal_sum(fixed["tree"], sums)[:-1]
             values = _own_backup(layout, sums, policy[p], fixed["parent"][p])
             instant = instant_regrets(policy[p], values, totals=_totals(layout),
                                       width=sizes.num_actions)

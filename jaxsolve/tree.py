@@ -44,8 +44,9 @@ from jaxsolve.protocol import CHANCE
 from jaxsolve.tree_checks import (actions_to, kind_error, require_histories, validate_numbers,
                                   validate_shapes, validate_values)
 from jaxsolve.tree_layout import (ARRAY_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  SAVED_FIELDS, TreeNames, TreeSizes, block_columns,
-                                  infoset_blocks, observed_utility_sum, packed_arrays)
+                                  SAVED_FIELDS, SLOT_FIELDS, TreeNames, TreeSizes, block_columns,
+                                  infoset_blocks, leaf_slots, observed_utility_sum,
+                                  packed_arrays)
 
 # The public API (re-exported by `jaxsolve`); TreeSizes and TreeNames are defined in
 # `jaxsolve.tree_layout`.
@@ -106,10 +107,15 @@ class GameTree:
       packed_ancestors: [I, D] int32, each packed row's earlier own sequences
         likewise.
       packed_last: [P, Z] int32, each leaf's last own sequence likewise.
+      slot_leaves: [sum_p K_p * R_p] int32, each player's leaves in R_p rows of K_p
+        slots, a row holding leaves of one sequence, Z in an empty slot
+        (`sizes.leaf_slots`, `jaxsolve.tree_layout.leaf_slots`).
+      slot_sequences: [sum_p R_p] int32, the packed sequence of each row.
 
-    The five packed arrays are derived when the tree is built or loaded
+    The packed and slot arrays are derived when the tree is built or loaded
     (`with_infoset_blocks`) and never saved; they are None unless
-    `sizes.block_columns` is set and every player has perfect recall.
+    `sizes.block_columns` is set and every player has perfect recall (the slots
+    also on a tree split over devices, whose devices hold other terminals).
     """
 
     node_player: Any
@@ -136,6 +142,8 @@ class GameTree:
     packed_parent: Any = None
     packed_ancestors: Any = None
     packed_last: Any = None
+    slot_leaves: Any = None
+    slot_sequences: Any = None
 
     def __repr__(self) -> str:
         # The dataclass repr prints every array; a tree is read by its counts.
@@ -290,7 +298,8 @@ class GameTree:
                 tree = dataclasses.replace(tree, sizes=dataclasses.replace(
                     tree.sizes, infoset_blocks=None, block_columns=None))
             if set(_PACKED_FROM) & set(changes):
-                tree = dataclasses.replace(tree, **{f: None for f in DERIVED_FIELDS})
+                tree = dataclasses.replace(tree, sizes=dataclasses.replace(
+                    tree.sizes, leaf_slots=None), **{f: None for f in DERIVED_FIELDS})
             return tree
         try:
             if set(changes) <= set(NUMBER_FIELDS):
@@ -431,7 +440,10 @@ def with_infoset_blocks(tree: GameTree) -> GameTree:
     packed = packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
                            tree.terminal_last, blocks if all(sizes.perfect_recall) else None,
                            columns)
-    return dataclasses.replace(tree, sizes=sizes, **packed)
+    slots, slot_arrays = (None, dict.fromkeys(SLOT_FIELDS)) if (
+        packed["packed_last"] is None) else leaf_slots(packed["packed_last"], columns)
+    return dataclasses.replace(tree, sizes=dataclasses.replace(sizes, leaf_slots=slots),
+                               **packed, **slot_arrays)
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:

@@ -52,6 +52,10 @@ class TreeSizes:
         own depth d have more than j legal actions (with `infoset_blocks`, else
         None). Derived from the arrays, never saved; the static shape of the packed
         layout the solvers' loop by player works in (`jaxsolve.packing`).
+      leaf_slots: `leaf_slots[p] = (K, R)`: the loop adds up player p's leaf
+        weights in R rows of K slots, each row holding leaves of one of its
+        sequences (`GameTree.slot_leaves`); K = 0 where it adds them with a
+        scatter instead. With the packed arrays, else None; derived, never saved.
     """
 
     num_players: int
@@ -77,6 +81,10 @@ class TreeSizes:
     # block_columns[p][d][j]: how many of player p's infosets at own depth d have
     # more than j legal actions; derived with infoset_blocks, never saved.
     block_columns: tuple[tuple[tuple[int, ...], ...], ...] | None = None
+    # leaf_slots[p] = (K, R): player p's leaves in R rows of K slots, each row one
+    # sequence's (`leaf_slots`); K = 0 where p's leaf sums scatter. Derived with
+    # the packed arrays, never saved.
+    leaf_slots: tuple[tuple[int, int], ...] | None = None
 
     @property
     def empty_sequence(self) -> int:
@@ -131,7 +139,7 @@ class TreeNames:
 
 
 # The sizes read off a tree's arrays when it is built or loaded, never saved.
-DERIVED_SIZES = ("infoset_blocks", "block_columns")
+DERIVED_SIZES = ("infoset_blocks", "block_columns", "leaf_slots")
 
 # The arrays a tree file holds (and `GameTree.replace` replaces).
 SAVED_FIELDS = (
@@ -143,8 +151,10 @@ SAVED_FIELDS = (
 # The arrays derived from those when a tree is built or loaded, never saved: each
 # player's legal sequences packed without padding (`packed_arrays`,
 # `jaxsolve.packing`). None where the layout does not apply.
-DERIVED_FIELDS = ("packed_rows", "packed_sequences", "packed_parent", "packed_ancestors",
-                  "packed_last")
+PACKED_FIELDS = ("packed_rows", "packed_sequences", "packed_parent", "packed_ancestors",
+                 "packed_last")
+SLOT_FIELDS = ("slot_leaves", "slot_sequences")  # and its leaves in rows (`leaf_slots`)
+DERIVED_FIELDS = PACKED_FIELDS + SLOT_FIELDS
 # The arrays of a GameTree, in the order of its pytree leaves.
 ARRAY_FIELDS = SAVED_FIELDS + DERIVED_FIELDS
 # Their kinds: `legal` is bool, these two hold numbers, every other array indices.
@@ -187,6 +197,9 @@ def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
             "packed_rows": (i,), "packed_sequences": (packed_size(s.block_columns),),
             "packed_parent": (i,), "packed_ancestors": (i, s.max_infoset_depth),
             "packed_last": (p, z)}),
+        **({} if s.leaf_slots is None else {
+            "slot_leaves": (sum(k * r for k, r in s.leaf_slots),),
+            "slot_sequences": (sum(r for k, r in s.leaf_slots if k),)}),
     }
 
 
@@ -274,7 +287,7 @@ def observed_utility_sum(utilities) -> float | None:
 
 def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, blocks,
                   columns) -> dict[str, np.ndarray | None]:
-    """The `DERIVED_FIELDS` of these arrays (host-side; concrete arrays).
+    """The `PACKED_FIELDS` of these arrays (host-side; concrete arrays).
 
     Player p's legal sequences are numbered 0..S_p - 1 in the packed order of
     `jaxsolve.packing` (its infosets by own depth, within a depth the most legal
@@ -301,7 +314,7 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
         packed_last [P, Z], each leaf's last sequence of each player likewise.
     """
     if blocks is None:
-        return {f: None for f in DERIVED_FIELDS}
+        return {f: None for f in PACKED_FIELDS}
 
     def first(x, ndim):
         x = np.asarray(x)
@@ -342,3 +355,62 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
         "packed_ancestors": as_int32(ancestor_rows).reshape(-1, ancestors.shape[1]),
         "packed_last": np.stack(lasts).astype(np.int32),
     }
+
+
+# What a leaf costs, in ns on XLA:CPU, added into its sequence by a scatter (a
+# serial read-modify-write) and by a slot of a row (a gather and a dense sum); they
+# choose each player's row width in `leaf_slots`.
+_SCATTER_NS, _SLOT_NS = 1.5, 0.5
+
+
+def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
+    """`TreeSizes.leaf_slots` and the arrays `slot_leaves` and `slot_sequences`
+    (host-side; concrete arrays).
+
+    Player p's sum of leaf weights per sequence is a segment sum of Z leaves, which
+    XLA:CPU runs as a serial loop. With the leaves laid out in rows of K slots, a
+    row holding up to K leaves of one sequence (the empty slots naming leaf Z), the
+    sum is a gather and a dense sum over the slots: R sums of K terms, added into
+    their sequences by a segment sum of R rows, or none where every sequence has
+    one row (R = S_p + 1, rows in sequence order). K is the width that costs least
+    by `_SCATTER_NS` and `_SLOT_NS`; a player whose rows would cost more than 0.8 of
+    its scatter keeps the scatter (K = 0, no rows).
+
+    Args:
+      packed_last: [..., P, Z] `GameTree.packed_last` (a batch's first game read).
+      columns: `TreeSizes.block_columns`.
+
+    Returns:
+      (`leaf_slots`, {"slot_leaves": [sum_p K_p * R_p] int32, player by player each
+        a [K_p, R_p] array flattened, slot k of row r at k * R_p + r;
+        "slot_sequences": [sum_p R_p] int32, each row's sequence in its player's
+        packed numbering, ascending}).
+    """
+    last = np.asarray(packed_last)
+    last = last.reshape(-1, *last.shape[-2:])[0]
+    num_leaves = last.shape[1]
+    sizes, leaves, sequences = [], [], []
+    for player, player_columns in enumerate(columns):
+        empty = sum(sum(c) for c in player_columns)
+        counts = np.bincount(last[player], minlength=empty + 1)
+        best, best_cost = 0, 0.8 * num_leaves * _SCATTER_NS
+        for width in range(1, 33):
+            rows = int(np.maximum(1, -(-counts // width)).sum())
+            cost = rows * width * _SLOT_NS + (0 if rows == empty + 1 else rows * _SCATTER_NS)
+            if cost < best_cost:
+                best, best_cost = width, cost
+        if not best:
+            sizes.append((0, 0))
+            continue
+        per_sequence = np.maximum(1, -(-counts // best))
+        first_row = np.cumsum(per_sequence) - per_sequence
+        order = np.argsort(last[player], kind="stable")
+        sequence = last[player][order]
+        rank = np.arange(num_leaves) - (np.cumsum(counts) - counts)[sequence]
+        slots = np.full((best, int(per_sequence.sum())), num_leaves, np.int64)
+        slots[rank % best, first_row[sequence] + rank // best] = order
+        sizes.append((best, slots.shape[1]))
+        leaves.append(slots.reshape(-1))
+        sequences.append(np.repeat(np.arange(empty + 1), per_sequence))
+    join = lambda parts: (np.concatenate(parts) if parts else np.zeros(0)).astype(np.int32)  # noqa: E731
+    return tuple(sizes), {"slot_leaves": join(leaves), "slot_sequences": join(sequences)}

@@ -234,6 +234,39 @@ def test_packing_holds_each_players_legal_sequences_once():
         np.testing.assert_allclose(spread, x.sum(axis=1)[flat // A], rtol=1e-12)
 
 
+@pytest.mark.parametrize("game", ["liars4", "kuhn3"])
+def test_leaf_slots_hold_each_leaf_once_in_a_row_of_its_sequence(game):
+    # Liar's dice: each sequence has the same number of leaves, one row each (no
+    # scatter). Three-player Kuhn: rows of several widths, added up by sequence.
+    pytest.importorskip("pyspiel")
+    tree = (pyspiel_tree("liars_dice", dice_sides=4) if game == "liars4" else
+            pyspiel_tree("kuhn_poker", players=3))
+    num_leaves = tree.sizes.num_terminals
+    assert any(k for k, _ in tree.sizes.leaf_slots)
+    weights = np.random.default_rng(1).standard_normal(num_leaves)
+    for p in range(tree.sizes.num_players):
+        slots, last = packing.slots(tree, p), np.asarray(packing.packed(tree, p).last)
+        if slots is None:
+            continue
+        leaves = np.asarray(slots.leaves)
+        rows = (np.arange(leaves.shape[1]) if slots.sequences is None
+                else np.asarray(slots.sequences))
+        assert sorted(leaves[leaves < num_leaves]) == list(range(num_leaves))
+        for k in range(leaves.shape[0]):  # every leaf in a row of its own sequence
+            held = leaves[k] < num_leaves
+            np.testing.assert_array_equal(last[leaves[k][held]], rows[held])
+        expected = np.zeros(packing.layout(tree, p).size + 1)
+        np.add.at(expected, last, weights)
+        in_slots = np.append(weights, 0.0)[leaves]
+        np.testing.assert_allclose(np.asarray(packing.slot_sums(
+            packing.layout(tree, p), slots, jnp.asarray(in_slots))), expected, rtol=1e-12)
+    if game == "liars4":
+        assert all(packing.slots(tree, p).sequences is None for p in range(2))
+    else:
+        assert any(packing.slots(tree, p) is not None and packing.slots(tree, p).sequences
+                   is not None for p in range(3))
+
+
 def test_packed_arrays_are_derived_again_and_never_saved(tmp_path):
     # A loaded tree derives the same packing; the file holds none of it; a traced
     # replace of what it is read off drops it, and the loop then steps padded.
