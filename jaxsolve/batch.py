@@ -33,7 +33,8 @@ from jaxsolve import validate
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.tree import GameTree, with_observed_utility_sum
 from jaxsolve.tree_checks import validate_numbers
-from jaxsolve.tree_layout import ARRAY_FIELDS, array_shapes
+from jaxsolve.tree_layout import (ARRAY_FIELDS, TUPLE_FIELDS, array_shapes, arrays_of,
+                                  map_arrays)
 
 
 # Beyond sizes and names, the arrays the games of one batch must share: the shape of
@@ -82,8 +83,15 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: None if getattr(first, f) is None else
-              np.stack([np.asarray(getattr(t, f)) for t in trees]) for f in ARRAY_FIELDS}
+              _stacked(f, [getattr(t, f) for t in trees]) for f in ARRAY_FIELDS}
     return with_observed_utility_sum(dataclasses.replace(first, **arrays))
+
+
+def _stacked(field: str, values: list):
+    """One field of several trees stacked along a new leading axis."""
+    if field in TUPLE_FIELDS:
+        return tuple(np.stack([np.asarray(v[i]) for v in values]) for i in range(len(values[0])))
+    return np.stack([np.asarray(v) for v in values])
 
 
 def _names_differ(names, first) -> str:
@@ -125,7 +133,8 @@ def batch_axes(batch: GameTree) -> GameTree:
         validate.fail("batch_axes", "the tree has no batch axis (it is one game)")
     one_game = array_shapes(batch.sizes)
     return dataclasses.replace(batch, **{
-        f: 0 if np.ndim(getattr(batch, f)) > len(one_game[f]) else None
+        f: 0 if getattr(batch, f) is not None and
+        np.ndim(arrays_of(f, getattr(batch, f))[0]) > len(one_game[f]) else None
         for f in ARRAY_FIELDS})
 
 
@@ -146,8 +155,8 @@ def unstack(batch: GameTree) -> list[GameTree]:
     axes = batch_axes(batch)
     trees = []
     for k in range(validate.batch_size(batch)):
-        arrays = {f: np.asarray(getattr(batch, f))[k] if getattr(axes, f) == 0
-                  else getattr(batch, f) for f in ARRAY_FIELDS}
+        arrays = {f: map_arrays(f, getattr(batch, f), lambda x: np.asarray(x)[k])
+                  if getattr(axes, f) == 0 else getattr(batch, f) for f in ARRAY_FIELDS}
         trees.append(with_observed_utility_sum(dataclasses.replace(batch, **arrays)))
     return trees
 

@@ -92,7 +92,7 @@ from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import GameTree
 from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, SLOT_FIELDS, TERMINAL_DIM,
-                                  array_shapes, packed_arrays)
+                                  array_shapes, arrays_of, map_arrays, packed_arrays)
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -165,10 +165,15 @@ def _batch_axes(in_axes) -> dict[str, int | None]:
 
 def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
     one = array_shapes(batched_tree.sizes)
+
+    def shape_of(field):  # of the field's (first) array; () where the tree has none
+        value = getattr(batched_tree, field)
+        return () if value is None else tuple(np.shape(arrays_of(field, value)[0]))
+
     for f, a in axes.items():
-        shape = tuple(np.shape(getattr(batched_tree, f)))
+        shape = shape_of(f)
         if a == 0 and shape[1:] != one[f]:
-            batched = [g for g in axes if np.ndim(getattr(batched_tree, g)) > len(one[g])]
+            batched = [g for g in axes if len(shape_of(g)) > len(one[g])]
             why = ("" if shape != one[f] else
                    f": this batch holds one {f!r} shared by all games (batched: "
                    f"{', '.join(batched)}); pass the in_axes jaxsolve.sweep returned, or "
@@ -178,7 +183,7 @@ def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
             raise GameError(
                 f"distributed: in_axes batches {f!r} along axis 0, so it needs shape "
                 f"(B,) + {one[f]}, got {shape}{why}")
-    sizes = {np.shape(getattr(batched_tree, f))[0] for f, a in axes.items() if a == 0}
+    sizes = {shape_of(f)[0] for f, a in axes.items() if a == 0}
     if len(sizes) != 1:
         raise GameError(f"distributed: batched arrays disagree on the batch size: {sorted(sizes)}")
     return sizes.pop()
@@ -203,9 +208,9 @@ def shard_batch(batched_tree: GameTree, in_axes: GameTree | int = 0,
     extra = -size % mesh.size
     arrays = {}
     for f, a in axes.items():
-        x = np.asarray(getattr(batched_tree, f))
-        arrays[f] = (_place(_pad(x, 0, extra), mesh, P(mesh.axis_names)) if a == 0
-                     else _place(x, mesh, P()))
+        arrays[f] = map_arrays(f, getattr(batched_tree, f), lambda x, a=a: (
+            _place(_pad(np.asarray(x), 0, extra), mesh, P(mesh.axis_names)) if a == 0
+            else _place(np.asarray(x), mesh, P())))
     return dataclasses.replace(batched_tree, **arrays), size
 
 
@@ -390,12 +395,10 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
         host |= packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
                               host["terminal_last"], s.infoset_blocks, s.block_columns)
     arrays = {}
-    for f in ARRAY_FIELDS:
-        if host.get(f) is None:  # dropped by without_histories, or not derived
-            arrays[f] = None
-            continue
+    for f in ARRAY_FIELDS:  # None where dropped by without_histories, or not derived
         spec = P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
-        arrays[f] = _place(np.asarray(host[f]), mesh, spec)
+        arrays[f] = map_arrays(f, host.get(f), lambda x, spec=spec: _place(np.asarray(x),
+                                                                           mesh, spec))
     # The leaf slots name leaves of the whole tree: a device adds its own by scatter.
     arrays |= dict.fromkeys(SLOT_FIELDS)
     sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra, leaf_slots=None)

@@ -106,7 +106,8 @@ class GameTree:
         packed numbering (entries 0..S_p - 1, S_p the empty sequence).
       packed_ancestors: [I, D] int32, each packed row's earlier own sequences
         likewise.
-      packed_last: [P, Z] int32, each leaf's last own sequence likewise.
+      packed_last: P arrays [Z] int32 (a tuple), each leaf's last own sequence of
+        each player likewise.
       slot_leaves: [sum_p K_p * R_p] int32, each player's leaves in R_p rows of K_p
         slots, a row holding leaves of one sequence, Z in an empty slot
         (`sizes.leaf_slots`, `jaxsolve.tree_layout.leaf_slots`).

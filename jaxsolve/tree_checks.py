@@ -17,7 +17,7 @@ import numpy as np
 from jaxsolve.errors import ArgumentError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree_layout import (BOOL_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  SAVED_FIELDS, TreeSizes, array_shapes)
+                                  SAVED_FIELDS, TreeSizes, array_shapes, arrays_of)
 from jaxsolve.tree_structure import check_structure
 
 _PROB_SUM_TOLERANCE = 1e-4  # float32 trees (the builders') sum a row to 1 within ~1e-6
@@ -38,13 +38,14 @@ def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> Non
     for field, shape in array_shapes(s).items():
         if getattr(tree, field) is None and field in HISTORY_FIELDS + DERIVED_FIELDS:
             continue
-        got = tuple(np.shape(getattr(tree, field)))
-        if got[len(got) - len(shape):] != shape or len(got) < len(shape):
-            raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
-        if len(got) > len(shape) and not batch_ok:
-            raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}: "
-                            f"a batch of {got[0]} trees (jaxsolve.sweep or jaxsolve.stack), "
-                            "where one game belongs")
+        for array in arrays_of(field, getattr(tree, field)):
+            got = tuple(np.shape(array))
+            if got[len(got) - len(shape):] != shape or len(got) < len(shape):
+                raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
+            if len(got) > len(shape) and not batch_ok:
+                raise GameError(f"{where}: array {field!r} has shape {got}, expected "
+                                f"{shape}: a batch of {got[0]} trees (jaxsolve.sweep or "
+                                "jaxsolve.stack), where one game belongs")
     if len(tree.names.infosets) != s.num_infosets:
         raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {s.num_infosets} infosets")
 

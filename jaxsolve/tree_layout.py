@@ -155,6 +155,11 @@ PACKED_FIELDS = ("packed_rows", "packed_sequences", "packed_parent", "packed_anc
                  "packed_last")
 SLOT_FIELDS = ("slot_leaves", "slot_sequences")  # and its leaves in rows (`leaf_slots`)
 DERIVED_FIELDS = PACKED_FIELDS + SLOT_FIELDS
+# The fields that hold a tuple of P arrays, one per player, rather than one [P, ...]
+# array: a kernel reads player p's own buffer, where a row of a [P, ...] parameter
+# would be copied out before XLA:CPU scatters by it. `array_shapes` gives each
+# array's shape; `arrays_of` and `map_arrays` reach every array of any field.
+TUPLE_FIELDS = ("packed_last",)
 # The arrays of a GameTree, in the order of its pytree leaves.
 ARRAY_FIELDS = SAVED_FIELDS + DERIVED_FIELDS
 # Their kinds: `legal` is bool, these two hold numbers, every other array indices.
@@ -170,7 +175,7 @@ HISTORY_FIELDS = ("node_player", "node_index", "children", "parent", "parent_act
 # The per-terminal arrays and the axis of one tree's array that runs over terminals
 # (`distributed.shard_tree` pads and splits these; `GameTree.save` strips its padding).
 TERMINAL_DIM = {"utilities": 0, "terminal_node": 0, "terminal_sequences": 1,
-                "terminal_last": 1, "terminal_chance": 0, "packed_last": 1}
+                "terminal_last": 1, "terminal_chance": 0, "packed_last": 0}
 
 
 def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
@@ -196,11 +201,40 @@ def array_shapes(s: TreeSizes) -> dict[str, tuple[int, ...]]:
         **({} if s.block_columns is None else {
             "packed_rows": (i,), "packed_sequences": (packed_size(s.block_columns),),
             "packed_parent": (i,), "packed_ancestors": (i, s.max_infoset_depth),
-            "packed_last": (p, z)}),
+            "packed_last": (z,)}),  # each of its P arrays
         **({} if s.leaf_slots is None else {
             "slot_leaves": (sum(k * r for k, r in s.leaf_slots),),
             "slot_sequences": (sum(r for k, r in s.leaf_slots if k),)}),
     }
+
+
+def arrays_of(field: str, value) -> list:
+    """The arrays a tree's field holds: the P of a `TUPLE_FIELDS` field, else the one.
+
+    Args:
+      field: the field's name.
+      value: its value (not None).
+
+    Returns:
+      A list of arrays.
+    """
+    return list(value) if field in TUPLE_FIELDS else [value]
+
+
+def map_arrays(field: str, value, fn):
+    """`fn` applied to each array of a tree's field, the field's form kept.
+
+    Args:
+      field: the field's name.
+      value: its value; None stays None.
+      fn: array -> array.
+
+    Returns:
+      A tuple for a `TUPLE_FIELDS` field, else one array (or None).
+    """
+    if value is None:
+        return None
+    return tuple(fn(x) for x in value) if field in TUPLE_FIELDS else fn(value)
 
 
 def packed_size(columns) -> int:
@@ -311,7 +345,8 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
         packed_parent [I], each packed row's parent sequence, in its player's
           numbering;
         packed_ancestors [I, D], its earlier own sequences likewise;
-        packed_last [P, Z], each leaf's last sequence of each player likewise.
+        packed_last, a tuple of P [Z] arrays: each leaf's last sequence of each
+          player likewise.
     """
     if blocks is None:
         return {f: None for f in PACKED_FIELDS}
@@ -353,7 +388,7 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
         "packed_sequences": as_int32(sequences),
         "packed_parent": as_int32(parents),
         "packed_ancestors": as_int32(ancestor_rows).reshape(-1, ancestors.shape[1]),
-        "packed_last": np.stack(lasts).astype(np.int32),
+        "packed_last": tuple(x.astype(np.int32) for x in lasts),
     }
 
 
@@ -377,7 +412,8 @@ def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
     its scatter keeps the scatter (K = 0, no rows).
 
     Args:
-      packed_last: [..., P, Z] `GameTree.packed_last` (a batch's first game read).
+      packed_last: `GameTree.packed_last`, P arrays [..., Z] (a batch's first game
+        read).
       columns: `TreeSizes.block_columns`.
 
     Returns:
@@ -386,8 +422,7 @@ def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
         "slot_sequences": [sum_p R_p] int32, each row's sequence in its player's
         packed numbering, ascending}).
     """
-    last = np.asarray(packed_last)
-    last = last.reshape(-1, *last.shape[-2:])[0]
+    last = np.stack([np.asarray(x).reshape(-1, np.shape(x)[-1])[0] for x in packed_last])
     num_leaves = last.shape[1]
     sizes, leaves, sequences = [], [], []
     for player, player_columns in enumerate(columns):
