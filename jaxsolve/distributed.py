@@ -91,8 +91,8 @@ from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, SLOT_FIELDS, TERMINAL_DIM,
-                                  array_shapes, arrays_of, map_arrays, packed_arrays)
+from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes,
+                                  arrays_of, map_arrays, packed_arrays)
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -395,12 +395,12 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
         host |= packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
                               host["terminal_last"], s.infoset_blocks, s.block_columns)
     arrays = {}
-    for f in ARRAY_FIELDS:  # None where dropped by without_histories, or not derived
+    # None where dropped by without_histories or not derived; the leaf slots stay
+    # None too: they name leaves of the whole tree, so a device adds its own by scatter.
+    for f in ARRAY_FIELDS:
         spec = P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
         arrays[f] = map_arrays(f, host.get(f), lambda x, spec=spec: _place(np.asarray(x),
                                                                            mesh, spec))
-    # The leaf slots name leaves of the whole tree: a device adds its own by scatter.
-    arrays |= dict.fromkeys(SLOT_FIELDS)
     sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra, leaf_slots=None)
     return dataclasses.replace(tree, sizes=sizes, **arrays)
 
