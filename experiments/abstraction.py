@@ -149,4 +149,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    import jaxsolve.allocator  # a program of its own: keeps freed memory, as `jaxsolve` does
+    jaxsolve.allocator.keep_freed_memory()
     main()

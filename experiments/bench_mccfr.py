@@ -606,4 +606,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    import jaxsolve.allocator  # a program of its own: keeps freed memory, as `jaxsolve` does
+    jaxsolve.allocator.keep_freed_memory()
     sys.exit(main())

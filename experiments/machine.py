@@ -4,7 +4,10 @@ tolerance of the pyspiel check, where a report is written (results/local/ unless
 --publish) and how a target's verdict is recorded.
 
 Shared by the experiment scripts (importable because Python puts a script's own
-folder on sys.path)."""
+folder on sys.path). Each script, run as a program, first opts its process in to
+`jaxsolve.keep_freed_memory`, as the `jaxsolve` command does, so that it measures
+what the command line runs (`JAXSOLVE_SYSTEM_MALLOC=1` keeps the C library's
+defaults); a test that calls a script's `main` leaves its own process alone."""
 
 from __future__ import annotations
 

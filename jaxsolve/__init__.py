@@ -16,12 +16,7 @@ Compile a game once into a `GameTree` of arrays, run a solver on it, evaluate:
 
 import importlib
 
-# First, before JAX starts its threads: large buffers kept for reuse, not returned
-# to the system after every call (see jaxsolve.allocator).
-from jaxsolve import allocator as _allocator
-
-_allocator.keep_freed_memory()
-
+from jaxsolve.allocator import keep_freed_memory
 from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                               cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,
@@ -39,6 +34,7 @@ from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.stopping import Stopped, run_until
 from jaxsolve.tree import GameTree, TreeNames, TreeSizes
+from jaxsolve.updates import Rows
 
 __version__ = "0.1.0"
 
@@ -51,8 +47,8 @@ __all__ = [
     "ImperfectRecallWarning", "Solver", "Stopped", "TreeNames", "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
     "counterfactual_values",
-    "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "lcfr", "nash_conv",
-    "pcfr_plus", "policy_value", "purify", "regret_matching", "run", "run_until", "stack", "sweep", "table",
+    "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",
+    "pcfr_plus", "policy_value", "purify", "regret_matching", "Rows", "run", "run_until", "stack", "sweep", "table",
     "unstack", "batch_axes",
     "threshold",
     "uniform_policy",

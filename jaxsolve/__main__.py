@@ -3,6 +3,6 @@ scripts folder is not on PATH."""
 
 import sys
 
-from jaxsolve.cli import main
+from jaxsolve.cli import program
 
-sys.exit(main())
+sys.exit(program())

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.compile import InfosetKey, compile_game
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.evaluate import exploitability
@@ -103,8 +104,8 @@ def infoset_map(coarse: GameTree, fine: GameTree) -> np.ndarray:
         infosets (the key is not a coarsening, the message names one); or a fine infoset
         and its coarse infoset differ in player or legal actions.
     """
-    validate.game_tree(coarse, "infoset_map", histories=True)
-    validate.game_tree(fine, "infoset_map", histories=True)
+    tree_arguments.game_tree(coarse, "infoset_map", histories=True)
+    tree_arguments.game_tree(fine, "infoset_map", histories=True)
     _check_same_game(coarse, fine)
     player = np.asarray(fine.node_player)
     decision = np.nonzero(player >= 0)[0]
@@ -184,7 +185,7 @@ def _coarse_policy(coarse: GameTree, fine: GameTree, policy, where: str) -> jax.
                              f"pass the abstract game's [{coarse.sizes.num_infosets}, "
                              f"{rows[1]}] policy, e.g. jaxsolve.average_policy(coarse, state), "
                              "which this lifts into the true game")
-    return validate.policy(coarse, policy, where, what="the coarse tree", batch_ok=True)
+    return tree_arguments.policy(coarse, policy, where, what="the coarse tree", batch_ok=True)
 
 
 @dataclasses.dataclass(frozen=True)

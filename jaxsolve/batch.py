@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.tree import GameTree, with_observed_utility_sum
 from jaxsolve.tree_checks import validate_numbers
@@ -61,7 +62,7 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
     if isinstance(trees, GameTree):
         validate.fail("stack", "expected a sequence of trees, e.g. stack([tree_a, tree_b]), "
                                "got one GameTree", ArgumentTypeError)
-    trees = [validate.game_tree(t, "stack") for t in trees]
+    trees = [tree_arguments.game_tree(t, "stack") for t in trees]
     if not trees:
         raise GameError("stack() needs at least one tree")
     first = trees[0]
@@ -128,8 +129,8 @@ def batch_axes(batch: GameTree) -> GameTree:
     Raises:
       ArgumentError: `batch` is not a GameTree, or has no batch axis.
     """
-    validate.game_tree(batch, "batch_axes", batch_ok=True)
-    if validate.batch_size(batch) is None:
+    tree_arguments.game_tree(batch, "batch_axes", batch_ok=True)
+    if tree_arguments.batch_size(batch) is None:
         validate.fail("batch_axes", "the tree has no batch axis (it is one game)")
     one_game = array_shapes(batch.sizes)
     return dataclasses.replace(batch, **{
@@ -154,7 +155,7 @@ def unstack(batch: GameTree) -> list[GameTree]:
     """
     axes = batch_axes(batch)
     trees = []
-    for k in range(validate.batch_size(batch)):
+    for k in range(tree_arguments.batch_size(batch)):
         arrays = {f: map_arrays(f, getattr(batch, f), lambda x: np.asarray(x)[k])
                   if getattr(axes, f) == 0 else getattr(batch, f) for f in ARRAY_FIELDS}
         trees.append(with_observed_utility_sum(dataclasses.replace(batch, **arrays)))
@@ -207,7 +208,7 @@ def sweep(tree: GameTree, *, utilities: jax.typing.ArrayLike | None = None,
       >>> [round(float(v), 3) for v in values[:, 0]]
       [-0.056, -0.111, -0.222]
     """
-    validate.game_tree(tree, "sweep")
+    tree_arguments.game_tree(tree, "sweep")
     if any(isinstance(x, jax.core.Tracer) for x in (tree.utilities, utilities, chance_probs)):
         validate.fail("sweep", "builds the batch on the host, so it runs outside jit: call "
                       "it first and pass the batched tree into the jitted function",

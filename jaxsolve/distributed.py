@@ -86,13 +86,15 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxsolve import base, validate
+from jaxsolve import tree_arguments
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import GameTree
 from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes,
-                                  arrays_of, map_arrays, packed_arrays)
+                                  arrays_of, depth_groups, map_arrays,
+                                  packed_arrays)
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -392,8 +394,9 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
         if x is not None and f in TERMINAL_DIM:
             host[f] = _pad(np.asarray(x), TERMINAL_DIM[f], extra, fill[f])
     if tree.packed_last is not None:  # the padding terminals end at the empty sequence
+        groups = depth_groups(tree.infoset_player, tree.infoset_depth, s.num_players)
         host |= packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
-                              host["terminal_last"], s.infoset_blocks, s.block_columns)
+                              host["terminal_last"], groups, s.block_columns)
     arrays = {}
     # None where dropped by without_histories or not derived; the leaf slots stay
     # None too: they name leaves of the whole tree, so a device adds its own by scatter.
@@ -530,7 +533,7 @@ def nash_conv_sharded(tree: GameTree, policy: jax.Array, mesh: Mesh | None = Non
     Raises:
       ArgumentError: `policy` is not a policy of `tree`.
     """
-    policy = validate.policy(tree, policy, "nash_conv_sharded")
+    policy = tree_arguments.policy(tree, policy, "nash_conv_sharded")
     return _nash_conv_sharded(tree, policy, mesh=_mesh_of(tree, mesh))
 
 

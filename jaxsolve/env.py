@@ -46,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
 
@@ -146,7 +147,7 @@ def init(tree: GameTree, key: jax.Array) -> EnvState:
       >>> int(state.current_player), state.legal_action_mask.tolist()
       (0, [True, True])
     """
-    validate.game_tree(tree, "env.init", histories=True)
+    tree_arguments.game_tree(tree, "env.init", histories=True)
     validate.prng_key(key, "env.init")
     node = _settle(tree, jnp.asarray(0, jnp.int32), key)
     return _at(tree, node, jnp.full(tree.sizes.num_players, -1, jnp.int32), 0)
@@ -193,7 +194,7 @@ def step(tree: GameTree, state: EnvState, action: int | jax.Array, key: jax.Arra
       ArgumentError: a bad tree, state of another game, key, or non-finite penalty.
       ArgumentTypeError: `action` is not one integer.
     """
-    validate.game_tree(tree, "env.step", histories=True)
+    tree_arguments.game_tree(tree, "env.step", histories=True)
     _check_state(tree, state, "env.step")
     validate.prng_key(key, "env.step")
     action = _action(action, "env.step")
@@ -233,7 +234,7 @@ def observe(tree: GameTree, state: EnvState, player: int | jax.Array) -> jax.Arr
       ArgumentError: a state of another game, or `player` out of range.
     """
     _check_state(tree, state, "env.observe")
-    return state.observation[validate.player(tree, player, "env.observe")]
+    return state.observation[tree_arguments.player(tree, player, "env.observe")]
 
 
 def observation_one_hot(tree: GameTree, state: EnvState) -> jax.Array:
@@ -277,7 +278,7 @@ def rollout(tree: GameTree, key: jax.Array) -> EnvState:
     Raises:
       ArgumentError: `tree` is not a GameTree with histories, or `key` is not a PRNG key.
     """
-    validate.game_tree(tree, "env.rollout", histories=True)
+    tree_arguments.game_tree(tree, "env.rollout", histories=True)
     validate.prng_key(key, "env.rollout")
     key, first = jax.random.split(key)
 

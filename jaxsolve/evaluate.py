@@ -22,14 +22,14 @@ import jax.numpy as jnp
 
 from jaxsolve import packing
 from jaxsolve import sequences as seq
-from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.tree import GameTree
 
 
 def _checked(tree: GameTree, policy, where: str) -> jax.Array:
     """`policy` as an [I, A] float array for `tree` (see `jaxsolve.validate`)."""
-    validate.game_tree(tree, where)
-    return validate.policy(tree, policy, where)
+    tree_arguments.game_tree(tree, where)
+    return tree_arguments.policy(tree, policy, where)
 
 
 def _reach(tree: GameTree, policy: jax.Array):
@@ -158,7 +158,7 @@ def best_response(tree: GameTree, policy: jax.Array, player: int) -> tuple[jax.A
       ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
     """
     policy = _checked(tree, policy, "best_response")
-    return _best_response(tree, policy, validate.player(tree, player, "best_response",
+    return _best_response(tree, policy, tree_arguments.player(tree, player, "best_response",
                                                         static=True))
 
 
@@ -197,7 +197,7 @@ def counterfactual_values(tree: GameTree, policy: jax.Array,
       ArgumentError: `tree` or `policy` as in `policy_value`, or `player` out of range.
     """
     policy = _checked(tree, policy, "counterfactual_values")
-    return _counterfactual_values(tree, policy, validate.player(
+    return _counterfactual_values(tree, policy, tree_arguments.player(
         tree, player, "counterfactual_values", static=True))
 
 
@@ -281,6 +281,6 @@ def uniform_policy(tree: GameTree, dtype: jax.typing.DTypeLike | None = None) ->
     Raises:
       ArgumentError: `tree` is not a GameTree.
     """
-    validate.game_tree(tree, "uniform_policy", batch_ok=True)
+    tree_arguments.game_tree(tree, "uniform_policy", batch_ok=True)
     legal = jnp.asarray(tree.legal, dtype or jnp.zeros(()).dtype)
     return legal / legal.sum(axis=-1, keepdims=True)

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.compile import _stderr_dropped_on_error, compile_game, declared_num_actions
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
 from jaxsolve.protocol import CHANCE, GameLike, is_game
@@ -138,8 +139,8 @@ def to_tabular_policy(tree: GameTree, game: Any, policy: jax.Array) -> Any:
     from open_spiel.python import policy as os_policy  # noqa: PLC0415 - optional OpenSpiel
 
     where = "to_tabular_policy"
-    validate.game_tree(tree, where)
-    policy = validate.policy(tree, policy, where, host=True).astype(np.float64)
+    tree_arguments.game_tree(tree, where)
+    policy = tree_arguments.policy(tree, policy, where, host=True).astype(np.float64)
     game = load_pyspiel(game)
     # Checked before the rows are matched: a 2-player Kuhn game's information states
     # are all among the 3-player tree's, so the match alone would accept it.
@@ -185,7 +186,7 @@ def from_tabular_policy(tree: GameTree, tabular: Any) -> jax.Array:
       ArgumentTypeError: `tabular` is none of the kinds above.
     """
     where = "from_tabular_policy"
-    validate.game_tree(tree, where)
+    tree_arguments.game_tree(tree, where)
     out = np.zeros((tree.sizes.num_infosets, tree.sizes.num_actions))
     if hasattr(tabular, "action_probability_array") and hasattr(tabular, "state_lookup"):
         width = min(out.shape[1], tabular.action_probability_array.shape[1])

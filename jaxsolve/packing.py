@@ -6,9 +6,9 @@ CFR over such arrays moves mostly padding. The solvers' loop by player
 (`jaxsolve.solvers`) therefore keeps each player's regrets, average and policy
 packed:
 
-* the player's infosets in the order of their own depth (the blocks of
-  `TreeSizes.infoset_blocks`), and within one depth by number of legal actions,
-  the most first (ties in id order);
+* the player's infosets in the order of their own depth
+  (`jaxsolve.tree_layout.depth_groups`: any numbering of the infosets), and within
+  one depth by number of legal actions, the most first (ties in id order);
 * each infoset's legal actions packed to the left, in action order: entry j of an
   infoset is its (j+1)-th legal action;
 * one depth's entries column by column: entry 0 of each of its infosets, then
@@ -141,6 +141,76 @@ class Packing(NamedTuple):
         return jnp.concatenate(pieces) if pieces else v[:0]
 
 
+class PackedRows(NamedTuple):
+    """`jaxsolve.updates.Rows` of one player's packed sequences: what an update rule
+    sees on the kernel's layout.
+
+    Attributes:
+      shape: the player's `Packing` (static).
+      uniform_entries: `[S]` 1 / the number of legal actions of each entry's infoset.
+    """
+
+    shape: Packing
+    uniform_entries: jax.Array
+
+    @staticmethod
+    def make(shape: Packing, dtype: jax.typing.DTypeLike) -> "PackedRows":
+        """The rows of `shape`, with their uniform policy in `dtype`.
+
+        Args:
+          shape: the player's `Packing`.
+          dtype: the float dtype of the entries.
+
+        Returns:
+          The `PackedRows`.
+        """
+        return PackedRows(shape, shape.spread(1 / shape.row_sum(jnp.ones(shape.size, dtype))))
+
+    def total(self, x: jax.Array) -> jax.Array:
+        """Each infoset's sum of `x`, at each of its entries.
+
+        Args:
+          x: `[S]` packed entries.
+
+        Returns:
+          `[S]` sums.
+        """
+        return self.shape.spread(self.shape.row_sum(x))
+
+    def max(self, x: jax.Array) -> jax.Array:
+        """Each infoset's largest entry of `x`, at each of its entries.
+
+        Args:
+          x: `[S]` packed entries.
+
+        Returns:
+          `[S]` maxima.
+        """
+        return self.shape.spread(self.shape.row_max(x))
+
+    def uniform(self, dtype: jax.typing.DTypeLike) -> jax.Array:
+        """Uniform over each infoset's legal actions.
+
+        Args:
+          dtype: the float dtype of the result.
+
+        Returns:
+          `[S]` policy.
+        """
+        return self.uniform_entries.astype(dtype)
+
+    def restrict(self, x: jax.Array) -> jax.Array:
+        """`x` itself: every packed entry is legal.
+
+        Args:
+          x: `[S]` packed entries.
+
+        Returns:
+          `x`.
+        """
+        return x
+
+
 class Packed(NamedTuple):
     """One player's part of the tree's packed index arrays (`GameTree.packed_rows`
     and its kin), in the player's own numbering: entries 0..S-1, S the empty
@@ -177,9 +247,8 @@ def layout(tree: GameTree, player: int) -> Packing:
 def available(tree: GameTree) -> bool:
     """Whether `tree` holds its packed index arrays.
 
-    They are derived for trees whose infosets are grouped by player and own depth,
-    where every player has perfect recall, unless a traced `GameTree.replace`
-    changed what they are read off.
+    They are derived for every tree where each player has perfect recall, unless a
+    traced `GameTree.replace` changed what they are read off.
 
     Args:
       tree: the compiled game.

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.base import CFRState, MCCFRState, Solver
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.solvers import average_policy, current_policy
@@ -69,10 +70,10 @@ def table(tree: GameTree, policy: jax.Array, *, player: int | None = None,
       >>> jaxsolve.table(tree, jaxsolve.uniform_policy(tree), player=0)["p0 card=2 history="]
       {'Pass': 0.5, 'Bet': 0.5}
     """
-    validate.game_tree(tree, "table")
-    policy = validate.policy(tree, policy, "table", host=True).astype(np.float64)
+    tree_arguments.game_tree(tree, "table")
+    policy = tree_arguments.policy(tree, policy, "table", host=True).astype(np.float64)
     if player is not None:
-        player = validate.player(tree, player, "table")
+        player = tree_arguments.player(tree, player, "table")
     legal = np.asarray(tree.legal)
     owner = np.asarray(tree.infoset_player)
     out = {}
@@ -107,7 +108,7 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
         legal actions, or (with default="error") infosets missing.
       ArgumentError: a bad `tree` or `default`, or a mapping of the wrong kind.
     """
-    validate.game_tree(tree, "from_table")
+    tree_arguments.game_tree(tree, "from_table")
     validate.choice("default", default, "from_table", choices=FROM_TABLE_DEFAULTS)
     if not isinstance(mapping, Mapping):
         validate.fail("from_table", "mapping must be {infoset: {action: probability}} (e.g. "
@@ -158,8 +159,8 @@ def purify(tree: GameTree, policy: jax.Array) -> jax.Array:
     Raises:
       ArgumentError: `tree` is not a GameTree, or `policy` is not a policy of it.
     """
-    validate.game_tree(tree, "purify")
-    policy = validate.policy(tree, policy, "purify")
+    tree_arguments.game_tree(tree, "purify")
+    policy = tree_arguments.policy(tree, policy, "purify")
     p = jnp.where(jnp.asarray(tree.legal), policy, -1.0)
     return jnp.eye(tree.sizes.num_actions, dtype=policy.dtype)[jnp.argmax(p, axis=-1)]
 
@@ -180,8 +181,8 @@ def threshold(tree: GameTree, policy: jax.Array, tau: float) -> jax.Array:
       ArgumentError: `tree` is not a GameTree, `policy` is not a policy of it, or
         `tau` is outside `[0, 1)`.
     """
-    validate.game_tree(tree, "threshold")
-    policy = validate.policy(tree, policy, "threshold")
+    tree_arguments.game_tree(tree, "threshold")
+    policy = tree_arguments.policy(tree, policy, "threshold")
     tau = validate.tau(tau, "threshold")
     kept = jnp.where(policy >= tau, policy, 0.0)
     total = kept.sum(axis=-1, keepdims=True)

@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 
@@ -49,13 +50,13 @@ def _tree(tree: GameTree, where: str) -> GameTree:
     """A GameTree without a batch axis (inside vmap every tree is one game's): a
     sweep's batch passed as it is was read as its first game, and a chance sweep's
     padding index then pointed into the second game's probabilities."""
-    return validate.game_tree(tree, f"sequences.{where}")
+    return tree_arguments.game_tree(tree, f"sequences.{where}")
 
 
 def _player(tree: GameTree, player: int, where: str) -> int:
     """A player in [0, P), known when tracing (it picks arrays in Python): -1 read the
     last player's arrays and 5 a wrong product, silently."""
-    return validate.player(tree, player, f"sequences.{where}", static=True)
+    return tree_arguments.player(tree, player, f"sequences.{where}", static=True)
 
 
 def _require(array: jax.Array, shape: tuple, what: str, where: str) -> None:

@@ -10,10 +10,12 @@ Every solver here is one update rule with different knobs:
 | dcfr | alternating | R += r, then R *= t^a/(t^a+1) where R >= 0, t^b/(t^b+1) else | t^gamma | Brown & Sandholm 2019 |
 | pcfr_plus | alternating | R = max(R + r, 0); play RM(max(R + m, 0)), m = last r | t^2 | Farina, Kroer & Sandholm 2021 |
 
-The conventions are OpenSpiel's (`CFRSolver`, `CFRPlusSolver`, `LCFRSolver`,
-`DCFRSolver`), so that iterates agree to floating-point precision: with alternating
-updates player p's regrets are computed against the *already updated* policies of
-players before p, and p's average-strategy contribution uses p's own reach.
+Each is a `jaxsolve.kernel.Rule` run by the one kernel (`jaxsolve.kernel`), as is
+every `cfr_variant` of your own: the same code at the same speed. The conventions
+are OpenSpiel's (`CFRSolver`, `CFRPlusSolver`, `LCFRSolver`, `DCFRSolver`), so that
+iterates agree to floating-point precision: with alternating updates player p's
+regrets are computed against the *already updated* policies of players before p, and
+p's average-strategy contribution uses p's own reach.
 
 The average strategy is a weighted sum kept accurate in float32: additions are
 Kahan-compensated (a plain float32 sum of 10^5 terms loses about three digits,
@@ -33,15 +35,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsolve import base, packing
+from jaxsolve import base, kernel
 from jaxsolve import sequences as seq
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.base import CFRState, Solver
-from jaxsolve.errors import ArgumentError, ArgumentTypeError
+from jaxsolve.errors import ArgumentTypeError
+from jaxsolve.kernel import Rule
 from jaxsolve.sampling import SAMPLING_SOLVERS
 from jaxsolve.tree import GameTree
-from jaxsolve.updates import (RESCALE_ABOVE, accumulate_regrets, instant_regrets, kahan_add,
-                              regret_matching, rescale_average, uniform)
+from jaxsolve.updates import PaddedRows, Rows, regret_matching, uniform
 
 
 def init(tree: GameTree, key: jax.Array | None = None, *,
@@ -64,7 +67,7 @@ def init(tree: GameTree, key: jax.Array | None = None, *,
     Raises:
       ArgumentError: `tree` is not a GameTree, or `key` is not a PRNG key.
     """
-    validate.game_tree(tree, f"{solver_name}.init", batch_ok=True)
+    tree_arguments.game_tree(tree, f"{solver_name}.init", batch_ok=True)
     if key is not None:
         validate.prng_key(key, f"{solver_name}.init")
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
@@ -94,7 +97,7 @@ def current_policy(tree: GameTree, state: CFRState, solver: Solver | None = None
     Raises:
       ArgumentError: `tree`, `state` or `solver` is not what it should be.
     """
-    validate.game_tree(tree, "current_policy")
+    tree_arguments.game_tree(tree, "current_policy")
     if solver is not None and check_solver(solver, "current_policy").current is not None:
         return solver.current(tree, state)
     base.solver_state(tree, state, "current_policy", needs=("regrets",))
@@ -129,7 +132,7 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
       >>> tree.names.infosets[1], [round(float(p), 3) for p in policy[1]]
       ('p0 card=1 history=', [1.0, 0.0])
     """
-    validate.game_tree(tree, "average_policy")
+    tree_arguments.game_tree(tree, "average_policy")
     base.solver_state(tree, state, "average_policy", needs=("average",))
     legal = jnp.asarray(tree.legal)
     avg = jnp.where(legal, state.average, 0.0)
@@ -138,109 +141,106 @@ def average_policy(tree: GameTree, state: CFRState) -> jax.Array:
                      uniform(legal, avg.dtype))
 
 
-def _policy(policy_rule: Callable, regrets: jax.Array, legal: jax.Array,
-            solver_name: str) -> jax.Array:
-    """policy_rule(regrets, legal), checked (when traced, once) to be [I, A] floats."""
-    policy = policy_rule(regrets, legal)
-    if getattr(policy, "shape", None) != regrets.shape or not jnp.issubdtype(
-            policy.dtype, jnp.floating):
-        raise ArgumentError(f"{solver_name}: policy_rule(regrets, legal) must return a float "
-                            f"array shaped like regrets {list(regrets.shape)}, got "
-                            f"{getattr(policy, 'shape', type(policy).__name__)}"
-                            f"{' ' + str(policy.dtype) if hasattr(policy, 'dtype') else ''}")
-    return policy.astype(regrets.dtype)
+def _checked_steps(tree: GameTree, state: CFRState, num_iterations, *, rule: Rule) -> CFRState:
+    """`kernel.steps` after the checks of the tree and the state."""
+    where = f"{rule.name}.step"
+    tree_arguments.game_tree(tree, where)
+    base.solver_state(tree, state, where, expected=CFRState, solver_name=rule.name)
+    return kernel.steps(tree, state, num_iterations, rule)
 
 
-def _step(tree: GameTree, state: CFRState, *, alternating: bool, floor: bool,
-          alpha: float | None, beta: float | None, gamma: float, predictive: bool,
-          policy_rule: Callable = regret_matching, solver_name: str = "solver") -> CFRState:
-    where = f"{solver_name}.step"
-    validate.game_tree(tree, where)
-    base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
-    dtype = state.regrets.dtype
-    legal = jnp.asarray(tree.legal)
-    owner = jnp.asarray(tree.infoset_player)
-    chance = seq.chance_reach(tree, dtype)
-    t = (state.iteration + 1).astype(dtype)
-    weight = t**gamma * state.weight_scale
-
-    regrets, average, carry = state.regrets, state.average, state.average_carry
-    prediction = state.prediction
-    num_players = tree.sizes.num_players
-    groups = [[p] for p in range(num_players)] if alternating else [list(range(num_players))]
-    for players in groups:
-        # Only PCFR+ plays on a prediction; the others' is zeros, not worth a pass.
-        policy = _policy(policy_rule, regrets + prediction if predictive else regrets, legal,
-                         solver_name)
-        flat = seq.flatten(tree, policy)
-        own = seq.own_reach(tree, flat)
-        plan = seq.realization_plan(tree, flat)
-        for p in players:
-            weights = seq.others_weights(tree, flat, plan, chance, p)
-            values = seq.counterfactual_values(tree, flat, weights, p)
-            mine = (owner == p)[:, None] & legal
-            instant = jnp.where(mine, instant_regrets(policy, values), 0.0)
-            regrets = accumulate_regrets(regrets, instant, mine, t, floor=floor,
-                                         alpha=alpha, beta=beta)
-            if predictive:
-                prediction = jnp.where(mine, instant, prediction)
-            average, carry = kahan_add(average, carry, weight * own[:, None] * policy, mine)
-    average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
-                                                   state.weight_scale)
-    return CFRState(regrets, average, carry, prediction, state.iteration + 1, total, scale)
+def _checked_step(tree: GameTree, state: CFRState, *, rule: Rule) -> CFRState:
+    """One iteration of the kernel: `Solver.step` of the CFR family."""
+    return _checked_steps(tree, state, 1, rule=rule)
 
 
-@functools.cache
-def _solver(name: str, **knobs) -> Solver:
-    return Solver(functools.partial(init, solver_name=name),
-                  functools.partial(_step, solver_name=name, **knobs), name, CFRState,
-                  steps=functools.partial(_steps, solver_name=name, **knobs))
+def _current(tree: GameTree, state: CFRState, *, rule: Rule) -> jax.Array:
+    """The policy `rule` plays next: its rule on the regrets plus the prediction."""
+    base.solver_state(tree, state, f"{rule.name}.current", expected=CFRState,
+                      solver_name=rule.name)
+    return kernel.play(rule, state.regrets + state.prediction,
+                       PaddedRows(jnp.asarray(tree.legal)))
 
 
-def _current(tree: GameTree, state: CFRState, *, policy_rule: Callable,
-             solver_name: str) -> jax.Array:
-    base.solver_state(tree, state, f"{solver_name}.current", expected=CFRState,
-                          solver_name=solver_name)
-    return _policy(policy_rule, state.regrets + state.prediction, jnp.asarray(tree.legal),
-                   solver_name)
+def _solver_of(rule: Rule) -> Solver:
+    """The `Solver` of the kernel with `rule`."""
+    return Solver(functools.partial(init, solver_name=rule.name),
+                  functools.partial(_checked_step, rule=rule), rule.name, CFRState,
+                  functools.partial(_current, rule=rule),
+                  steps=functools.partial(_checked_steps, rule=rule))
 
 
-def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Array]
+_cached_solver = functools.cache(_solver_of)
+
+
+def _solver(rule: Rule) -> Solver:
+    """`_solver_of(rule)`, the same object for equal rules of Python numbers (a
+    static jit argument compiles once); a rule with a traced knob is built anew."""
+    if any(validate.traced(k) for k in (rule.alpha, rule.beta, rule.gamma)):
+        return _solver_of(rule)
+    return _cached_solver(rule)
+
+
+def _knob(name: str, value, where: str, low: float = -math.inf):
+    """A knob of an iteration: a finite number (>= low), or a traced scalar, taken as
+    it is (its value is not known until the program runs)."""
+    if validate.traced(value):
+        if jnp.ndim(value) != 0:
+            validate.fail(where, f"{name} must be a scalar, got shape {jnp.shape(value)}")
+        return value
+    return validate.finite_real(name, value, where, low=low)
+
+
+def _label(value) -> str:
+    """A knob as a solver's name shows it."""
+    return "traced" if validate.traced(value) else f"{value:g}"
+
+
+def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
                 = regret_matching, *, alternating: bool = True, floor: bool = False,
                 alpha: float | None = None, beta: float | None = None, gamma: float = 1.0,
                 predictive: bool = False) -> Solver:
     """A member of the CFR family with your own knobs and regret-to-policy rule.
 
     Each iteration, for each player in turn (all at once if not `alternating`): play
-    `policy_rule(R + m, legal)` (m is the prediction, 0 unless `predictive`), compute that
+    `policy_rule(R + m, rows)` (m is the prediction, 0 unless `predictive`), compute that
     player's instantaneous counterfactual regrets r (`jaxsolve.counterfactual_values`:
     q - v), update R += r (then max(R, 0) if `floor`; then the DCFR discounts
     t^alpha / (t^alpha + 1) on positive and t^beta / (t^beta + 1) on negative entries if
     `alpha` is given), and add t^gamma * own reach * policy to the average
-    (Kahan-compensated, rescaled as the module docstring says). The built-ins are
-    members: `cfr_plus()` is `cfr_variant("cfr+", floor=True)`, `lcfr()` is
-    alpha = beta = gamma = 1. `policy_rule` sees every row, other players' too; only the
-    acting player's rows of its result are used. The solver's `current` applies the same
-    rule, so `current_policy(tree, state, solver)` is what the next iteration plays.
+    (Kahan-compensated, rescaled as the module docstring says).
 
-    CFR with Hedge (exponential weights) on the counterfactual regrets:
+    The built-ins are members, run by the same kernel (`jaxsolve.kernel`): `cfr_plus()`
+    is `cfr_variant("cfr+", floor=True)`, `lcfr()` is alpha = beta = gamma = 1. A
+    variant of your own runs the same code at the same speed.
 
-        def hedge(regrets, legal, eta=0.5):
-            z = jnp.where(legal, eta * regrets, -jnp.inf)
-            return jax.nn.softmax(z, axis=-1)   # 0 on illegal actions
+    **The rule** takes `(regrets, rows)` and returns the policy shaped like `regrets`.
+    `regrets` holds one entry per legal action: in the kernel, one player's legal
+    sequences packed into a flat array (`jaxsolve.packing`), and `[I, A]` rows where a
+    player forgets. Write the rule with elementwise arithmetic and `rows`' reductions
+    (`jaxsolve.updates.Rows`), and it runs on both: `rows.total(x)` sums each
+    infoset's entries, `rows.max(x)` takes their largest, both at each of its entries,
+    and `rows.uniform(dtype)` is 1 / its number of legal actions. The solver's
+    `current` applies the same rule, so `current_policy(tree, state, solver)` is what
+    the next iteration plays. CFR with Hedge (exponential weights):
+
+        def hedge(regrets, rows, eta=0.5):
+            z = jnp.exp(eta * (regrets - rows.max(regrets)))
+            return z / rows.total(z)
         solver = jaxsolve.cfr_variant("cfr-hedge", hedge, gamma=0.0)
         state = jaxsolve.run(solver, tree, solver.init(tree), 500)
 
-    A rule's own parameter can be swept under vmap: build the solver inside the vmapped
-    function (the rule's parameter is then traced; the knobs alpha, beta, gamma and floor
-    must stay Python numbers: sweep them by building one solver per value) and call `run`
-    there, e.g. `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge,
-    eta=eta)), tree, init(tree), n))`. Not cached: build a variant once and reuse it, or
-    `run` compiles again for each new one.
+    A rule's own parameter and the knobs alpha, beta and gamma can be traced: build the
+    solver inside a `jax.vmap`ped function and call `run` there, e.g.
+    `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
+    tree, state, n))(etas)` solves every eta in one compiled call. `alternating`,
+    `floor` and `predictive` shape the program: Python bools. Not cached: build a
+    variant once and reuse it, or `run` compiles again for each new one.
 
     Args:
       name: the solver's name (non-empty), used in messages and `Solver.name`.
-      policy_rule: `(regrets [I, A] float, legal [I, A] bool) -> policy [I, A] float`.
+      policy_rule: `(regrets, rows) -> policy`, as above; `jaxsolve.regret_matching` is
+        the built-ins' rule.
       alternating: update one player after the other (True) or all at once.
       floor: clip the accumulated regrets at zero after each update (CFR+).
       alpha: DCFR's exponent for positive regrets; None for no discount.
@@ -253,13 +253,14 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
 
     Raises:
       ArgumentError: a knob out of range (`alpha` and `beta` go together; `gamma` >= 0),
-        and, when traced, a rule whose result is not an `[I, A]` float array.
+        and, when traced, a rule that fails on its rows or whose result is not a float
+        array shaped like its regrets.
     """
     where = "cfr_variant"
     if not isinstance(name, str) or not name:
         validate.fail(where, f"name must be a non-empty string, got {name!r}")
     if not callable(policy_rule):
-        validate.fail(where, f"policy_rule must be a function (regrets, legal) -> policy, "
+        validate.fail(where, f"policy_rule must be a function (regrets, rows) -> policy, "
                              f"got {type(policy_rule).__name__}")
     flags = {k: validate.flag(k, v, where) for k, v in
              (("alternating", alternating), ("floor", floor), ("predictive", predictive))}
@@ -268,11 +269,9 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, jax.Array], jax.Arr
                              f"negative regrets), got alpha={alpha!r}, beta={beta!r}")
     if alpha is not None:
         alpha, beta = _discounts(alpha, beta, where)
-    gamma = validate.finite_real("gamma", gamma, where, low=0.0)
-    knobs = dict(flags, alpha=alpha, beta=beta, gamma=gamma, policy_rule=policy_rule)
-    return Solver(functools.partial(init, solver_name=name),
-                  functools.partial(_step, solver_name=name, **knobs), name, CFRState,
-                  functools.partial(_current, policy_rule=policy_rule, solver_name=name))
+    gamma = _knob("gamma", gamma, where, low=0.0)
+    return _solver_of(Rule(policy_rule, alpha=alpha, beta=beta, gamma=gamma, name=name,
+                           **flags))
 
 
 def cfr(alternating: bool = False) -> Solver:
@@ -290,8 +289,8 @@ def cfr(alternating: bool = False) -> Solver:
       ArgumentError: `alternating` is not a bool.
     """
     alternating = validate.flag("alternating", alternating, "cfr")
-    return _solver("cfr" if not alternating else "cfr-alt", alternating=alternating,
-                   floor=False, alpha=None, beta=None, gamma=0.0, predictive=False)
+    return _solver(Rule(regret_matching, alternating=alternating, gamma=0.0,
+                        name="cfr" if not alternating else "cfr-alt"))
 
 
 def cfr_plus() -> Solver:
@@ -311,8 +310,7 @@ def cfr_plus() -> Solver:
       >>> print(f"{float(jaxsolve.exploitability(tree, policy)):.1e}")
       8.7e-05
     """
-    return _solver("cfr+", alternating=True, floor=True, alpha=None, beta=None,
-                   gamma=1.0, predictive=False)
+    return _solver(Rule(regret_matching, floor=True, gamma=1.0, name="cfr+"))
 
 
 def lcfr() -> Solver:
@@ -322,8 +320,7 @@ def lcfr() -> Solver:
     Returns:
       The `Solver` (cached: every call gives the same object).
     """
-    return _solver("lcfr", alternating=True, floor=False, alpha=1.0, beta=1.0,
-                   gamma=1.0, predictive=False)
+    return _solver(Rule(regret_matching, alpha=1.0, beta=1.0, gamma=1.0, name="lcfr"))
 
 
 def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
@@ -332,6 +329,9 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
     After each iteration positive regrets are multiplied by t^alpha / (t^alpha + 1),
     negative ones by t^beta / (t^beta + 1), and iteration t enters the average with
     weight t^gamma.
+
+    Each exponent may be traced: built inside a `jax.vmap`ped function, one compiled
+    call solves every setting (`jax.vmap(lambda a: run(dcfr(a), tree, state, n))`).
 
     Args:
       alpha: exponent of the discount of positive regrets; any finite real.
@@ -342,22 +342,34 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
         average never forgets the first iterates.
 
     Returns:
-      The `Solver` (cached: equal arguments give the same object).
+      The `Solver` (cached for Python numbers: equal arguments give the same object).
 
     Raises:
       ArgumentError: an exponent out of range (alpha = inf gives inf / inf).
+
+    Examples:
+      >>> import jax, jax.numpy as jnp, jaxsolve
+      >>> from jaxsolve import games
+      >>> tree = jaxsolve.compile_game(games.load("kuhn_poker"))
+      >>> def solve(alpha):
+      ...     solver = jaxsolve.dcfr(alpha, 0.0, 2.0)
+      ...     state = jaxsolve.run(solver, tree, solver.init(tree), 200)
+      ...     return jaxsolve.exploitability(tree, jaxsolve.average_policy(tree, state))
+      >>> jax.vmap(solve)(jnp.array([1.0, 1.5, 2.0])).shape
+      (3,)
     """
     alpha, beta = _discounts(alpha, beta, "dcfr")
-    gamma = validate.finite_real("gamma", gamma, "dcfr", low=0.0)
-    return _solver(f"dcfr({alpha:g},{beta:g},{gamma:g})", alternating=True, floor=False,
-                   alpha=alpha, beta=beta, gamma=gamma, predictive=False)
+    gamma = _knob("gamma", gamma, "dcfr", low=0.0)
+    return _solver(Rule(regret_matching, alpha=alpha, beta=beta, gamma=gamma,
+                        name=f"dcfr({_label(alpha)},{_label(beta)},{_label(gamma)})"))
 
 
-def _discounts(alpha, beta, where: str) -> tuple[float, float]:
-    """DCFR's exponents: alpha finite, beta finite or -inf (negative regrets dropped)."""
+def _discounts(alpha, beta, where: str) -> tuple[Any, Any]:
+    """DCFR's exponents: alpha finite, beta finite or -inf (negative regrets dropped);
+    traced scalars as they are."""
     minus_infinity = isinstance(beta, (float, np.floating)) and beta == -math.inf
-    return (validate.finite_real("alpha", alpha, where),
-            -math.inf if minus_infinity else validate.finite_real("beta", beta, where))
+    return (_knob("alpha", alpha, where),
+            -math.inf if minus_infinity else _knob("beta", beta, where))
 
 
 def pcfr_plus(gamma: float = 2.0) -> Solver:
@@ -368,17 +380,19 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
     quadratic averaging by default.
 
     Args:
-      gamma: iteration t weighs t^gamma in the average; a finite number >= 0.
+      gamma: iteration t weighs t^gamma in the average; a finite number >= 0, or a
+        traced scalar.
 
     Returns:
-      The `Solver` (cached: equal arguments give the same object).
+      The `Solver` (cached for Python numbers: equal arguments give the same object).
 
     Raises:
       ArgumentError: `gamma` is not a finite number >= 0.
     """
-    return _solver("pcfr+", alternating=True, floor=True, alpha=None, beta=None,
-                   gamma=validate.finite_real("gamma", gamma, "pcfr_plus", low=0.0),
-                   predictive=True)
+    gamma = _knob("gamma", gamma, "pcfr_plus", low=0.0)
+    return _solver(Rule(regret_matching, floor=True, predictive=True, gamma=gamma,
+                        name="pcfr+" if gamma == 2.0 and not validate.traced(gamma)
+                        else f"pcfr+({_label(gamma)})"))
 
 
 def run(solver: Solver, tree: GameTree, state: CFRState,
@@ -423,7 +437,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState,
       (150, (12, 2))
     """
     solver = check_solver(solver, "run")
-    validate.game_tree(tree, "run")
+    tree_arguments.game_tree(tree, "run")
     base.state_of(solver, tree, state, "run")
     validate.iterations(num_iterations, "run")
     return _run_steps(solver, tree, state, count_argument(num_iterations))
@@ -509,142 +523,3 @@ def check_solver(value: Any, where: str) -> Solver:
             f"{value!r}: call it to make the Solver")
         validate.fail(where, f"{expected} {got}", ArgumentTypeError)
     validate.fail(where, f"{expected} {validate.kind_of(value)}", ArgumentTypeError)
-
-
-# ------------------------------------------------------------------ the loop by player
-def _steps(tree: GameTree, state: CFRState, num_iterations, *, solver_name: str, **knobs):
-    """`num_iterations` of `_step` with each player's entries packed for the loop.
-
-    Each player's regrets, average and policy live in arrays of its own legal
-    sequences, packed without padding by own depth (`jaxsolve.packing`), so a player's
-    update touches its entries alone and its backup works on contiguous slices; the
-    tree holds the leaves' and infosets' sequence ids in each player's packing. The
-    arithmetic is `_step`'s, in the same order. Trees without the packed arrays
-    (infosets not grouped by player and depth, or a player who forgets) loop over
-    `_step` itself."""
-    step = functools.partial(_step, solver_name=solver_name, **knobs)
-    sizes = tree.sizes
-    if not packing.available(tree):
-        return jax.lax.fori_loop(0, num_iterations, lambda _, s: step(tree, s), state)
-    where = f"{solver_name}.step"
-    validate.game_tree(tree, where)
-    base.solver_state(tree, state, where, expected=CFRState, solver_name=solver_name)
-    layouts = [packing.layout(tree, p) for p in range(sizes.num_players)]
-    packed = [packing.packed(tree, p) for p in range(sizes.num_players)]
-    fixed = _player_arrays(tree, layouts, packed, state.regrets.dtype)
-    # Only PCFR+ reads and writes the prediction; the others' zeros stay as they are.
-    names = ("regrets", "average", "average_carry") + (
-        ("prediction",) if knobs["predictive"] else ())
-    split = tuple(tuple(getattr(state, f).reshape(-1)[q.sequences] for q in packed)
-                  for f in names)
-    carry = (split, state.iteration, state.total_weight, state.weight_scale)
-    body = functools.partial(_player_step, layouts=layouts, fixed=fixed, sizes=sizes, **knobs)
-    split, iteration, total, scale = jax.lax.fori_loop(0, num_iterations,
-                                                       lambda _, c: body(c), carry)
-    joined = {}
-    for name, parts in zip(names, split):
-        flat = getattr(state, name).reshape(-1)
-        for q, part in zip(packed, parts):
-            flat = flat.at[q.sequences].set(part)
-        joined[name] = flat.reshape(state.regrets.shape)
-    return state._replace(**joined, iteration=iteration, total_weight=total,
-                          weight_scale=scale)
-
-
-def _player_arrays(tree: GameTree, layouts: list[packing.Packing],
-                   packed: list[packing.Packed], dtype) -> dict:
-    """What the loop reads, in each player's packed numbering (`packing.Packed`: the
-    player's sequences are its packed entries, the empty sequence S)."""
-    chance = seq.chance_reach(tree, dtype)
-    payoffs = jnp.asarray(tree.utilities, dtype)
-    players = range(len(packed))
-    slots = [packing.slots(tree, p) for p in players]
-
-    def in_layout(x, p, fill):  # a [Z] array as player p's leaf sums read it
-        if slots[p] is None:
-            return x
-        return jnp.concatenate([x, jnp.full((1,), fill, x.dtype)])[slots[p].leaves]
-
-    return {
-        "ancestors": [q.ancestors for q in packed],
-        "parent": [q.parent for q in packed],
-        "last": [q.last for q in packed],
-        "slots": slots,
-        # per player p, its leaves' chance * payoff and each other player's last
-        # sequence, laid out as p adds them up (by leaf, or in its slots); the empty
-        # slots weigh 0
-        "chance_payoff": [in_layout(chance * payoffs[:, p], p, 0) for p in players],
-        "others_last": [[None if q == p else in_layout(packed[q].last, p, layouts[q].size)
-                         for q in players] for p in players],
-        # regret matching's policy where no regret is positive: 1 / legal actions
-        "uniform": [layout.spread(1 / layout.row_sum(jnp.ones(layout.size, dtype)))
-                    for layout in layouts],
-        "tree": tree,
-    }
-
-
-def _player_step(carry, *, layouts, fixed, sizes, alternating: bool, floor: bool, alpha, beta,
-                 gamma: float, predictive: bool):
-    """One `_step` of regret matching on the players' packed arrays (see `_steps`)."""
-    arrays, iteration, total_weight, scale = carry
-    regrets, average, compensation = (list(x) for x in arrays[:3])
-    prediction = list(arrays[3]) if predictive else None
-    dtype = regrets[0].dtype
-    t = (iteration + 1).astype(dtype)
-    weight = t**gamma * scale
-    players = range(len(layouts))
-    groups = [[p] for p in players] if alternating else [list(players)]
-    policy, own, plan = [None] * len(layouts), [None] * len(layouts), [None] * len(layouts)
-    stale = set(players)
-    for group in groups:
-        for q in sorted(stale):  # the players whose regrets changed since their last policy
-            policy[q] = regret_matching(regrets[q] + prediction[q] if predictive else regrets[q],
-                                        True, totals=_totals(layouts[q]),
-                                        fallback=fixed["uniform"][q])
-            own[q], plan[q] = packing.realization_plan(layouts[q], policy[q],
-                                                      fixed["ancestors"][q])
-        stale = set(group)
-        for p in group:
-            layout = layouts[p]
-            weights = fixed["chance_payoff"][p]
-            for q in players:
-                if q != p:
-                    weights = weights * plan[q][fixed["others_last"][p][q]]
-            if fixed["slots"][p] is None:
-                sums = jax.ops.segment_sum(weights, fixed["last"][p],
-                                           num_segments=layout.size + 1)
-            else:
-                sums = packing.slot_sums(layout, fixed["slots"][p], weights)
-            sums = seq.terminal_sum(fixed["tree"], sums)[:-1]
-            values = _own_backup(layout, sums, policy[p], fixed["parent"][p])
-            instant = instant_regrets(policy[p], values, totals=_totals(layout),
-                                      width=sizes.num_actions)
-            regrets[p] = accumulate_regrets(regrets[p], instant, True, t, floor=floor,
-                                            alpha=alpha, beta=beta)
-            if predictive:
-                prediction[p] = instant
-            average[p], compensation[p] = kahan_add(
-                average[p], compensation[p], weight * layout.spread(own[p]) * policy[p], True)
-    total_weight = total_weight + weight
-    factor = jnp.where(total_weight > RESCALE_ABOVE, jnp.asarray(2.0**-40, dtype), 1.0)
-    average = [x * factor for x in average]
-    compensation = [x * factor for x in compensation]
-    arrays = (tuple(regrets), tuple(average), tuple(compensation)) + (
-        (tuple(prediction),) if predictive else ())
-    return arrays, iteration + 1, total_weight * factor, scale * factor
-
-
-def _totals(layout: packing.Packing) -> Callable[[jax.Array], jax.Array]:
-    """Each infoset's sum at each of its packed entries (`updates.regret_matching`'s
-    `totals`)."""
-    return lambda x: layout.spread(layout.row_sum(x))
-
-
-def _own_backup(layout: packing.Packing, sums: jax.Array, policy: jax.Array,
-                parent: jax.Array) -> jax.Array:
-    """[S] counterfactual values of one player's packed sequences (`packing.backup`
-    with each infoset's policy-weighted value)."""
-    def expected(level, depth):
-        return layout.row_sum(policy[layout.entries(depth)] * level, depth)
-
-    return packing.backup(layout, sums, parent, expected)[0]

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import base, validate
+from jaxsolve import tree_arguments
 from jaxsolve.evaluate import exploitability
 from jaxsolve.solvers import Solver, average_policy, check_solver, count_argument, loop_steps
 from jaxsolve.tree import GameTree
@@ -86,7 +87,7 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
     """
     where = "run_until"
     solver = check_solver(solver, where)
-    validate.game_tree(tree, where)
+    tree_arguments.game_tree(tree, where)
     base.state_of(solver, tree, state, where, needs=("average",))
     if not validate.traced(target):
         validate.finite_real("target", target, where, low=0.0)

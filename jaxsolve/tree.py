@@ -44,8 +44,9 @@ from jaxsolve.protocol import CHANCE
 from jaxsolve.tree_checks import (actions_to, kind_error, require_histories, validate_numbers,
                                   validate_shapes, validate_values)
 from jaxsolve.tree_layout import (ARRAY_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  SAVED_FIELDS, SLOT_FIELDS, TreeNames, TreeSizes, block_columns,
-                                  infoset_blocks, leaf_slots, observed_utility_sum,
+                                  SAVED_FIELDS, SLOT_FIELDS, SlotCosts, TreeNames, TreeSizes,
+                                  block_columns,
+                                  depth_groups, infoset_blocks, leaf_slots, observed_utility_sum,
                                   packed_arrays)
 
 # The public API (re-exported by `jaxsolve`); TreeSizes and TreeNames are defined in
@@ -114,9 +115,9 @@ class GameTree:
       slot_sequences: [sum_p R_p] int32, the packed sequence of each row.
 
     The packed and slot arrays are derived when the tree is built or loaded
-    (`with_infoset_blocks`) and never saved; they are None unless
-    `sizes.block_columns` is set and every player has perfect recall (the slots
-    also on a tree split over devices, whose devices hold other terminals).
+    (`with_infoset_blocks`) and never saved; they are None where a player forgets
+    (the slots also on a tree split over devices, whose devices hold other
+    terminals).
     """
 
     node_player: Any
@@ -313,6 +314,43 @@ class GameTree:
             tree = with_infoset_blocks(tree)
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
+    def with_slot_costs(self, costs: SlotCosts) -> "GameTree":
+        """The same game with its leaf slots laid out for other costs.
+
+        The kernel adds each player's leaf weights into its sequences either by a
+        scatter or in rows of slots (`TreeSizes.leaf_slots`); which is cheaper
+        depends on the machine. A tree is laid out for the default backend's costs
+        (`jaxsolve.tree_layout.SLOT_COSTS`) when it is built or loaded; this lays it
+        out for yours, e.g. for a tree built on one backend and solved on another,
+        or to measure both layouts. No value changes, only the order of additions.
+
+        Args:
+          costs: a `jaxsolve.tree_layout.SlotCosts`; `SlotCosts(1.0, math.inf)`
+            keeps every scatter.
+
+        Returns:
+          The tree with its slot arrays derived again.
+
+        Raises:
+          ArgumentTypeError: `costs` is not a SlotCosts.
+          ArgumentError: the tree has traced arrays, or a player forgets (no packing).
+        """
+        where = "GameTree.with_slot_costs"
+        if not isinstance(costs, SlotCosts):
+            raise ArgumentTypeError(f"{where}: costs must be a jaxsolve.tree_layout.SlotCosts, "
+                                    f"got {type(costs).__name__}")
+        if np.ndim(self.utilities) != 2:
+            raise ArgumentError(f"{where}: expected one game, got a batch: lay out each "
+                                "tree before stacking")
+        if self.packed_last is None:
+            raise ArgumentError(f"{where}: this tree has no packing to lay out (a player "
+                                "forgets, or a traced replace changed its structure)")
+        if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(self)):
+            raise ArgumentError(f"{where}: call it outside jit, on a tree of concrete arrays")
+        slots, arrays = leaf_slots(self.packed_last, self.sizes.block_columns, costs)
+        return dataclasses.replace(self, sizes=dataclasses.replace(self.sizes, leaf_slots=slots),
+                                   **arrays)
+
     def chance_histories(self) -> list[list[int]]:
         """Which chance node each row of `chance_probs` is (host-side, one tree).
 
@@ -423,12 +461,14 @@ _PACKED_FROM = ("infoset_player", "infoset_depth", "legal", "infoset_parent",
                 "infoset_ancestors", "terminal_last")
 
 
-def with_infoset_blocks(tree: GameTree) -> GameTree:
+def with_infoset_blocks(tree: GameTree, costs: SlotCosts | None = None) -> GameTree:
     """`tree` with `sizes.infoset_blocks`, `sizes.block_columns` and the packed
     sequences' arrays derived from its concrete arrays.
 
     Args:
       tree: a tree with concrete infoset arrays and `terminal_last`.
+      costs: the `SlotCosts` the leaf slots are laid out for; None for the default
+        backend's (`jaxsolve.tree_layout.slot_costs`).
 
     Returns:
       The tree with both sizes set (`jaxsolve.tree_layout.infoset_blocks` and
@@ -436,13 +476,14 @@ def with_infoset_blocks(tree: GameTree) -> GameTree:
       (`jaxsolve.tree_layout.packed_arrays`; None for a tree where a player forgets).
     """
     blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
-    columns = block_columns(tree.legal, blocks)
+    groups = (depth_groups(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
+              if all(tree.sizes.perfect_recall) else None)
+    columns = block_columns(tree.legal, groups)
     sizes = dataclasses.replace(tree.sizes, infoset_blocks=blocks, block_columns=columns)
     packed = packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
-                           tree.terminal_last, blocks if all(sizes.perfect_recall) else None,
-                           columns)
+                           tree.terminal_last, groups, columns)
     slots, slot_arrays = (None, dict.fromkeys(SLOT_FIELDS)) if (
-        packed["packed_last"] is None) else leaf_slots(packed["packed_last"], columns)
+        packed["packed_last"] is None) else leaf_slots(packed["packed_last"], columns, costs)
     return dataclasses.replace(tree, sizes=dataclasses.replace(sizes, leaf_slots=slots),
                                **packed, **slot_arrays)
 

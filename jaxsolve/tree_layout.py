@@ -3,17 +3,19 @@ static sizes and names that describe one game.
 
 `TreeSizes` and `TreeNames` are the static part of a `jaxsolve.GameTree` (the part of
 the jit cache key); `array_shapes` gives the shape of every array from the sizes,
-and `infoset_blocks`, `block_columns`, `observed_utility_sum` and `packed_arrays`
-derive the sizes and arrays that follow from the saved arrays' contents. The tree type itself (`jaxsolve.tree`), its checks
+and `infoset_blocks`, `depth_groups`, `block_columns`, `observed_utility_sum` and
+`packed_arrays` derive the sizes and arrays that follow from the saved arrays' contents. The tree type itself (`jaxsolve.tree`), its checks
 (`jaxsolve.tree_checks`) and its file format (`jaxsolve.tree_file`) build on these.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import hashlib
 from typing import Any, Sequence
 
+import jax
 import numpy as np
 
 
@@ -49,9 +51,10 @@ class TreeSizes:
         None otherwise. Derived from the arrays, never saved; lets the
         sequence-form backups work level by level on slices.
       block_columns: `block_columns[p][d][j]`, how many of player p's infosets at
-        own depth d have more than j legal actions (with `infoset_blocks`, else
-        None). Derived from the arrays, never saved; the static shape of the packed
-        layout the solvers' loop by player works in (`jaxsolve.packing`).
+        own depth d have more than j legal actions, for a tree where every player
+        has perfect recall (whatever its infoset numbering), else None. Derived
+        from the arrays, never saved; the static shape of the packed layout the
+        solvers and the evaluation work in (`jaxsolve.packing`).
       leaf_slots: `leaf_slots[p] = (K, R)`: the loop adds up player p's leaf
         weights in R rows of K slots, each row holding leaves of one of its
         sequences (`GameTree.slot_leaves`); K = 0 where it adds them with a
@@ -79,7 +82,7 @@ class TreeSizes:
     # work level by level on slices instead of passing over every infoset per level.
     infoset_blocks: tuple[tuple[tuple[int, int], ...], ...] | None = None
     # block_columns[p][d][j]: how many of player p's infosets at own depth d have
-    # more than j legal actions; derived with infoset_blocks, never saved.
+    # more than j legal actions; derived for perfect recall, never saved.
     block_columns: tuple[tuple[tuple[int, ...], ...], ...] | None = None
     # leaf_slots[p] = (K, R): player p's leaves in R rows of K slots, each row one
     # sequence's (`leaf_slots`); K = 0 where p's leaf sums scatter. Derived with
@@ -262,45 +265,70 @@ def infoset_blocks(infoset_player, infoset_depth, num_players: int):
       For each player, the (start, stop) id range of its infosets at own depth 0,
       1, ...; None when some (player, depth) group is not one contiguous range of ids.
     """
-    player = np.asarray(infoset_player).reshape(-1, np.shape(infoset_player)[-1])[0]
-    depth = np.asarray(infoset_depth).reshape(-1, np.shape(infoset_depth)[-1])[0]
-    if player.size == 0:
-        return tuple(() for _ in range(num_players))
-    group = player.astype(np.int64) * (int(depth.max()) + 1) + depth
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    if len(starts) != len(np.unique(group)):
+    groups = depth_groups(infoset_player, infoset_depth, num_players)
+    if groups is None:
         return None
-    stops = np.r_[starts[1:], player.size]
-    ranges = {(int(player[a]), int(depth[a])): (int(a), int(b)) for a, b in zip(starts, stops)}
     blocks = []
-    for p in range(num_players):
-        own = sorted(d for q, d in ranges if q == p)
-        if own != list(range(len(own))):  # a depth with no infoset: not a player's tree
-            return None
-        blocks.append(tuple(ranges[p, d] for d in own))
+    for player in groups:
+        ranges = []
+        for ids in player:
+            if ids[-1] - ids[0] + 1 != ids.size:  # not one contiguous range of ids
+                return None
+            ranges.append((int(ids[0]), int(ids[-1]) + 1))
+        blocks.append(tuple(ranges))
     return tuple(blocks)
 
 
-def block_columns(legal, blocks):
+def depth_groups(infoset_player, infoset_depth, num_players: int):
+    """Each player's infoset ids by own depth (host-side; concrete arrays).
+
+    Unlike `infoset_blocks`, the ids of one group need not be contiguous: any
+    numbering has its groups (OpenSpiel's Leduc poker numbers infosets in the order
+    its walk meets them, the players' interleaved).
+
+    Args:
+      infoset_player: [..., I] the player of each infoset; a batch's games share
+        them, the first is read.
+      infoset_depth: [..., I] the own depth of each infoset, likewise.
+      num_players: P.
+
+    Returns:
+      For each player, one ascending int64 id array per own depth 0, 1, ...; None
+        when some player's depths skip one (no tree of perfect recall does).
+    """
+    player = np.asarray(infoset_player).reshape(-1, np.shape(infoset_player)[-1])[0]
+    depth = np.asarray(infoset_depth).reshape(-1, np.shape(infoset_depth)[-1])[0]
+    groups = []
+    for p in range(num_players):
+        ids = np.flatnonzero(player == p)
+        depths = depth[ids]
+        own = np.unique(depths)
+        if list(own) != list(range(len(own))):
+            return None
+        groups.append(tuple(ids[depths == d] for d in own))
+    return tuple(groups)
+
+
+def block_columns(legal, groups):
     """`TreeSizes.block_columns` of these arrays (host-side; concrete arrays).
 
     Args:
       legal: [..., I, A] the legal actions; a batch's games share them, the first is
         read.
-      blocks: `TreeSizes.infoset_blocks` of the same tree, or None.
+      groups: `depth_groups` of the same tree, or None.
 
     Returns:
       For each player and own depth, the number of its infosets with more than 0,
       1, ... legal actions (a non-increasing tuple as long as the depth's widest
-      infoset); None when `blocks` is None.
+      infoset); None when `groups` is None.
     """
-    if blocks is None:
+    if groups is None:
         return None
     legal = np.asarray(legal)
     widths = legal.reshape(-1, *legal.shape[-2:])[0].sum(axis=-1)
     return tuple(tuple(tuple(int(c) for c in np.bincount(
-        widths[start:stop], minlength=1)[:0:-1].cumsum()[::-1])
-        for start, stop in player) for player in blocks)
+        widths[ids], minlength=1)[:0:-1].cumsum()[::-1])
+        for ids in player) for player in groups)
 
 
 def observed_utility_sum(utilities) -> float | None:
@@ -319,7 +347,7 @@ def observed_utility_sum(utilities) -> float | None:
     return None
 
 
-def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, blocks,
+def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, groups,
                   columns) -> dict[str, np.ndarray | None]:
     """The `PACKED_FIELDS` of these arrays (host-side; concrete arrays).
 
@@ -335,11 +363,11 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
       infoset_parent: [..., I] the own parent sequences.
       infoset_ancestors: [..., I, D] the own earlier sequences.
       terminal_last: [..., P, Z] each leaf's last own sequence per player.
-      blocks: `TreeSizes.infoset_blocks`, or None.
+      groups: `depth_groups` of the tree, or None.
       columns: `TreeSizes.block_columns`, or None.
 
     Returns:
-      Field name -> array, all None without `blocks`:
+      Field name -> array, all None without `groups`:
         packed_rows [I], the infoset id of each packed row;
         packed_sequences [S], the tree's sequence id `i * A + a` of each entry;
         packed_parent [I], each packed row's parent sequence, in its player's
@@ -348,7 +376,7 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
         packed_last, a tuple of P [Z] arrays: each leaf's last sequence of each
           player likewise.
     """
-    if blocks is None:
+    if groups is None:
         return {f: None for f in PACKED_FIELDS}
 
     def first(x, ndim):
@@ -360,11 +388,10 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
     num_infosets, A = legal.shape
     empty = num_infosets * A
     rows, sequences, parents, ancestor_rows, lasts = [], [], [], [], []
-    for player, (player_blocks, player_columns) in enumerate(zip(blocks, columns)):
+    for player, (player_groups, player_columns) in enumerate(zip(groups, columns)):
         size = sum(sum(c) for c in player_columns)
         flat, order, start_entry = np.zeros(size, np.int64), [], 0
-        for (start, stop), depth_columns in zip(player_blocks, player_columns):
-            ids = np.arange(start, stop)
+        for ids, depth_columns in zip(player_groups, player_columns):
             ids = ids[np.argsort(-legal[ids].sum(axis=1), kind="stable")]
             mine = legal[ids]
             # entry j of the depth's k-th row: column j's start, plus k
@@ -392,13 +419,49 @@ def packed_arrays(legal, infoset_parent, infoset_ancestors, terminal_last, block
     }
 
 
-# What a leaf costs, in ns on XLA:CPU, added into its sequence by a scatter (a
-# serial read-modify-write) and by a slot of a row (a gather and a dense sum); they
-# choose each player's row width in `leaf_slots`.
-_SCATTER_NS, _SLOT_NS = 1.5, 0.5
+@dataclasses.dataclass(frozen=True)
+class SlotCosts:
+    """What adding one leaf's weight into its sequence costs, by the two ways the
+    kernel can add it: they choose each player's row width in `leaf_slots`.
+
+    Attributes:
+      scatter_ns: a leaf added by a scatter (a read-modify-write per leaf).
+      slot_ns: a slot of a row (a gather and a dense add), empty slots included.
+    """
+
+    scatter_ns: float
+    slot_ns: float
 
 
-def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
+SLOT_COSTS = {
+    # XLA:CPU runs a scatter as a serial loop: measured on a 2-core x86 machine
+    # (Goofspiel 6, liar's dice, Battleship), slots pay from about 3 leaves a row.
+    "cpu": SlotCosts(scatter_ns=1.5, slot_ns=0.5),
+    # On a GPU a scatter-add is parallel atomics, cheap where few leaves share a
+    # sequence; the slots are not measured there, so the scatter is kept.
+    "gpu": SlotCosts(scatter_ns=1.0, slot_ns=math.inf),
+    "tpu": SlotCosts(scatter_ns=1.0, slot_ns=math.inf),
+}
+"""The default `SlotCosts` per JAX backend (`jax.default_backend()` when a tree is
+built or loaded); `GameTree.with_slot_costs` lays a tree out for other costs."""
+
+
+def slot_costs(backend: str | None = None) -> SlotCosts:
+    """The default `SlotCosts` of a backend.
+
+    Args:
+      backend: "cpu", "gpu", "tpu", ...; None reads `jax.default_backend()`.
+
+    Returns:
+      `SLOT_COSTS[backend]`, the CPU's for a backend not listed.
+    """
+    if backend is None:
+        backend = jax.default_backend()
+    return SLOT_COSTS.get(backend, SLOT_COSTS["cpu"])
+
+
+def leaf_slots(packed_last, columns, costs: SlotCosts | None = None
+               ) -> tuple[tuple, dict[str, np.ndarray]]:
     """`TreeSizes.leaf_slots` and the arrays `slot_leaves` and `slot_sequences`
     (host-side; concrete arrays).
 
@@ -408,13 +471,14 @@ def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
     sum is a gather and a dense sum over the slots: R sums of K terms, added into
     their sequences by a segment sum of R rows, or none where every sequence has
     one row (R = S_p + 1, rows in sequence order). K is the width that costs least
-    by `_SCATTER_NS` and `_SLOT_NS`; a player whose rows would cost more than 0.8 of
+    by `costs`; a player whose rows would cost more than 0.8 of
     its scatter keeps the scatter (K = 0, no rows).
 
     Args:
       packed_last: `GameTree.packed_last`, P arrays [..., Z] (a batch's first game
         read).
       columns: `TreeSizes.block_columns`.
+      costs: the `SlotCosts`; None for the default backend's (`slot_costs`).
 
     Returns:
       (`leaf_slots`, {"slot_leaves": [sum_p K_p * R_p] int32, player by player each
@@ -422,16 +486,18 @@ def leaf_slots(packed_last, columns) -> tuple[tuple, dict[str, np.ndarray]]:
         "slot_sequences": [sum_p R_p] int32, each row's sequence in its player's
         packed numbering, ascending}).
     """
+    costs = slot_costs() if costs is None else costs
     last = np.stack([np.asarray(x).reshape(-1, np.shape(x)[-1])[0] for x in packed_last])
     num_leaves = last.shape[1]
     sizes, leaves, sequences = [], [], []
     for player, player_columns in enumerate(columns):
         empty = sum(sum(c) for c in player_columns)
         counts = np.bincount(last[player], minlength=empty + 1)
-        best, best_cost = 0, 0.8 * num_leaves * _SCATTER_NS
+        best, best_cost = 0, 0.8 * num_leaves * costs.scatter_ns
         for width in range(1, 33):
             rows = int(np.maximum(1, -(-counts // width)).sum())
-            cost = rows * width * _SLOT_NS + (0 if rows == empty + 1 else rows * _SCATTER_NS)
+            cost = (rows * width * costs.slot_ns
+                    + (0 if rows == empty + 1 else rows * costs.scatter_ns))
             if cost < best_cost:
                 best, best_cost = width, cost
         if not best:

@@ -1,12 +1,19 @@
-"""The CFR family's update rules, shared by the full-width solvers
-(`jaxsolve.solvers`) and the sampling ones (`jaxsolve.sampling`): regret matching,
-instantaneous and accumulated regrets, and the average strategy's compensated sum
-and its rescaling (see `jaxsolve.solvers` for why float32 needs both).
+"""The CFR family's update rules, written once and shared by the full-width kernel
+(`jaxsolve.kernel`, on each player's packed sequences or on padded `[I, A]` rows)
+and the sampling solvers (`jaxsolve.sampling`): regret matching, instantaneous and
+accumulated regrets, and the average strategy's compensated sum and its rescaling
+(see `jaxsolve.solvers` for why float32 needs both).
+
+A rule sees an infoset's entries through `Rows`: elementwise arithmetic on the
+entries, and `rows.total(x)` / `rows.max(x)` / `rows.uniform(dtype)` for what
+depends on the whole infoset. Two layouts implement it: `PaddedRows`, `[..., I, A]`
+arrays with a legal mask, and `jaxsolve.packing.PackedRows`, one player's legal
+sequences in a flat array without padding. A rule written on `Rows` runs on both.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -14,49 +21,155 @@ import jax.numpy as jnp
 from jaxsolve import sequences as seq
 
 
-def row_totals(x: jax.Array) -> jax.Array:
-    """The sum of each row: how the update rules below total an infoset's entries
-    unless told otherwise.
+class Rows(Protocol):
+    """How an update rule reduces over each infoset's entries, whatever their layout.
+
+    `x` below is an array of entries in the layout at hand (`[S]` packed sequences
+    or `[..., I, A]` padded rows); each method's result broadcasts against it.
+    """
+
+    def total(self, x: jax.Array) -> jax.Array:
+        """The sum of each infoset's (legal) entries, at each of its entries.
+
+        Args:
+          x: entries in the layout at hand.
+
+        Returns:
+          An array that broadcasts against `x`.
+        """
+
+    def max(self, x: jax.Array) -> jax.Array:
+        """The largest of each infoset's (legal) entries, at each of its entries.
+
+        Args:
+          x: entries in the layout at hand.
+
+        Returns:
+          An array that broadcasts against `x`.
+        """
+
+    def uniform(self, dtype: Any) -> jax.Array:
+        """1 / the infoset's number of legal actions at each legal entry, 0 elsewhere.
+
+        Args:
+          dtype: the float dtype of the result.
+
+        Returns:
+          An array shaped like the entries.
+        """
+
+    def restrict(self, x: jax.Array) -> jax.Array:
+        """`x` with the illegal entries 0 (the identity where there are none).
+
+        Args:
+          x: entries in the layout at hand.
+
+        Returns:
+          An array shaped like `x`.
+        """
+
+
+class PaddedRows(NamedTuple):
+    """`Rows` of `[..., I, A]` arrays, row i infoset i, with a legal mask.
+
+    Attributes:
+      legal: `[..., I, A]` bool, the legal actions.
+    """
+
+    legal: jax.Array
+
+    def total(self, x: jax.Array) -> jax.Array:
+        """Each row's sum over its legal entries.
+
+        Args:
+          x: `[..., I, A]` entries.
+
+        Returns:
+          `[..., I, 1]` sums.
+        """
+        return seq.row_sum(jnp.where(self.legal, x, 0.0), keepdims=True)
+
+    def max(self, x: jax.Array) -> jax.Array:
+        """Each row's largest legal entry.
+
+        Args:
+          x: `[..., I, A]` entries.
+
+        Returns:
+          `[..., I, 1]` maxima.
+        """
+        return seq.row_max(jnp.where(self.legal, x, -jnp.inf))[..., None]
+
+    def uniform(self, dtype: Any) -> jax.Array:
+        """Uniform over each row's legal actions.
+
+        (`legal / legal.sum()` would be float64 under jax_enable_x64, turning a
+        float32 state's policy into float64.)
+
+        Args:
+          dtype: the float dtype of the result.
+
+        Returns:
+          `[..., I, A]` policy, 0 at illegal actions.
+        """
+        legal = jnp.asarray(self.legal, dtype)
+        return legal / seq.row_sum(legal, keepdims=True)
+
+    def restrict(self, x: jax.Array) -> jax.Array:
+        """`x` with 0 at the illegal actions.
+
+        Args:
+          x: `[..., I, A]` entries.
+
+        Returns:
+          `[..., I, A]` array.
+        """
+        return jnp.where(self.legal, x, 0.0)
+
+
+def as_rows(rows: Rows | jax.Array) -> Rows:
+    """`rows` itself, or a legal mask `[..., I, A]` as `PaddedRows`.
 
     Args:
-      x: `[..., I, A]` array.
+      rows: a `Rows`, or a bool legal mask.
 
     Returns:
-      `[..., I, 1]` array.
+      A `Rows`.
     """
-    return seq.row_sum(x, keepdims=True)
+    return rows if hasattr(rows, "total") else PaddedRows(jnp.asarray(rows))
 
 
-def regret_matching(regrets: jax.Array, legal: jax.Array, *,
-                    totals: Callable[[jax.Array], jax.Array] = row_totals,
-                    fallback: jax.Array | None = None) -> jax.Array:
+def regret_matching(regrets: jax.Array, rows: Rows | jax.Array) -> jax.Array:
     """Regret matching: the policy proportional to the positive regrets.
 
+    The built-in solvers' rule, and the model of a rule of your own
+    (`jaxsolve.cfr_variant`): elementwise arithmetic and `rows`' reductions only.
+
     Args:
-      regrets: `[..., I, A]` accumulated regrets.
-      legal: `[..., I, A]` bool, the legal actions.
-      totals: the sum of each infoset's entries, broadcastable against `regrets`;
-        another layout of the entries (`jaxsolve.packing`) passes its own.
-      fallback: the policy of an infoset without positive regret; uniform over the
-        legal actions if None.
+      regrets: accumulated regrets: one player's packed entries `[S]`, or `[..., I, A]`.
+      rows: their `Rows`, or for `[..., I, A]` regrets the bool legal mask.
 
     Returns:
-      `[..., I, A]` policy; `fallback` at a row without positive regret, 0 at
-        illegal actions.
+      The policy, shaped like `regrets`: uniform over the legal actions at an infoset
+        without positive regret, 0 at illegal actions.
+
+    Examples:
+      >>> import jax.numpy as jnp, jaxsolve
+      >>> jaxsolve.regret_matching(jnp.array([[3.0, -1.0, 1.0], [-2.0, -1.0, 0.0]]),
+      ...                          jnp.array([[True, True, True], [True, True, False]]))
+      Array([[0.75, 0.  , 0.25],
+             [0.5 , 0.5 , 0.  ]], dtype=float32)
     """
-    positive = jnp.where(legal, jnp.maximum(regrets, 0.0), 0.0)
-    total = totals(positive)
-    if fallback is None:
-        fallback = uniform(legal, positive.dtype)
-    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), fallback)
+    rows = as_rows(rows)
+    positive = rows.restrict(jnp.maximum(regrets, 0.0))
+    total = rows.total(positive)
+    return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0),
+                     rows.uniform(positive.dtype))
 
 
 def uniform(legal: jax.Array, dtype: jax.typing.DTypeLike) -> jax.Array:
     """Uniform over the legal actions, in `dtype`: the fallback of regret matching and of
-    the average policy.
-
-    (`legal / legal.sum()` would be float64 under jax_enable_x64, turning a float32
-    state's policy into float64.)
+    the average policy (`PaddedRows.uniform`).
 
     Args:
       legal: `[..., I, A]` bool, the legal actions.
@@ -65,15 +178,13 @@ def uniform(legal: jax.Array, dtype: jax.typing.DTypeLike) -> jax.Array:
     Returns:
       `[..., I, A]` array.
     """
-    legal = jnp.asarray(legal, dtype)
-    return legal / seq.row_sum(legal, keepdims=True)
+    return PaddedRows(legal).uniform(dtype)
 
 
 RESCALE_ABOVE = 2.0**40
 
 
-def instant_regrets(policy: jax.Array, values: jax.Array, *,
-                    totals: Callable[[jax.Array], jax.Array] = row_totals,
+def instant_regrets(policy: jax.Array, values: jax.Array, rows: Rows | None = None, *,
                     width: int | None = None) -> jax.Array:
     """Instantaneous regrets q - v of infosets under `policy` (v: the policy-weighted sum
     of each row of `values`).
@@ -86,15 +197,17 @@ def instant_regrets(policy: jax.Array, values: jax.Array, *,
     with many ties (Spoof) slows convergence a thousandfold.
 
     Args:
-      policy: `[n, A]` the policy played at the infosets.
-      values: `[n, A]` their counterfactual values.
-      totals: as in `regret_matching`.
+      policy: `[n, A]` the policy played at the infosets (0 at illegal actions), or
+        one player's packed entries `[S]`.
+      values: their counterfactual values, likewise.
+      rows: their `Rows`; None for `[n, A]` rows whose illegal entries are 0.
       width: A, the tree's width, when the entries are not `[n, A]`.
 
     Returns:
-      `[n, A]` regrets.
+      The regrets, shaped like `values`.
     """
-    expected = totals(policy * values)
+    expected = (rows.total(policy * values) if rows is not None
+                else seq.row_sum(policy * values, keepdims=True))
     regrets = values - expected
     width = values.shape[-1] if width is None else width
     tolerance = 4 * width * jnp.finfo(values.dtype).eps * jnp.abs(expected)
@@ -116,8 +229,9 @@ def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
       mine: `[I, A]` bool, the updating player's legal actions.
       t: `[]` float, the 1-based iteration.
       floor: clip at 0 (CFR+).
-      alpha: DCFR's exponent for positive regrets, or None for no discount.
-      beta: DCFR's exponent for negative regrets (used with `alpha`).
+      alpha: DCFR's exponent for positive regrets (a number or a traced scalar), or
+        None for no discount.
+      beta: DCFR's exponent for negative regrets (used with `alpha`), likewise.
 
     Returns:
       `[I, A]` regrets.
@@ -127,7 +241,8 @@ def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
         updated = jnp.maximum(updated, 0.0)
     if alpha is not None:
         pos, neg = t**alpha, t**beta
-        updated = updated * jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
+        factor = jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
+        updated = updated * factor.astype(updated.dtype)  # a traced knob's dtype aside
     return jnp.where(mine, updated, regrets)
 
 
@@ -153,6 +268,20 @@ def kahan_add(total: jax.Array, carry: jax.Array, term: jax.Array,
     return summed, jnp.where(mask, (summed - total) - term, carry)
 
 
+def rescale_factor(total_weight: jax.Array) -> jax.Array:
+    """2^-40 once `total_weight` passes 2^40, else 1: what `rescale_average`
+    multiplies the average's sums by.
+
+    Args:
+      total_weight: `[]` sum of the weights so far.
+
+    Returns:
+      `[]` the factor, in `total_weight`'s dtype.
+    """
+    return jnp.where(total_weight > RESCALE_ABOVE, jnp.asarray(2.0**-40, total_weight.dtype),
+                     jnp.asarray(1.0, total_weight.dtype))
+
+
 def rescale_average(average: jax.Array, carry: jax.Array, total_weight: jax.Array,
                     weight_scale: jax.Array
                     ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
@@ -171,6 +300,5 @@ def rescale_average(average: jax.Array, carry: jax.Array, total_weight: jax.Arra
     Returns:
       (average, carry, total_weight, weight_scale), rescaled together.
     """
-    factor = jnp.where(total_weight > RESCALE_ABOVE,
-                       jnp.asarray(2.0**-40, total_weight.dtype), 1.0)
+    factor = rescale_factor(total_weight)
     return average * factor, carry * factor, total_weight * factor, weight_scale * factor

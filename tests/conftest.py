@@ -21,6 +21,7 @@ import jax  # noqa: E402
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
 import functools  # noqa: E402
+import gc  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -53,6 +54,32 @@ def _precision(request):
         return
     with jax.enable_x64(True):
         yield
+
+
+# XLA:CPU loads each compiled function's code into memory maps of its own (three a
+# function: code, constants, data), and Linux allows a process 65,530 maps
+# (vm.max_map_count). A test worker compiles hundreds of programs, the CFR kernel's
+# with dozens of functions each; past the limit the next compilation crashes inside
+# XLA. So after a test file, once the worker holds more than MAX_MAPS maps, the
+# compiled programs are dropped (`jax.clear_caches`, which unmaps their code) and
+# compiled again where a later file needs them.
+MAX_MAPS = 30_000
+
+
+def _maps() -> int:
+    try:
+        with open(f"/proc/{os.getpid()}/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:  # not Linux: no such limit to keep under
+        return 0
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bounded_compiled_code():
+    yield
+    if _maps() > MAX_MAPS:
+        jax.clear_caches()
+        gc.collect()
 
 
 @functools.cache

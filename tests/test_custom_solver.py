@@ -19,6 +19,7 @@ import pytest
 
 import jaxsolve
 from conftest import AVERAGE, RUN, pyspiel_game, pyspiel_tree
+from jaxsolve import kernel
 from jaxsolve import sequences as seq
 
 # OpenSpiel's iterates and values to 1e-10 and finer, and a float32 state under x64.
@@ -31,9 +32,11 @@ from open_spiel.python.algorithms import action_value, cfr as os_cfr  # noqa: E4
 ETA = 0.7
 
 
-def hedge(regrets, legal, eta=ETA):
-    """[I, A] policy proportional to exp(eta * regret) over the legal actions."""
-    return jax.nn.softmax(jnp.where(legal, eta * regrets, -jnp.inf), axis=-1)
+def hedge(regrets, rows, eta=ETA):
+    """The policy proportional to exp(eta * regret) over each infoset's legal actions,
+    on whatever layout `rows` describes (`jaxsolve.Rows`)."""
+    z = jnp.exp(eta * (regrets - rows.max(regrets)))
+    return z / rows.total(z)
 
 
 def openspiel_hedge(cumulative_regrets, legal_actions):
@@ -132,6 +135,56 @@ def test_a_rules_parameter_sweeps_under_vmap():
         alone = jaxsolve.average_policy(tree, jaxsolve.run(one, tree, one.init(tree), 15))
         np.testing.assert_allclose(np.asarray(swept[k]), np.asarray(alone), atol=1e-12)
     assert not np.allclose(np.asarray(swept[0]), np.asarray(swept[1]))
+
+
+def test_the_knobs_sweep_under_vmap():
+    """DCFR's alpha and gamma traced: one compiled call solves every setting, each as
+    the solver built from Python numbers does."""
+    tree = pyspiel_tree("kuhn_poker")
+    settings = [(1.0, 1.0), (1.5, 2.0), (3.0, 0.5)]
+
+    def average(alpha, gamma):
+        solver = jaxsolve.dcfr(alpha, 0.0, gamma)
+        return jaxsolve.average_policy(tree, jaxsolve.run(solver, tree, solver.init(tree), 12))
+
+    alphas, gammas = (jnp.array(x) for x in zip(*settings))
+    swept = jax.jit(jax.vmap(average))(alphas, gammas)
+    for k, (alpha, gamma) in enumerate(settings):
+        np.testing.assert_allclose(np.asarray(swept[k]), np.asarray(average(alpha, gamma)),
+                                   atol=1e-12)
+    assert not np.allclose(np.asarray(swept[0]), np.asarray(swept[1]))
+
+    def variant_regrets(beta):  # a variant's knobs likewise
+        solver = jaxsolve.cfr_variant("v", alpha=1.5, beta=beta, gamma=2.0)
+        return jaxsolve.run(solver, tree, solver.init(tree), 5).regrets
+
+    swept = jax.vmap(variant_regrets)(jnp.array([0.0, 1.0]))
+    np.testing.assert_allclose(np.asarray(swept[1]), np.asarray(variant_regrets(1.0)),
+                               atol=1e-12)
+
+
+def test_a_rule_runs_alike_on_packed_and_padded_rows():
+    """Written on `Rows`, Hedge gives the same iterates in the kernel's packed layout
+    and in its padded formulation (the one a tree where a player forgets takes)."""
+    tree = pyspiel_tree("leduc_poker")
+    rule = HEDGE_CFR_PLUS.steps.keywords["rule"]
+    packed = RUN(HEDGE_CFR_PLUS, tree, HEDGE_CFR_PLUS.init(tree), 4)
+    padded = HEDGE_CFR_PLUS.init(tree)
+    for _ in range(4):
+        padded = kernel.padded_step(tree, padded, rule)
+    for field in ("regrets", "average"):
+        np.testing.assert_allclose(np.asarray(getattr(packed, field)),
+                                   np.asarray(getattr(padded, field)), rtol=0, atol=1e-12)
+
+
+def test_a_built_ins_settings_are_the_built_in():
+    """`cfr_variant` with CFR+'s settings runs CFR+'s code: the same iterates, bit
+    for bit, on a tree whose infosets the packing reorders."""
+    tree = pyspiel_tree("liars_dice", dice_sides=3)
+    mine = jaxsolve.cfr_variant("my-cfr+", jaxsolve.regret_matching, floor=True)
+    ours, theirs = (RUN(s, tree, s.init(tree), 9) for s in (mine, jaxsolve.cfr_plus()))
+    np.testing.assert_array_equal(np.asarray(ours.average), np.asarray(theirs.average))
+    np.testing.assert_array_equal(np.asarray(ours.regrets), np.asarray(theirs.regrets))
 
 
 class PlainState(NamedTuple):
@@ -261,9 +314,15 @@ def test_bad_variants_and_rules_are_refused():
         jaxsolve.cfr_variant("x", "hedge")
     with pytest.raises(jaxsolve.ArgumentTypeError, match="floor must be True or False"):
         jaxsolve.cfr_variant("x", floor="yes")
-    rows_only = jaxsolve.cfr_variant("rows", lambda r, legal: jnp.sum(r, axis=-1))
-    with pytest.raises(jaxsolve.ArgumentError, match=r"rows: policy_rule.*\[12, 2\], got \(12,\)"):
+    rows_only = jaxsolve.cfr_variant("rows", lambda r, rows: jnp.sum(r, axis=-1))
+    with pytest.raises(jaxsolve.ArgumentError,
+                       match=r"rows: policy_rule.* shaped like regrets \[12\], got \(\)"):
         jaxsolve.run(rows_only, tree, rows_only.init(tree), 1)
+    # A rule of the [I, A] signature (regrets, legal mask) is told what rows is.
+    masked = jaxsolve.cfr_variant("masked", lambda r, legal: jax.nn.softmax(
+        jnp.where(legal, r, -jnp.inf), axis=-1))
+    with pytest.raises(jaxsolve.ArgumentError, match=r"masked: .*rows is a jaxsolve\.Rows"):
+        jaxsolve.run(masked, tree, masked.init(tree), 1)
 
 
 def test_sequences_refuse_misshapen_inputs():

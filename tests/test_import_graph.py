@@ -37,19 +37,21 @@ LAYERS = [
     ["allocator", "errors", "protocol", "progress", "interrupt", "npz"],
     # core: GameTree's sizes, names and array catalogue, its structure checks, the
     # checks of its arrays, its .npz format, the type itself (its methods call the
-    # checks and the format); the argument checks on it and the rules every setting
-    # is checked by; the built-in games, written against the protocol, once they
+    # checks and the format); before them the checks of settings and the rules every
+    # setting is checked by (no tree), after them the argument checks on a tree; the
+    # built-in games, written against the protocol, once they
     # live in jaxsolve/
-    ["tree_layout", "tree_structure", "tree_checks", "tree_file", "tree", "validate",
-     "games.*"],
+    ["validate", "tree_layout", "tree_structure", "tree_checks", "tree_file", "tree",
+     "tree_arguments", "games.*"],
     # ingest: the protocol's rules (shared by the walk and the checks), per-node arrays
     # -> GameTree (shared by compile_game and the builders), the builders' level
     # stream, the walk, the conformance checks, the array-native builders
     ["rules", "assemble", "builders.assemble", "compile", "check", "builders.goofspiel",
      "builders.liars_dice", "builders.battleship", "builders"],
     # cfr building blocks: sequence-form kernels, the Solver and state types with their
-    # checks, the update rules every solver shares, each player's packed sequences
-    ["sequences", "base", "updates", "packing"],
+    # checks, the update rules every solver shares, each player's packed sequences,
+    # the one full-width CFR iteration every solver of the family runs
+    ["sequences", "base", "updates", "packing", "kernel"],
     # mccfr: visit counts, the scheme, the sampling distributions, the frontier walk,
     # the estimators, a solver's init and step, the sampling solvers, their public names
     ["visit_counts", "sampling._scheme", "sampling._rows", "sampling._walk",
@@ -284,7 +286,7 @@ def test_the_graph_is_read_from_every_module():
     # The parser sees what it should: known arrows of the source, both kinds of import.
     assert len(FILES) > 40 and {"tree", "solvers", "cli", "__init__", "builders"} <= set(FILES)
     edges = _edges()
-    assert {"tree", "errors"} <= edges["validate"]
+    assert {"tree", "validate", "errors"} <= edges["tree_arguments"]
     assert "sampling" in edges["__init__"] and "builders" in edges["__init__"]
     assert "builders.assemble" in edges["builders.goofspiel"]
 
@@ -353,3 +355,24 @@ def test_import_jaxsolve_loads_no_flax_optax_matplotlib_or_tqdm():
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_search_and_the_setting_checks_import_no_tree():
+    # jaxsolve.mcts is game-agnostic: nothing of the CFR half (the tree, the solvers)
+    # reaches it, and the setting checks it shares import no tree.
+    edges = _edges()
+    cfr_half = {"tree", "tree_layout", "tree_checks", "tree_arguments", "sequences",
+                "solvers", "kernel", "packing"}
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for target in edges.get(todo.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return seen
+
+    assert not reach("validate") & cfr_half
+    for name in [n for n in FILES if n == "mcts" or n.startswith("mcts.")]:
+        assert not reach(name) & cfr_half, f"{name} reaches {reach(name) & cfr_half}"

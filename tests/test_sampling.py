@@ -352,7 +352,7 @@ def test_the_sparse_average_is_compensated_as_the_dense_one():
     dense_carry = jnp.zeros((3, 2), jnp.float32)
     summed = jnp.array([[3.0, 3.0], [0.0, 0.0], [1.0, 1.0]], jnp.float32)
     for _ in range(10):
-        dense_average, dense_carry = jaxsolve.solvers.kahan_add(
+        dense_average, dense_carry = jaxsolve.updates.kahan_add(
             dense_average, dense_carry, summed, legal & jnp.array([[True], [False], [True]]))
     np.testing.assert_array_equal(average, dense_average)
     np.testing.assert_array_equal(carry, dense_carry)

@@ -20,9 +20,9 @@ import pytest
 
 import jaxsolve
 from jaxsolve import sequences as seq
-from jaxsolve.solvers import instant_regrets
-from jaxsolve import packing
-from jaxsolve.tree_layout import DERIVED_FIELDS, block_columns, infoset_blocks
+from jaxsolve.updates import instant_regrets
+from jaxsolve import kernel, packing
+from jaxsolve.tree_layout import DERIVED_FIELDS, block_columns, depth_groups, infoset_blocks
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 
@@ -126,10 +126,16 @@ def test_a_tree_without_histories_solves_and_evaluates_as_the_full_one():
     full = builtin_tree("leduc_poker")
     slim = full.without_histories()
     assert not slim.has_histories and slim.terminal_sequences is None
-    # Leduc in float64: 85 bytes a history in all, of which the history arrays hold
-    # 16 + 4 * 3 and the leaves' own paths 4 * P * L = 32 a leaf (most histories
-    # are leaves); 24 are left.
-    assert jaxsolve.builders.tree_bytes(slim) < full.sizes.num_nodes * 30
+    # Leduc in float64: the saved arrays hold 85 bytes a history, of which the
+    # history arrays hold 16 + 4 * 3 and the leaves' own paths 4 * P * L = 32 a leaf
+    # (most histories are leaves); 24 are left. The derived packing adds each leaf's
+    # last sequence per player (4 * P bytes a leaf) and the leaves in rows of slots
+    # (4 bytes a slot, the rows of 8 holding about 1.6 slots a leaf per player):
+    # about 16 more a history.
+    derived = sum(np.asarray(x).nbytes for f in DERIVED_FIELDS
+                  for x in jaxsolve.tree_layout.arrays_of(f, getattr(slim, f)))
+    assert jaxsolve.builders.tree_bytes(slim) - derived < full.sizes.num_nodes * 30
+    assert derived < full.sizes.num_nodes * 20
     solver = jaxsolve.cfr_plus()
     ours = jaxsolve.run(solver, slim, solver.init(slim), 20)
     theirs = jaxsolve.run(solver, full, solver.init(full), 20)
@@ -162,23 +168,34 @@ def test_a_builder_without_histories_builds_no_paths():
 
 @pytest.mark.parametrize("solver,game", [
     ("cfr", "kuhn3"), ("cfr+", "kuhn3"), ("dcfr", "kuhn3"), ("pcfr+", "kuhn3"),
-    ("cfr+", "liars"), ("pcfr+", "liars")])
+    ("cfr+", "liars"), ("pcfr+", "liars"), ("dcfr", "leduc")])
 def test_runs_loop_by_player_equals_a_loop_of_steps(solver, game):
-    # run keeps each player's legal sequences packed for its loop (Solver.steps);
-    # the arithmetic is the step's, so the iterates agree to round-off. Three-player
-    # Kuhn: every update multiplies two other players' reach. Liar's dice: infosets
-    # of one depth have 1 to 9 legal actions, so the packing reorders them and
-    # packs their actions.
+    # The kernel keeps each player's legal sequences packed (jaxsolve.kernel.steps);
+    # its padded formulation (`padded_step`, for trees where a player forgets)
+    # computes the same update on [I, A] rows with the leaves' own paths, so the
+    # iterates agree to round-off. Three-player Kuhn: every update multiplies two
+    # other players' reach. Liar's dice: infosets of one depth have 1 to 9 legal
+    # actions, so the packing reorders them and packs their actions. OpenSpiel's
+    # Leduc: the players' infosets interleaved in its numbering.
     pytest.importorskip("pyspiel")
-    tree = (pyspiel_tree("kuhn_poker", players=3) if game == "kuhn3" else
-            pyspiel_tree("liars_dice", dice_sides=4))
-    assert tree.sizes.block_columns is not None
+    tree = {"kuhn3": lambda: pyspiel_tree("kuhn_poker", players=3),
+            "liars": lambda: pyspiel_tree("liars_dice", dice_sides=4),
+            "leduc": lambda: pyspiel_tree("leduc_poker")}[game]()
+    assert packing.available(tree)
     solver = jaxsolve.SOLVERS[solver]()
-    assert solver.steps is not None
+    rule = solver.steps.keywords["rule"]
     ours = jaxsolve.run(solver, tree, solver.init(tree), 7)
+    stepped, step = solver.init(tree), jax.jit(solver.step)
+    for _ in range(7):  # Solver.step: the same kernel, one iteration a call
+        stepped = step(tree, stepped)
+    padded = jax.jit(kernel.padded_step, static_argnums=2)
     state = solver.init(tree)
     for _ in range(7):
-        state = solver.step(tree, state)
+        state = padded(tree, state, rule)
+    for field in ("regrets", "average", "average_carry", "prediction", "total_weight"):
+        for other in (stepped, state):
+            np.testing.assert_allclose(np.asarray(getattr(ours, field)),
+                                       np.asarray(getattr(other, field)), rtol=0, atol=1e-12)
     for field in ("regrets", "average", "average_carry", "prediction", "total_weight"):
         np.testing.assert_allclose(np.asarray(getattr(ours, field)),
                                    np.asarray(getattr(state, field)), rtol=0, atol=1e-12)
@@ -189,29 +206,45 @@ def test_block_columns_count_each_depths_infosets_by_legal_actions():
     legal = np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0], [0, 1, 0], [1, 1, 1]], bool)
     # player 0: depth 0 holds infosets 0-2 (3, 1 and 2 legal actions), depth 1
     # infoset 3 (1); player 1: infoset 4 (3).
-    assert block_columns(legal, (((0, 3), (3, 4)), ((4, 5),))) == (
-        ((3, 2, 1), (1,)), ((1, 1, 1),))
+    groups = ((np.arange(3), np.array([3])), (np.array([4]),))
+    assert block_columns(legal, groups) == (((3, 2, 1), (1,)), ((1, 1, 1),))
     assert block_columns(legal, None) is None
 
 
-def test_packing_holds_each_players_legal_sequences_once():
-    # Liar's dice with 4 sides: widths 1 to 9 at one depth.
+def test_depth_groups_take_any_numbering():
+    # Players' infosets interleaved, depths out of order: the groups are the same
+    # sets as a contiguous numbering's blocks would be, ids ascending.
+    player, depth = [1, 0, 0, 1, 0], [0, 1, 0, 1, 0]
+    groups = depth_groups(player, depth, 2)
+    assert [[list(g) for g in p] for p in groups] == [[[2, 4], [1]], [[0], [3]]]
+    assert infoset_blocks(player, depth, 2) is None
+    assert depth_groups([0, 0], [0, 2], 1) is None  # own depth 1 missing
+
+
+@pytest.mark.parametrize("game", ["liars4", "leduc"])
+def test_packing_holds_each_players_legal_sequences_once(game):
+    # Liar's dice with 4 sides: widths 1 to 9 at one depth. OpenSpiel's Leduc: the
+    # players' infosets interleaved in the order its walk meets them.
     pytest.importorskip("pyspiel")
-    tree = pyspiel_tree("liars_dice", dice_sides=4)
+    tree = (pyspiel_tree("liars_dice", dice_sides=4) if game == "liars4"
+            else pyspiel_tree("leduc_poker"))
     assert packing.available(tree)
     legal = np.asarray(tree.legal)
     A, empty = tree.sizes.num_actions, tree.sizes.empty_sequence
     rng = np.random.default_rng(0)
     x = rng.standard_normal(legal.shape) * legal
-    for p, blocks in enumerate(tree.sizes.infoset_blocks):
+    groups = depth_groups(tree.infoset_player, tree.infoset_depth, 2)
+    for p, player_groups in enumerate(groups):
         layout, packed = packing.layout(tree, p), packing.packed(tree, p)
         rows, flat = np.asarray(packed.rows), np.asarray(packed.sequences)
-        mine = np.concatenate([np.arange(a, b) for a, b in blocks])
+        mine = np.concatenate(player_groups)
         # every own infoset once, by depth, most legal actions first within a depth
         assert sorted(rows) == list(mine) and layout.size == legal[mine].sum()
-        for depth, (a, b) in enumerate(blocks):
+        for depth, ids in enumerate(player_groups):
             widths = legal[rows[layout.rows(depth)]].sum(axis=1)
-            assert set(rows[layout.rows(depth)]) == set(range(a, b))
+            assert set(rows[layout.rows(depth)]) == set(ids)
+            assert (np.asarray(tree.infoset_depth)[ids] == depth).all()
+            assert (np.asarray(tree.infoset_player)[ids] == p).all()
             assert list(widths) == sorted(widths, reverse=True)
         # every legal sequence of the player once
         sequences = (mine[:, None] * A + np.arange(A)).reshape(-1)
@@ -303,3 +336,25 @@ def test_runs_loop_by_player_with_a_player_who_never_acts():
     np.testing.assert_allclose(np.asarray(ours.regrets), np.asarray(state.regrets), atol=1e-12)
     np.testing.assert_allclose(np.asarray(jaxsolve.average_policy(tree, ours))[0, 1], 1.0,
                                atol=0.1)
+
+
+def test_the_slot_layout_follows_the_costs_it_is_given():
+    # The CPU's measured costs give liar's dice 1x4 rows of slots; costs under which a
+    # slot never pays keep every player's scatter. The iterates are the same sums
+    # in another order.
+    from jaxsolve.tree_layout import SLOT_COSTS, SlotCosts, slot_costs
+
+    tree = jaxsolve.builders.liars_dice((1, 1), 4, histories=False)
+    assert slot_costs("cpu") == SLOT_COSTS["cpu"] and slot_costs("other") == SLOT_COSTS["cpu"]
+    laid = tree.with_slot_costs(SLOT_COSTS["cpu"])
+    assert any(k for k, _ in laid.sizes.leaf_slots)
+    scattered = tree.with_slot_costs(SlotCosts(1.0, float("inf")))
+    assert all(k == 0 for k, _ in scattered.sizes.leaf_slots)
+    assert slot_costs("gpu") == SLOT_COSTS["gpu"] and all(
+        k == 0 for k, _ in tree.with_slot_costs(slot_costs("gpu")).sizes.leaf_slots)
+    solver = jaxsolve.cfr_plus()
+    a, b = (jaxsolve.run(solver, t, solver.init(t), 6) for t in (laid, scattered))
+    np.testing.assert_allclose(np.asarray(a.average), np.asarray(b.average), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="with_slot_costs: costs must be"):
+        tree.with_slot_costs((1.5, 0.5))

@@ -24,6 +24,7 @@ from typing import Sequence
 import jax
 
 from jaxsolve import __version__ as jaxsolve_version
+from jaxsolve import allocator
 from jaxsolve.cli import check, games, pursuit, solve, sweep
 from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError
 from jaxsolve.cli._pipe import PipeSafeStdout
@@ -73,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C)."""
+    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C).
+
+    Changes nothing in the calling process beyond what the command does (the `jaxsolve`
+    program itself starts at `program`)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -111,4 +115,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             jax.config.update("jax_enable_x64", x64_before)
 
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError", "build_parser", "main"]
+def program(argv: Sequence[str] | None = None) -> int:
+    """The `jaxsolve` program (its console script and `python -m jaxsolve`): `main`, in
+    a process of its own, which first keeps large freed blocks in the C heap
+    (`jaxsolve.keep_freed_memory`; `JAXSOLVE_SYSTEM_MALLOC=1` leaves the C allocator as
+    it is). The settings hold for the whole process, so only a program that owns its
+    process applies them, before its first computation."""
+    allocator.keep_freed_memory()
+    return main(argv)
+
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError", "build_parser", "main",
+           "program"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxsolve import base
 from jaxsolve import validate
+from jaxsolve import tree_arguments
 from jaxsolve.base import MCCFRState
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
 from jaxsolve.sampling._estimate import choose_traversal, estimate
@@ -28,7 +29,7 @@ def _init(tree: GameTree, key=None, *, scheme: Callable, exploration: float,
           solver_name: str = "sampled-cfr") -> MCCFRState:
     where = f"{solver_name}.init"
     # The scheme reads the tree's history arrays, of one game only.
-    validate.game_tree(tree, where, histories=True)
+    tree_arguments.game_tree(tree, where, histories=True)
     key = jax.random.PRNGKey(0) if key is None else validate.prng_key(key, where)
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):  # a typed key: the state holds its words
         # as a raw threefry key ([2] uint32, what jax.random takes untyped); another
@@ -193,7 +194,7 @@ def _compensated_rows_add(average, carry, rows, increments, legal):
 def _check_step(tree: GameTree, state, solver_name: str) -> None:
     """A step needs the MCCFRState of its own init on this tree."""
     where = f"{solver_name}.step"
-    validate.game_tree(tree, where, histories=True)
+    tree_arguments.game_tree(tree, where, histories=True)
     base.solver_state(tree, state, where, expected=MCCFRState, solver_name=solver_name)
     if np.shape(state.touched) != (2,):  # checked at trace time: shapes are known
         validate.fail(where, f"state.touched has shape {np.shape(state.touched)}, not (2,): "
