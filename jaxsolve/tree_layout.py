@@ -253,12 +253,12 @@ def packed_size(columns) -> int:
 
 
 def infoset_blocks(infoset_player, infoset_depth, num_players: int):
-    """`TreeSizes.infoset_blocks` of these arrays (host-side; concrete arrays).
+    """`TreeSizes.infoset_blocks` of these arrays (host-side; concrete arrays): the
+    `depth_groups` where each is one contiguous range of ids.
 
     Args:
-      infoset_player: [..., I] the player of each infoset; a batch's games share
-        them, the first is read.
-      infoset_depth: [..., I] the own depth of each infoset, likewise.
+      infoset_player: as in `depth_groups`.
+      infoset_depth: as in `depth_groups`.
       num_players: P.
 
     Returns:
