@@ -33,7 +33,7 @@ from jaxsolve.evaluate import (best_response, best_response_values, counterfactu
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.stopping import Stopped, run_until
-from jaxsolve.tree import GameTree, TreeNames, TreeSizes
+from jaxsolve.tree import GameTree, KernelLayout, SlotCosts, TreeNames, TreeSizes
 from jaxsolve.updates import Rows
 
 __version__ = "0.1.0"
@@ -44,7 +44,8 @@ __all__ = [
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling", "sequences",
-    "ImperfectRecallWarning", "Solver", "Stopped", "TreeNames", "TreeSizes", "average_policy",
+    "ImperfectRecallWarning", "KernelLayout", "SlotCosts", "Solver", "Stopped", "TreeNames",
+    "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
     "counterfactual_values",
     "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",

@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.compile import InfosetKey, compile_game
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.evaluate import exploitability

@@ -6,7 +6,7 @@ actions, own parent sequence), per chance node (probabilities, the chance outcom
 above it) and per terminal (returns, each player's last own sequence, the last
 chance outcome). `tree_from_parts` derives the rest from them: the infosets' depths
 and ancestors, each terminal's own sequences and chance outcomes root to leaf, the
-sizes, and the infoset blocks.
+sizes, and the kernels' layout.
 
 A terminal's own sequences follow its last one up the infoset-parent chain, one
 gather per step; that is its path under perfect recall. A player who forgets reaches
@@ -20,10 +20,10 @@ import dataclasses
 
 import numpy as np
 
-from jaxsolve.tree import GameTree, with_infoset_blocks
-from jaxsolve.tree_checks import validate_shapes
-from jaxsolve.tree_layout import TreeNames, TreeSizes, observed_utility_sum
-from jaxsolve.tree_structure import own_ancestors, terminal_paths
+from jaxsolve.tree.game_tree import GameTree, with_layout
+from jaxsolve.tree.checks import validate_shapes
+from jaxsolve.tree.sizes import TreeNames, TreeSizes, observed_utility_sum
+from jaxsolve.tree.structure import own_ancestors, terminal_paths
 
 _BLOCK = 1 << 21  # leaves per block when unrolling paths, bounding the temporaries
 
@@ -92,7 +92,7 @@ def tree_from_parts(parts: TreeParts, histories: bool = True) -> GameTree:
         skips the terminals' own paths when every player has perfect recall.
 
     Returns:
-      The tree, with its infoset blocks.
+      The tree, with its kernel layout (`GameTree.layout`).
 
     Raises:
       GameError: the infoset parents form a cycle, or the arrays' shapes disagree.
@@ -125,7 +125,7 @@ def tree_from_parts(parts: TreeParts, histories: bool = True) -> GameTree:
         terminal_last=p.terminal_last, terminal_chance=terminal_chance, sizes=sizes,
         names=TreeNames.make(p.name, p.infoset_names, p.action_names))
     validate_shapes(tree, where=p.name)
-    return with_infoset_blocks(tree if histories else tree.without_histories())
+    return with_layout(tree if histories else tree.without_histories())
 
 
 def _terminal_sequences(p: TreeParts, depth: np.ndarray, histories: bool):

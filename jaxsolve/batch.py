@@ -30,12 +30,11 @@ import jax
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
-from jaxsolve.tree import GameTree, with_observed_utility_sum
-from jaxsolve.tree_checks import validate_numbers
-from jaxsolve.tree_layout import (ARRAY_FIELDS, TUPLE_FIELDS, array_shapes, arrays_of,
-                                  map_arrays)
+from jaxsolve.tree.game_tree import GameTree, with_observed_utility_sum
+from jaxsolve.tree.checks import validate_numbers
+from jaxsolve.tree.sizes import ARRAY_FIELDS, array_shapes
 
 
 # Beyond sizes and names, the arrays the games of one batch must share: the shape of
@@ -84,15 +83,14 @@ def stack(trees: Sequence[GameTree]) -> GameTree:
             if not np.array_equal(np.asarray(getattr(t, f)), np.asarray(getattr(first, f))):
                 raise GameError(f"stack: tree {k} differs from tree 0 in {f!r}")
     arrays = {f: None if getattr(first, f) is None else
-              _stacked(f, [getattr(t, f) for t in trees]) for f in ARRAY_FIELDS}
+              _stacked([getattr(t, f) for t in trees]) for f in ARRAY_FIELDS}
     return with_observed_utility_sum(dataclasses.replace(first, **arrays))
 
 
-def _stacked(field: str, values: list):
-    """One field of several trees stacked along a new leading axis."""
-    if field in TUPLE_FIELDS:
-        return tuple(np.stack([np.asarray(v[i]) for v in values]) for i in range(len(values[0])))
-    return np.stack([np.asarray(v) for v in values])
+def _stacked(values: list):
+    """One field of several trees (an array, or the layout's arrays) stacked along a
+    new leading axis."""
+    return jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *values)
 
 
 def _names_differ(names, first) -> str:
@@ -133,10 +131,11 @@ def batch_axes(batch: GameTree) -> GameTree:
     if tree_arguments.batch_size(batch) is None:
         validate.fail("batch_axes", "the tree has no batch axis (it is one game)")
     one_game = array_shapes(batch.sizes)
-    return dataclasses.replace(batch, **{
-        f: 0 if getattr(batch, f) is not None and
-        np.ndim(arrays_of(f, getattr(batch, f))[0]) > len(one_game[f]) else None
-        for f in ARRAY_FIELDS})
+    axes = {f: 0 if getattr(batch, f) is not None and
+            np.ndim(getattr(batch, f)) > len(one_game[f]) else None for f in one_game}
+    rows = batch.layout.rows  # [B, I] after stack, [I] where derived from one game
+    return dataclasses.replace(batch, **axes,
+                               layout=0 if rows is not None and np.ndim(rows) > 1 else None)
 
 
 def unstack(batch: GameTree) -> list[GameTree]:
@@ -156,7 +155,7 @@ def unstack(batch: GameTree) -> list[GameTree]:
     axes = batch_axes(batch)
     trees = []
     for k in range(tree_arguments.batch_size(batch)):
-        arrays = {f: map_arrays(f, getattr(batch, f), lambda x: np.asarray(x)[k])
+        arrays = {f: jax.tree_util.tree_map(lambda x: np.asarray(x)[k], getattr(batch, f))
                   if getattr(axes, f) == 0 else getattr(batch, f) for f in ARRAY_FIELDS}
         trees.append(with_observed_utility_sum(dataclasses.replace(batch, **arrays)))
     return trees

@@ -28,8 +28,8 @@ import numpy as np
 from jaxsolve import npz
 from jaxsolve.base import CFRState
 from jaxsolve.errors import ArgumentTypeError, CheckpointError
-from jaxsolve.tree_file import CHECKPOINT_STATE_KEY as _STATE_KEY  # JSON {"type", "fields"}
-from jaxsolve.tree_file import is_checkpoint
+from jaxsolve.tree.file import CHECKPOINT_STATE_KEY as _STATE_KEY  # JSON {"type", "fields"}
+from jaxsolve.tree.file import is_checkpoint
 
 _FORMAT_VERSION = 2
 _READABLE_VERSIONS = (1, 2)  # 1: CFRState only, no state record

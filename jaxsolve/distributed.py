@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from typing import Any, Callable
 
 import jax
@@ -86,15 +87,14 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxsolve import base, validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
 from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_layout import (ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes,
-                                  arrays_of, depth_groups, map_arrays,
-                                  packed_arrays)
+from jaxsolve.tree.layout import SlotCosts, derive
+from jaxsolve.tree.sizes import ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes
 
 if not hasattr(jax, "shard_map"):  # pragma: no cover - JAX < 0.6 has it in experimental only
     from jax.experimental.shard_map import shard_map as _experimental_shard_map
@@ -168,10 +168,11 @@ def _batch_axes(in_axes) -> dict[str, int | None]:
 def _batch_size(batched_tree: GameTree, axes: dict[str, int | None]) -> int:
     one = array_shapes(batched_tree.sizes)
 
-    def shape_of(field):  # of the field's (first) array; () where the tree has none
+    def shape_of(field):  # () where the tree has none
         value = getattr(batched_tree, field)
-        return () if value is None else tuple(np.shape(arrays_of(field, value)[0]))
+        return () if value is None else tuple(np.shape(value))
 
+    axes = {f: a for f, a in axes.items() if f in one}  # the layout follows the arrays
     for f, a in axes.items():
         shape = shape_of(f)
         if a == 0 and shape[1:] != one[f]:
@@ -210,9 +211,9 @@ def shard_batch(batched_tree: GameTree, in_axes: GameTree | int = 0,
     extra = -size % mesh.size
     arrays = {}
     for f, a in axes.items():
-        arrays[f] = map_arrays(f, getattr(batched_tree, f), lambda x, a=a: (
+        arrays[f] = jax.tree_util.tree_map(lambda x, a=a: (
             _place(_pad(np.asarray(x), 0, extra), mesh, P(mesh.axis_names)) if a == 0
-            else _place(np.asarray(x), mesh, P())))
+            else _place(np.asarray(x), mesh, P())), getattr(batched_tree, f))
     return dataclasses.replace(batched_tree, **arrays), size
 
 
@@ -393,27 +394,32 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
     for f, x in host.items():
         if x is not None and f in TERMINAL_DIM:
             host[f] = _pad(np.asarray(x), TERMINAL_DIM[f], extra, fill[f])
-    if tree.packed_last is not None:  # the padding terminals end at the empty sequence
-        groups = depth_groups(tree.infoset_player, tree.infoset_depth, s.num_players)
-        host |= packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
-                              host["terminal_last"], groups, s.block_columns)
-    arrays = {}
-    # None where dropped by without_histories or not derived; the leaf slots stay
-    # None too: they name leaves of the whole tree, so a device adds its own by scatter.
-    for f in ARRAY_FIELDS:
-        spec = P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
-        arrays[f] = map_arrays(f, host.get(f), lambda x, spec=spec: _place(np.asarray(x),
-                                                                           mesh, spec))
-    sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra, leaf_slots=None)
+    if tree.layout.packed:  # the padding terminals end at the empty sequence
+        # Every leaf added by scatter: slots would name leaves of the whole tree,
+        # where a device adds only its own.
+        host["layout"] = derive(tree.legal, tree.infoset_player, tree.infoset_depth,
+                                tree.infoset_parent, tree.infoset_ancestors,
+                                host["terminal_last"], s.perfect_recall,
+                                SlotCosts(scatter_ns=1.0, slot_ns=math.inf))
+    else:
+        host["layout"] = tree.layout
+    specs = _terminal_specs(dataclasses.replace(tree, layout=host["layout"]), mesh)
+    arrays = {f: jax.tree_util.tree_map(lambda x, spec: _place(np.asarray(x), mesh, spec),
+                                        host[f], getattr(specs, f))
+              for f in ARRAY_FIELDS if host[f] is not None}  # None: dropped by without_histories
+    sizes = dataclasses.replace(s, num_terminals=s.num_terminals + extra)
     return dataclasses.replace(tree, sizes=sizes, **arrays)
 
 
 def _terminal_specs(tree: GameTree, mesh: Mesh) -> GameTree:
     """A GameTree of PartitionSpecs: Z split over all mesh axes, the rest replicated."""
-    return dataclasses.replace(tree, **{
+    split = lambda dim: P(*[None] * dim, mesh.axis_names)  # noqa: E731
+    layout = jax.tree_util.tree_map(lambda _: P(), tree.layout)
+    if tree.layout.last is not None:  # each player's [Z] last sequences
+        layout = dataclasses.replace(layout, last=tuple(split(0) for _ in tree.layout.last))
+    return dataclasses.replace(tree, layout=layout, **{
         f: None if getattr(tree, f) is None else
-        P(*[None] * TERMINAL_DIM[f], mesh.axis_names) if f in TERMINAL_DIM else P()
-        for f in ARRAY_FIELDS})
+        split(TERMINAL_DIM[f]) if f in TERMINAL_DIM else P() for f in SAVED_FIELDS})
 
 
 def _mesh_of(tree: GameTree, mesh: Mesh | None) -> Mesh:

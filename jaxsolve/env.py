@@ -46,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
 

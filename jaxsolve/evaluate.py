@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from jaxsolve import packing
 from jaxsolve import sequences as seq
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.tree import GameTree
 
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.compile import _stderr_dropped_on_error, compile_game, declared_num_actions
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError, one_line
 from jaxsolve.protocol import CHANCE, GameLike, is_game

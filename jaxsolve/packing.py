@@ -7,7 +7,7 @@ CFR over such arrays moves mostly padding. The solvers' loop by player
 packed:
 
 * the player's infosets in the order of their own depth
-  (`jaxsolve.tree_layout.depth_groups`: any numbering of the infosets), and within
+  (`jaxsolve.tree.layout.depth_groups`: any numbering of the infosets), and within
   one depth by number of legal actions, the most first (ties in id order);
 * each infoset's legal actions packed to the left, in action order: entry j of an
   infoset is its (j+1)-th legal action;
@@ -15,15 +15,15 @@ packed:
   entry 1 of those that have two, and so on.
 
 Column j of depth d then holds the first `columns[d][j]` infosets of that depth
-(`TreeSizes.block_columns`), so the sum over each infoset's actions and its
+(`KernelLayout.block_columns`), so the sum over each infoset's actions and its
 broadcast back to the actions are static slices and pads: streaming operations over
 the legal entries alone. A sum over a row adds the same terms in the same order as
 the padded row's (the padding adds zeros), so the packed layout changes no value.
 
 `Packing` is the static part (Python ints, known when tracing). The index arrays that
 translate between the tree's numbering and the packed one are the tree's own
-(`GameTree.packed_rows` and its kin, derived when the tree is built or loaded by
-`jaxsolve.tree_layout.packed_arrays`); `packed` slices one player's out of them.
+(`GameTree.layout`, the `jaxsolve.tree.layout.KernelLayout` derived when the tree is
+built or loaded); `packed` slices one player's out of them.
 """
 
 from __future__ import annotations
@@ -212,8 +212,8 @@ class PackedRows(NamedTuple):
 
 
 class Packed(NamedTuple):
-    """One player's part of the tree's packed index arrays (`GameTree.packed_rows`
-    and its kin), in the player's own numbering: entries 0..S-1, S the empty
+    """One player's part of the tree's packed index arrays (`GameTree.layout`),
+    in the player's own numbering: entries 0..S-1, S the empty
     sequence.
 
     Attributes:
@@ -235,13 +235,13 @@ def layout(tree: GameTree, player: int) -> Packing:
     """The static shape of one player's packed sequences.
 
     Args:
-      tree: the compiled game, with `sizes.block_columns`.
+      tree: the compiled game, with `layout.block_columns`.
       player: the player, a Python int.
 
     Returns:
       The `Packing`.
     """
-    return Packing(tree.sizes.block_columns[player])
+    return Packing(tree.layout.block_columns[player])
 
 
 def available(tree: GameTree) -> bool:
@@ -256,7 +256,7 @@ def available(tree: GameTree) -> bool:
     Returns:
       A Python bool.
     """
-    return tree.packed_last is not None and tree.sizes.block_columns is not None
+    return tree.layout.packed
 
 
 def packed(tree: GameTree, player: int) -> Packed:
@@ -273,9 +273,9 @@ def packed(tree: GameTree, player: int) -> Packed:
     row = sum(shape.num_rows for shape in shapes[:-1])
     entry = sum(shape.size for shape in shapes[:-1])
     rows = slice(row, row + shapes[-1].num_rows)
-    return Packed(tree.packed_rows[rows], tree.packed_sequences[entry:entry + shapes[-1].size],
-                  tree.packed_parent[rows], tree.packed_ancestors[rows],
-                  tree.packed_last[player])
+    arrays = tree.layout
+    return Packed(arrays.rows[rows], arrays.sequences[entry:entry + shapes[-1].size],
+                  arrays.parent[rows], arrays.ancestors[rows], arrays.last[player])
 
 
 def realization_plan(shape: Packing, policy: jax.Array,
@@ -337,7 +337,7 @@ def backup(shape: Packing, sums: jax.Array, parent: jax.Array,
 
 
 class Slots(NamedTuple):
-    """One player's leaves in rows of slots (`GameTree.slot_leaves`).
+    """One player's leaves in rows of slots (`KernelLayout.slot_leaves`).
 
     Attributes:
       leaves: `[K, R]` the leaf in slot k of row r, Z where the slot is empty.
@@ -357,18 +357,20 @@ def slots(tree: GameTree, player: int) -> Slots | None:
       player: the player, a Python int.
 
     Returns:
-      The `Slots`, or None (`TreeSizes.leaf_slots`).
+      The `Slots`, or None (`KernelLayout.leaf_slots`).
     """
-    if tree.sizes.leaf_slots is None or tree.slot_leaves is None:
+    kernel_layout = tree.layout
+    if kernel_layout.leaf_slots is None or kernel_layout.slot_leaves is None:
         return None
-    width, rows = tree.sizes.leaf_slots[player]
+    width, rows = kernel_layout.leaf_slots[player]
     if not width:
         return None
-    first = sum(k * r for k, r in tree.sizes.leaf_slots[:player])
-    first_row = sum(r for k, r in tree.sizes.leaf_slots[:player] if k)
-    leaves = tree.slot_leaves[first:first + width * rows].reshape(width, rows)
+    first = sum(k * r for k, r in kernel_layout.leaf_slots[:player])
+    first_row = sum(r for k, r in kernel_layout.leaf_slots[:player] if k)
+    leaves = kernel_layout.slot_leaves[first:first + width * rows].reshape(width, rows)
     direct = rows == layout(tree, player).size + 1
-    return Slots(leaves, None if direct else tree.slot_sequences[first_row:first_row + rows])
+    return Slots(leaves, None if direct
+                 else kernel_layout.slot_sequences[first_row:first_row + rows])
 
 
 def slot_sums(shape: Packing, slots: Slots, weights: jax.Array) -> jax.Array:

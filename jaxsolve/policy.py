@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.base import CFRState, MCCFRState, Solver
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.solvers import average_policy, current_policy

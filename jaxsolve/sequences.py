@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 
@@ -345,7 +345,7 @@ def value_blocks(tree: GameTree, flat_policy: jax.Array, weights: jax.Array,
                  player: int) -> list[tuple[slice, jax.Array]]:
     """`counterfactual_values` in pieces, for updates that touch only `player`'s rows.
 
-    With `sizes.infoset_blocks` (and perfect recall) one piece per own depth, together
+    With `layout.infoset_blocks` (and perfect recall) one piece per own depth, together
     exactly `player`'s infosets; otherwise one piece of all infosets, 0 at other
     players' rows.
 
@@ -390,7 +390,7 @@ def _backup(tree: GameTree, leaf_sum: jax.Array, player: int, combine, fill):
     actions and at other players' rows) and the value of the empty sequence (the
     leaves before any own decision plus every root infoset's combined value).
 
-    With `sizes.infoset_blocks` the player's infosets at each own depth are one slice,
+    With `layout.infoset_blocks` the player's infosets at each own depth are one slice,
     so the backup runs once per depth, deepest first, on that slice alone; otherwise
     it passes over all infosets `max_infoset_depth + 1` times (after k passes every
     sequence with at most k own infosets in a chain below it is exact)."""
@@ -400,7 +400,8 @@ def _backup(tree: GameTree, leaf_sum: jax.Array, player: int, combine, fill):
     legal = tree.legal
     fill = jnp.asarray(fill, leaf_sum.dtype)
     sums = leaf_sum[:-1].reshape(shape)
-    blocks = sz.infoset_blocks[player] if sz.infoset_blocks is not None else None
+    blocks = tree.layout.infoset_blocks
+    blocks = blocks[player] if blocks is not None else None
     if blocks is None:
         mine = tree.infoset_player == player
         child = jnp.zeros(size, leaf_sum.dtype)

@@ -38,7 +38,7 @@ import numpy as np
 from jaxsolve import base, kernel
 from jaxsolve import sequences as seq
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.base import CFRState, Solver
 from jaxsolve.errors import ArgumentTypeError
 from jaxsolve.kernel import Rule

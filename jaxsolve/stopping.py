@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve import base, validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.evaluate import exploitability
 from jaxsolve.solvers import Solver, average_policy, check_solver, count_argument, loop_steps
 from jaxsolve.tree import GameTree

@@ -9,7 +9,7 @@ GameError, so a ValueError) or, for an argument of the wrong kind, an
 `ArgumentTypeError` (also a TypeError). Every message starts with `where`, the
 public function's name, and says what was expected. The checks of arguments that
 are trees, players and policies of a tree build on these and live beside the tree
-(`jaxsolve.tree_arguments`); those of solvers and their states with the types they
+(`jaxsolve.tree.arguments`); those of solvers and their states with the types they
 know: `jaxsolve.base` (`solver_state`, `state_of`) and `jaxsolve.solvers`
 (`check_solver`). This module imports no tree, so the search (`jaxsolve.mcts`) uses
 it without the CFR half.

@@ -9,7 +9,7 @@ import pytest
 
 import jaxsolve
 from conftest import RUN, builtin_tree
-from jaxsolve.tree_layout import ARRAY_FIELDS
+from jaxsolve.tree.sizes import ARRAY_FIELDS
 
 ITERS = 25
 
@@ -226,7 +226,7 @@ def test_a_stack_of_trees_whose_infosets_differ_in_width_solves_as_each_alone():
     # so `run` sorts them into its packed layout, here under vmap with every array
     # of the tree batched (jaxsolve.stack).
     tree = jaxsolve.builders.liars_dice((1, 1), 3)
-    assert any(len(set(c)) > 1 for player in tree.sizes.block_columns for c in player)
+    assert any(len(set(c)) > 1 for player in tree.layout.block_columns for c in player)
     other = tree.replace(utilities=np.asarray(tree.utilities) * 2.0)
     batch = jaxsolve.stack([tree, other])
     solver = jaxsolve.cfr_plus()

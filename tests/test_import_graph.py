@@ -35,14 +35,14 @@ LAYERS = [
     # protocol, progress bars (tqdm loads when one is drawn), Ctrl-C held back while
     # a step runs, the .npz reader and atomic writer
     ["allocator", "errors", "protocol", "progress", "interrupt", "npz"],
-    # core: GameTree's sizes, names and array catalogue, its structure checks, the
-    # checks of its arrays, its .npz format, the type itself (its methods call the
-    # checks and the format); before them the checks of settings and the rules every
-    # setting is checked by (no tree), after them the argument checks on a tree; the
-    # built-in games, written against the protocol, once they
-    # live in jaxsolve/
-    ["validate", "tree_layout", "tree_structure", "tree_checks", "tree_file", "tree",
-     "tree_arguments", "games.*"],
+    # core: the checks of settings (no tree: the search uses them); the tree package:
+    # GameTree's sizes, names and array catalogue, the layout the kernels derive, its
+    # structure checks, the checks of its arrays, its .npz format, the type itself
+    # (its methods call the checks and the format), the package's public names, the
+    # argument checks on a tree; the built-in games, written against the protocol,
+    # once they live in jaxsolve/
+    ["validate", "tree.sizes", "tree.layout", "tree.structure", "tree.checks", "tree.file",
+     "tree.game_tree", "tree", "tree.arguments", "games.*"],
     # ingest: the protocol's rules (shared by the walk and the checks), per-node arrays
     # -> GameTree (shared by compile_game and the builders), the builders' level
     # stream, the walk, the conformance checks, the array-native builders
@@ -286,7 +286,7 @@ def test_the_graph_is_read_from_every_module():
     # The parser sees what it should: known arrows of the source, both kinds of import.
     assert len(FILES) > 40 and {"tree", "solvers", "cli", "__init__", "builders"} <= set(FILES)
     edges = _edges()
-    assert {"tree", "validate", "errors"} <= edges["tree_arguments"]
+    assert {"tree", "tree.checks", "validate", "errors"} <= edges["tree.arguments"]
     assert "sampling" in edges["__init__"] and "builders" in edges["__init__"]
     assert "builders.assemble" in edges["builders.goofspiel"]
 
@@ -361,8 +361,8 @@ def test_the_search_and_the_setting_checks_import_no_tree():
     # jaxsolve.mcts is game-agnostic: nothing of the CFR half (the tree, the solvers)
     # reaches it, and the setting checks it shares import no tree.
     edges = _edges()
-    cfr_half = {"tree", "tree_layout", "tree_checks", "tree_arguments", "sequences",
-                "solvers", "kernel", "packing"}
+    cfr_half = {"tree", "tree.sizes", "tree.layout", "tree.checks", "tree.game_tree",
+                "tree.arguments", "sequences", "solvers", "kernel", "packing"}
 
     def reach(start):
         seen, todo = set(), [start]

@@ -3,7 +3,7 @@
 Counterfactual values, best responses and the CFR family's step are computed from
 realization plans and a backup over each player's own infoset tree: level by level
 on slices where a tree's infosets are grouped by (player, own depth)
-(`TreeSizes.infoset_blocks`), in passes over all infosets where they are not, and on
+(`KernelLayout.infoset_blocks`), in passes over all infosets where they are not, and on
 whole paths for a player without perfect recall. Which of these a tree takes is
 pinned here, so that the OpenSpiel parity tests (test_openspiel_parity.py: Kuhn
 and liar's dice grouped, Leduc not) keep covering both sequence-form paths; their
@@ -22,7 +22,9 @@ import jaxsolve
 from jaxsolve import sequences as seq
 from jaxsolve.updates import instant_regrets
 from jaxsolve import kernel, packing
-from jaxsolve.tree_layout import DERIVED_FIELDS, block_columns, depth_groups, infoset_blocks
+from jaxsolve.tree.layout import (SLOT_COSTS, SlotCosts, block_columns, depth_groups,
+                                  infoset_blocks, slot_costs)
+from jaxsolve.tree.sizes import SAVED_FIELDS
 from conftest import builtin_tree, pyspiel_tree
 from toy_games import SpecGame, chance, decision, leaf
 
@@ -32,9 +34,9 @@ pytestmark = pytest.mark.float64
 
 def test_parity_games_cover_both_sequence_form_paths():
     pytest.importorskip("pyspiel")
-    assert pyspiel_tree("kuhn_poker").sizes.infoset_blocks is not None
-    assert pyspiel_tree("liars_dice", dice_sides=4).sizes.infoset_blocks is not None
-    assert pyspiel_tree("leduc_poker").sizes.infoset_blocks is None
+    assert pyspiel_tree("kuhn_poker").layout.infoset_blocks is not None
+    assert pyspiel_tree("liars_dice", dice_sides=4).layout.infoset_blocks is not None
+    assert pyspiel_tree("leduc_poker").layout.infoset_blocks is None
 
 
 def test_blocks_of_grouped_and_interleaved_ids():
@@ -72,8 +74,8 @@ def test_sequence_form_values_equal_numpy_path_sums(name):
     legal = np.asarray(tree.legal)
     policy = rng.random(legal.shape) * legal
     policy /= policy.sum(axis=-1, keepdims=True)
-    ungrouped = dataclasses.replace(tree, sizes=dataclasses.replace(tree.sizes,
-                                                                    infoset_blocks=None))
+    ungrouped = dataclasses.replace(tree, layout=dataclasses.replace(tree.layout,
+                                                                     infoset_blocks=None))
     for player in range(tree.sizes.num_players):
         want = _numpy_path_values(tree, policy, player)
         for variant in (tree, ungrouped):
@@ -97,7 +99,7 @@ def test_a_forgetful_player_is_valued_on_whole_paths():
 
 def test_blocks_are_derived_again_when_a_tree_is_loaded(tmp_path):
     tree = builtin_tree("kuhn_poker")
-    assert tree.sizes.infoset_blocks is not None
+    assert tree.layout.infoset_blocks is not None
     assert jaxsolve.GameTree.load(tree.save(tmp_path / "kuhn")).sizes == tree.sizes
 
 
@@ -132,8 +134,7 @@ def test_a_tree_without_histories_solves_and_evaluates_as_the_full_one():
     # last sequence per player (4 * P bytes a leaf) and the leaves in rows of slots
     # (4 bytes a slot, the rows of 8 holding about 1.6 slots a leaf per player):
     # about 16 more a history.
-    derived = sum(np.asarray(x).nbytes for f in DERIVED_FIELDS
-                  for x in jaxsolve.tree_layout.arrays_of(f, getattr(slim, f)))
+    derived = sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(slim.layout))
     assert jaxsolve.builders.tree_bytes(slim) - derived < full.sizes.num_nodes * 30
     assert derived < full.sizes.num_nodes * 20
     solver = jaxsolve.cfr_plus()
@@ -275,7 +276,7 @@ def test_leaf_slots_hold_each_leaf_once_in_a_row_of_its_sequence(game):
     tree = (pyspiel_tree("liars_dice", dice_sides=4) if game == "liars4" else
             pyspiel_tree("kuhn_poker", players=3))
     num_leaves = tree.sizes.num_terminals
-    assert any(k for k, _ in tree.sizes.leaf_slots)
+    assert any(k for k, _ in tree.layout.leaf_slots)
     weights = np.random.default_rng(1).standard_normal(num_leaves)
     for p in range(tree.sizes.num_players):
         slots, last = packing.slots(tree, p), np.asarray(packing.packed(tree, p).last)
@@ -306,10 +307,13 @@ def test_packed_arrays_are_derived_again_and_never_saved(tmp_path):
     tree = builtin_tree("kuhn_poker")
     assert packing.available(tree)
     path = tree.save(tmp_path / "kuhn.npz")
-    assert not set(DERIVED_FIELDS) & set(np.load(path).files)
+    assert set(np.load(path).files) <= set(SAVED_FIELDS) | {"__meta__"}
     loaded = jaxsolve.GameTree.load(path)
-    for field in DERIVED_FIELDS:
-        np.testing.assert_array_equal(getattr(loaded, field), getattr(tree, field))
+    leaves, structure = jax.tree_util.tree_flatten(tree.layout)
+    loaded_leaves, loaded_structure = jax.tree_util.tree_flatten(loaded.layout)
+    assert loaded_structure == structure and len(leaves) == 7 + tree.sizes.num_players - 1
+    for ours, theirs in zip(loaded_leaves, leaves):
+        np.testing.assert_array_equal(ours, theirs)
     seen = []
 
     def traced(last):
@@ -318,8 +322,8 @@ def test_packed_arrays_are_derived_again_and_never_saved(tmp_path):
 
     jax.jit(traced)(tree.terminal_last)
     assert seen == [False]
-    with pytest.raises(jaxsolve.ArgumentError, match="packed_last"):
-        tree.replace(packed_last=tree.packed_last)
+    with pytest.raises(jaxsolve.ArgumentError, match="layout"):
+        tree.replace(layout=tree.layout)
 
 
 def test_runs_loop_by_player_with_a_player_who_never_acts():
@@ -327,7 +331,7 @@ def test_runs_loop_by_player_with_a_player_who_never_acts():
     # takes the steps of player 0, whose best action (the 3) it finds.
     tree = jaxsolve.compile_game(SpecGame(decision(0, "a", leaf(1.0, -1.0), leaf(3.0, -3.0),
                                                    leaf(2.0, -2.0))))
-    assert tree.sizes.block_columns == (((1, 1, 1),), ())
+    assert tree.layout.block_columns == (((1, 1, 1),), ())
     solver = jaxsolve.cfr_plus()
     ours = jaxsolve.run(solver, tree, solver.init(tree), 5)
     state = solver.init(tree)
@@ -342,16 +346,14 @@ def test_the_slot_layout_follows_the_costs_it_is_given():
     # The CPU's measured costs give liar's dice 1x4 rows of slots; costs under which a
     # slot never pays keep every player's scatter. The iterates are the same sums
     # in another order.
-    from jaxsolve.tree_layout import SLOT_COSTS, SlotCosts, slot_costs
-
     tree = jaxsolve.builders.liars_dice((1, 1), 4, histories=False)
     assert slot_costs("cpu") == SLOT_COSTS["cpu"] and slot_costs("other") == SLOT_COSTS["cpu"]
     laid = tree.with_slot_costs(SLOT_COSTS["cpu"])
-    assert any(k for k, _ in laid.sizes.leaf_slots)
+    assert any(k for k, _ in laid.layout.leaf_slots)
     scattered = tree.with_slot_costs(SlotCosts(1.0, float("inf")))
-    assert all(k == 0 for k, _ in scattered.sizes.leaf_slots)
+    assert all(k == 0 for k, _ in scattered.layout.leaf_slots)
     assert slot_costs("gpu") == SLOT_COSTS["gpu"] and all(
-        k == 0 for k, _ in tree.with_slot_costs(slot_costs("gpu")).sizes.leaf_slots)
+        k == 0 for k, _ in tree.with_slot_costs(slot_costs("gpu")).layout.leaf_slots)
     solver = jaxsolve.cfr_plus()
     a, b = (jaxsolve.run(solver, t, solver.init(t), 6) for t in (laid, scattered))
     np.testing.assert_allclose(np.asarray(a.average), np.asarray(b.average), rtol=1e-5,

@@ -13,8 +13,7 @@ from conftest import RUN, builtin_tree
 from jaxsolve import GameError, GameTree, cli, games
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.errors import CheckpointNotTreeError
-from jaxsolve.tree_file import CHECKPOINT_V1_FIELDS
-from jaxsolve.tree_layout import TUPLE_FIELDS
+from jaxsolve.tree.file import CHECKPOINT_V1_FIELDS
 
 
 def test_levels_are_contiguous_and_children_point_one_level_down():
@@ -89,15 +88,18 @@ def test_tree_is_a_pytree_with_static_sizes():
     import jax
     tree = builtin_tree("kuhn_poker")
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    # The leaves are exactly the tree's arrays, each once (each player's of a field
-    # holding one per player); sizes, names and terminal_axis (the static metadata)
-    # are not leaves.
+    # The leaves are exactly the tree's arrays, each once, and its layout's (each
+    # player's [Z] last sequences apart); sizes, names and terminal_axis (the static
+    # metadata) and the layout's static shape are not leaves.
     fields = [f.name for f in dataclasses.fields(tree)]
-    arrays = [name for name in fields if name not in ("sizes", "names", "terminal_axis")]
-    assert len(arrays) == len(fields) - 3
-    held = [id(x) for name in arrays for x in (
-        getattr(tree, name) if name in TUPLE_FIELDS else [getattr(tree, name)])]
-    assert len(tree.packed_last) == tree.sizes.num_players
+    arrays = [name for name in fields
+              if name not in ("sizes", "names", "terminal_axis", "layout")]
+    assert len(arrays) == len(fields) - 4
+    layout = tree.layout
+    assert len(layout.last) == tree.sizes.num_players
+    held = [id(getattr(tree, name)) for name in arrays] + [id(x) for x in (
+        layout.rows, layout.sequences, layout.parent, layout.ancestors, *layout.last,
+        layout.slot_leaves, layout.slot_sequences)]
     assert sorted(map(id, leaves)) == sorted(held)
     again = jax.tree_util.tree_unflatten(treedef, leaves)
     assert again.sizes == tree.sizes and again.names.infosets == tree.names.infosets

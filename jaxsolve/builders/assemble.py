@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable
 
+import jax
 import numpy as np
 
 from jaxsolve import progress, validate
@@ -48,7 +49,6 @@ from jaxsolve.assemble import TreeParts, tree_from_parts
 from jaxsolve.errors import ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_layout import ARRAY_FIELDS, arrays_of
 
 DEFAULT_MAX_BYTES = 8 * 2**30
 # Work arrays per history of the widest level (gathers, the key sort of
@@ -646,5 +646,4 @@ def tree_bytes(tree: GameTree) -> int:
       The sum of its arrays' sizes, the derived packed ones included (names not
       included; arrays a tree from `without_histories` dropped count 0).
     """
-    return sum(np.asarray(x).nbytes for f in ARRAY_FIELDS if getattr(tree, f) is not None
-               for x in arrays_of(f, getattr(tree, f)))
+    return sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(tree))

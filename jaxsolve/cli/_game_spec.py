@@ -28,7 +28,7 @@ from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
 from jaxsolve.openspiel import load_pyspiel
 from jaxsolve.protocol import is_game
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_arguments import batch_size
+from jaxsolve.tree.arguments import batch_size
 
 OPENSPIEL_PREFIX = "openspiel:"
 PYTHON_GAME_HELP = ("FILE.py:NAME or module:NAME, a game in your own code (a class or "

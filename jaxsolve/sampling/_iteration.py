@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxsolve import base
 from jaxsolve import validate
-from jaxsolve import tree_arguments
+from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.base import MCCFRState
 from jaxsolve.errors import ArgumentError, ArgumentTypeError
 from jaxsolve.sampling._estimate import choose_traversal, estimate

@@ -21,7 +21,7 @@ from conftest import NASH_CONV, pyspiel_game
 from jaxsolve import GameError
 from jaxsolve.builders import (battleship, battleship_spec, estimate_bytes, goofspiel,
                                goofspiel_spec, liars_dice, liars_dice_spec, tree_bytes)
-from jaxsolve.tree_checks import validate_shapes
+from jaxsolve.tree.checks import validate_shapes
 
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python import policy as os_policy  # noqa: E402

@@ -1,15 +1,15 @@
 """A GameTree's `.npz` file: what `GameTree.save` writes and `GameTree.load` reads.
 
 A file holds every array of the tree and one JSON record, `__meta__`: the format
-version, the sizes (less those derived again at load, `DERIVED_SIZES`) and the names.
+version, the sizes and the names (the kernels' `layout` is derived again at load).
 `write` writes it (atomically, through `jaxsolve.npz`); `read` reads it back and
 checks the record: that the file is a saved tree (not a solver checkpoint), of this
 format version, with every array, of the dtypes `write` gives them, and sizes and
 names of the right types. It returns the tree's fields: `GameTree.load` builds the
-tree from them, checks its arrays (`jaxsolve.tree_checks`) and then, with
+tree from them, checks its arrays (`jaxsolve.tree.checks`) and then, with
 `check_utility_sum`, the utility sum the record states. Building the tree is left to
 `GameTree.load`, and the functions here take a GameTree without importing the type,
-because `jaxsolve.tree` imports this module for its `save` and `load`.
+because `jaxsolve.tree.game_tree` imports this module for its `save` and `load`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import numpy as np
 
 from jaxsolve import npz
 from jaxsolve.errors import CheckpointNotTreeError, GameError
-from jaxsolve.tree_checks import kind_error, require_histories
-from jaxsolve.tree_layout import (BOOL_FIELDS, DERIVED_SIZES, NUMBER_FIELDS, SAVED_FIELDS,
-                                  TERMINAL_DIM, TreeNames, TreeSizes, array_shapes,
-                                  observed_utility_sum)
+from jaxsolve.tree.checks import kind_error, require_histories
+from jaxsolve.tree.sizes import (BOOL_FIELDS, NUMBER_FIELDS, SAVED_FIELDS, TERMINAL_DIM,
+                                 TreeNames, TreeSizes, array_shapes, observed_utility_sum)
 
 _FORMAT_VERSION = 1
 
@@ -52,8 +51,7 @@ def write(tree, path: str | Path) -> Path:
     sizes = _without_mesh_padding(arrays, tree.sizes)
     meta = {
         "format_version": _FORMAT_VERSION,
-        "sizes": {k: v for k, v in dataclasses.asdict(sizes).items()
-                  if k not in DERIVED_SIZES},  # derived again at load
+        "sizes": dataclasses.asdict(sizes),
         "game": tree.names.game,
         "infosets": list(tree.names.infosets),
         "actions": [list(a) for a in tree.names.actions],
@@ -105,8 +103,6 @@ def _without_mesh_padding(arrays: dict[str, np.ndarray], sizes: TreeSizes) -> Tr
         return sizes  # no padding (or not trailing: `load` names what is wrong)
     shapes = array_shapes(sizes)
     for field, dim in TERMINAL_DIM.items():
-        if field not in arrays:  # derived, not saved
-            continue
         axis = arrays[field].ndim - len(shapes[field]) + dim
         arrays[field] = np.take(arrays[field], np.arange(real), axis=axis)
     return dataclasses.replace(sizes, num_terminals=real)
@@ -197,8 +193,7 @@ def _is_count(v) -> bool:
 
 # TreeSizes field -> (test of its JSON value, what it must be)
 _SIZE_RULES = {
-    **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)
-       if f.name not in DERIVED_SIZES},
+    **{f.name: (_is_count, "an integer >= 0") for f in dataclasses.fields(TreeSizes)},
     "num_players": (lambda v: _is_count(v) and v >= 1, "an integer >= 1"),
     "level_offsets": (lambda v: isinstance(v, list) and all(map(_is_count, v)),
                       "a list of integers >= 0"),

@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentTypeError
 from jaxsolve.tree import GameTree
-from jaxsolve.tree_checks import require_histories
+from jaxsolve.tree.checks import require_histories
 from jaxsolve.validate import fail, integer, kind_of, traced
 
 

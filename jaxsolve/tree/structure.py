@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxsolve.errors import GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree_layout import NUMBER_FIELDS, SAVED_FIELDS
+from jaxsolve.tree.sizes import NUMBER_FIELDS, SAVED_FIELDS
 
 # Arrays that describe the game's structure, as opposed to its numbers
 # (`utilities`, `chance_probs`), which a sweep changes and `check_structure` ignores.
@@ -154,7 +154,7 @@ def check_structure(arrays: dict[str, np.ndarray], sizes, shapes: dict[str, tupl
     Args:
       arrays: the tree's arrays by name, NumPy.
       sizes: the tree's `TreeSizes`.
-      shapes: each array's unbatched shape (`tree_layout.array_shapes`).
+      shapes: each array's unbatched shape (`jaxsolve.tree.sizes.array_shapes`).
       infosets: [I] the infoset names, for messages.
       where: what messages name first: a function's name or a file's path.
 

@@ -2,7 +2,7 @@
 
 `validate_shapes` compares every array's shape with the one its sizes give;
 `validate_values` checks what shapes cannot (dtypes, index ranges, finite numbers,
-chance rows that are distributions, and, through `jaxsolve.tree_structure`, that the
+chance rows that are distributions, and, through `jaxsolve.tree.structure`, that the
 arrays describe one game); `validate_numbers` checks the numbers alone. Eager NumPy
 on concrete arrays, raising `GameError` naming where the tree came from.
 
@@ -16,15 +16,16 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentError, GameError
 from jaxsolve.protocol import CHANCE, TERMINAL
-from jaxsolve.tree_layout import (BOOL_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  SAVED_FIELDS, TreeSizes, array_shapes, arrays_of)
-from jaxsolve.tree_structure import check_structure
+from jaxsolve.tree.sizes import (BOOL_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS, SAVED_FIELDS,
+                                 TreeSizes, array_shapes)
+from jaxsolve.tree.structure import check_structure
 
 _PROB_SUM_TOLERANCE = 1e-4  # float32 trees (the builders') sum a row to 1 within ~1e-6
 
 
 def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> None:
-    """Checks every array of `tree` against its static sizes, and the infoset names' count.
+    """Checks every saved array of `tree` against its static sizes, and the infoset
+    names' count (the `layout` is derived from them, after these checks).
 
     Args:
       tree: a GameTree; arrays `without_histories` dropped are skipped.
@@ -36,16 +37,15 @@ def validate_shapes(tree, where: str = "GameTree", batch_ok: bool = True) -> Non
     """
     s = tree.sizes
     for field, shape in array_shapes(s).items():
-        if getattr(tree, field) is None and field in HISTORY_FIELDS + DERIVED_FIELDS:
+        if getattr(tree, field) is None and field in HISTORY_FIELDS:
             continue
-        for array in arrays_of(field, getattr(tree, field)):
-            got = tuple(np.shape(array))
-            if got[len(got) - len(shape):] != shape or len(got) < len(shape):
-                raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
-            if len(got) > len(shape) and not batch_ok:
-                raise GameError(f"{where}: array {field!r} has shape {got}, expected "
-                                f"{shape}: a batch of {got[0]} trees (jaxsolve.sweep or "
-                                "jaxsolve.stack), where one game belongs")
+        got = tuple(np.shape(getattr(tree, field)))
+        if got[len(got) - len(shape):] != shape or len(got) < len(shape):
+            raise GameError(f"{where}: array {field!r} has shape {got}, expected {shape}")
+        if len(got) > len(shape) and not batch_ok:
+            raise GameError(f"{where}: array {field!r} has shape {got}, expected "
+                            f"{shape}: a batch of {got[0]} trees (jaxsolve.sweep or "
+                            "jaxsolve.stack), where one game belongs")
     if len(tree.names.infosets) != s.num_infosets:
         raise GameError(f"{where}: {len(tree.names.infosets)} infoset names for {s.num_infosets} infosets")
 
@@ -57,13 +57,13 @@ def validate_values(tree, where: str = "GameTree", structure: bool = True) -> No
     utilities, chance rows that are distributions, a legal action at every infoset,
     consistent level offsets, and that the arrays describe one game: the history arrays
     one breadth-first tree, the sequence-form arrays the ones its histories give
-    (`tree_structure`). Eager NumPy, for trees read from files (`GameTree.load`);
+    (`jaxsolve.tree.structure`). Eager NumPy, for trees read from files (`GameTree.load`);
     leading batch axes (`stack`, `sweep`) are allowed.
 
     Args:
       tree: a GameTree whose shapes are checked.
       where: what messages name first: a function's name or a file's path.
-      structure: whether to run the structure check of `tree_structure`.
+      structure: whether to run the structure check of `jaxsolve.tree.structure`.
 
     Raises:
       GameError: naming `where` and the array.

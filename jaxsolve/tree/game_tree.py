@@ -23,9 +23,10 @@ strings, action labels) are metadata that never enters a trace. Two trees from o
 parameter sweep share sizes and names, so one compilation serves them all, and
 stacking them along a new leading axis gives a batch that `jax.vmap` solves at once.
 
-The sizes, the names and the catalogue of the arrays are `jaxsolve.tree_layout`'s,
-the checks of the arrays `jaxsolve.tree_checks`'s and the `.npz` file format
-`jaxsolve.tree_file`'s; `GameTree`'s methods call them.
+The sizes, the names and the catalogue of the arrays are `jaxsolve.tree.sizes`'s,
+what the kernels derive from them `jaxsolve.tree.layout`'s, the checks of the
+arrays `jaxsolve.tree.checks`'s and the `.npz` file format `jaxsolve.tree.file`'s;
+`GameTree`'s methods call them.
 """
 
 from __future__ import annotations
@@ -38,20 +39,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxsolve import tree_file
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
 from jaxsolve.protocol import CHANCE
-from jaxsolve.tree_checks import (actions_to, kind_error, require_histories, validate_numbers,
+from jaxsolve.tree import file as tree_file
+from jaxsolve.tree.checks import (actions_to, kind_error, require_histories, validate_numbers,
                                   validate_shapes, validate_values)
-from jaxsolve.tree_layout import (ARRAY_FIELDS, DERIVED_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS,
-                                  SAVED_FIELDS, SLOT_FIELDS, SlotCosts, TreeNames, TreeSizes,
-                                  block_columns,
-                                  depth_groups, infoset_blocks, leaf_slots, observed_utility_sum,
-                                  packed_arrays)
-
-# The public API (re-exported by `jaxsolve`); TreeSizes and TreeNames are defined in
-# `jaxsolve.tree_layout`.
-__all__ = ["GameTree", "TreeNames", "TreeSizes"]
+from jaxsolve.tree.layout import KernelLayout, SlotCosts, derive, leaf_slots
+from jaxsolve.tree.sizes import (ARRAY_FIELDS, HISTORY_FIELDS, NUMBER_FIELDS, SAVED_FIELDS,
+                                 TreeNames, TreeSizes, observed_utility_sum)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,25 +94,10 @@ class GameTree:
       terminal_axis: the mesh axis names this tree's terminals are split over, inside
         `jaxsolve.distributed`'s `shard_map` only (it sets them); () for a tree
         holding all its terminals, as everywhere else.
-      packed_rows: [I] int32, the infoset id of each row of the players' packed
-        sequences (`jaxsolve.packing`), player by player.
-      packed_sequences: [S] int32, the sequence id (row * A + action) of each packed
-        entry: the S legal sequences of all players, player by player.
-      packed_parent: [I] int32, each packed row's parent sequence in its player's
-        packed numbering (entries 0..S_p - 1, S_p the empty sequence).
-      packed_ancestors: [I, D] int32, each packed row's earlier own sequences
-        likewise.
-      packed_last: P arrays [Z] int32 (a tuple), each leaf's last own sequence of
-        each player likewise.
-      slot_leaves: [sum_p K_p * R_p] int32, each player's leaves in R_p rows of K_p
-        slots, a row holding leaves of one sequence, Z in an empty slot
-        (`sizes.leaf_slots`, `jaxsolve.tree_layout.leaf_slots`).
-      slot_sequences: [sum_p R_p] int32, the packed sequence of each row.
-
-    The packed and slot arrays are derived when the tree is built or loaded
-    (`with_infoset_blocks`) and never saved; they are None where a player forgets
-    (the slots also on a tree split over devices, whose devices hold other
-    terminals).
+      layout: the `jaxsolve.tree.layout.KernelLayout`, what the kernels derive
+        from the arrays (the packed sequences, the leaf slots); derived when the
+        tree is built or loaded (`with_layout`), never saved, carried through
+        jit, vmap, `stack` and sharding like the arrays.
     """
 
     node_player: Any
@@ -139,13 +119,7 @@ class GameTree:
     sizes: TreeSizes
     names: TreeNames
     terminal_axis: tuple[str, ...] = ()
-    packed_rows: Any = None
-    packed_sequences: Any = None
-    packed_parent: Any = None
-    packed_ancestors: Any = None
-    packed_last: Any = None
-    slot_leaves: Any = None
-    slot_sequences: Any = None
+    layout: KernelLayout = KernelLayout()
 
     def __repr__(self) -> str:
         # The dataclass repr prints every array; a tree is read by its counts.
@@ -279,8 +253,8 @@ class GameTree:
         if unknown:
             raise ArgumentError(f"{where}: {', '.join(unknown)} cannot be replaced; the "
                                 f"arrays are {', '.join(SAVED_FIELDS)} (sizes, names and "
-                                f"the derived {', '.join(DERIVED_FIELDS)} follow from the "
-                                "game: compile it again to change them)")
+                                "the derived layout follow from the game: compile it "
+                                "again to change them)")
         dropped = sorted(f for f in changes if getattr(self, f) is None)
         if dropped:
             raise ArgumentError(f"{where}: this tree was built without its histories "
@@ -296,12 +270,8 @@ class GameTree:
                 raise ArgumentTypeError(f"{where}: {field} {kind}")
         tree = dataclasses.replace(self, **changes)
         if any(isinstance(v, jax.core.Tracer) for v in changes.values()):
-            if {"infoset_player", "infoset_depth", "legal"} & set(changes):  # unknown: not used
-                tree = dataclasses.replace(tree, sizes=dataclasses.replace(
-                    tree.sizes, infoset_blocks=None, block_columns=None))
-            if set(_PACKED_FROM) & set(changes):
-                tree = dataclasses.replace(tree, sizes=dataclasses.replace(
-                    tree.sizes, leaf_slots=None), **{f: None for f in DERIVED_FIELDS})
+            if set(_LAYOUT_FROM) & set(changes):  # unknown while tracing: not used
+                tree = dataclasses.replace(tree, layout=KernelLayout())
             return tree
         try:
             if set(changes) <= set(NUMBER_FIELDS):
@@ -310,22 +280,22 @@ class GameTree:
                 validate_values(tree, where)
         except GameError as e:
             raise ArgumentError(str(e)) from None
-        if set(_PACKED_FROM) & set(changes):
-            tree = with_infoset_blocks(tree)
+        if set(_LAYOUT_FROM) & set(changes):
+            tree = with_layout(tree)
         return with_observed_utility_sum(tree) if "utilities" in changes else tree
 
     def with_slot_costs(self, costs: SlotCosts) -> "GameTree":
         """The same game with its leaf slots laid out for other costs.
 
         The kernel adds each player's leaf weights into its sequences either by a
-        scatter or in rows of slots (`TreeSizes.leaf_slots`); which is cheaper
+        scatter or in rows of slots (`KernelLayout.leaf_slots`); which is cheaper
         depends on the machine. A tree is laid out for the default backend's costs
-        (`jaxsolve.tree_layout.SLOT_COSTS`) when it is built or loaded; this lays it
+        (`jaxsolve.tree.SLOT_COSTS`) when it is built or loaded; this lays it
         out for yours, e.g. for a tree built on one backend and solved on another,
         or to measure both layouts. No value changes, only the order of additions.
 
         Args:
-          costs: a `jaxsolve.tree_layout.SlotCosts`; `SlotCosts(1.0, math.inf)`
+          costs: a `jaxsolve.tree.SlotCosts`; `SlotCosts(1.0, math.inf)`
             keeps every scatter.
 
         Returns:
@@ -337,19 +307,19 @@ class GameTree:
         """
         where = "GameTree.with_slot_costs"
         if not isinstance(costs, SlotCosts):
-            raise ArgumentTypeError(f"{where}: costs must be a jaxsolve.tree_layout.SlotCosts, "
+            raise ArgumentTypeError(f"{where}: costs must be a jaxsolve.tree.SlotCosts, "
                                     f"got {type(costs).__name__}")
         if np.ndim(self.utilities) != 2:
             raise ArgumentError(f"{where}: expected one game, got a batch: lay out each "
                                 "tree before stacking")
-        if self.packed_last is None:
+        if not self.layout.packed:
             raise ArgumentError(f"{where}: this tree has no packing to lay out (a player "
                                 "forgets, or a traced replace changed its structure)")
         if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(self)):
             raise ArgumentError(f"{where}: call it outside jit, on a tree of concrete arrays")
-        slots, arrays = leaf_slots(self.packed_last, self.sizes.block_columns, costs)
-        return dataclasses.replace(self, sizes=dataclasses.replace(self.sizes, leaf_slots=slots),
-                                   **arrays)
+        slots, arrays = leaf_slots(self.layout.last, self.layout.block_columns, costs)
+        return dataclasses.replace(self, layout=dataclasses.replace(
+            self.layout, leaf_slots=slots, **arrays))
 
     def chance_histories(self) -> list[list[int]]:
         """Which chance node each row of `chance_probs` is (host-side, one tree).
@@ -409,13 +379,13 @@ class GameTree:
     def load(path: str | Path, *, check_structure: bool = True) -> "GameTree":
         """Reads a tree written by `save`.
 
-        The file's record is read by `jaxsolve.tree_file`, its arrays checked by
-        `jaxsolve.tree_checks.validate_shapes` and `validate_values`.
+        The file's record is read by `jaxsolve.tree.file`, its arrays checked by
+        `jaxsolve.tree.checks.validate_shapes` and `validate_values`.
 
         Args:
           path: the file.
           check_structure: False skips only the check that the arrays describe one game
-            (`jaxsolve.tree_structure`; shapes, dtypes, ranges and numbers are always
+            (`jaxsolve.tree.structure`; shapes, dtypes, ranges and numbers are always
             checked), for big files you wrote yourself: it takes about as long as
             reading the file (30 s for 33M histories on 2 cores).
 
@@ -447,7 +417,7 @@ class GameTree:
         tree = GameTree(**tree_file.read(path))
         validate_shapes(tree, where=str(path))
         validate_values(tree, where=str(path), structure=check_structure)
-        tree = with_infoset_blocks(tree)
+        tree = with_layout(tree)
         tree_file.check_utility_sum(tree, path)
         return tree
 
@@ -456,36 +426,25 @@ def _dtype(value) -> np.dtype:
     return np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
 
 
-# The arrays the derived sizes and arrays are read off.
-_PACKED_FROM = ("infoset_player", "infoset_depth", "legal", "infoset_parent",
+# The arrays the layout is read off.
+_LAYOUT_FROM = ("infoset_player", "infoset_depth", "legal", "infoset_parent",
                 "infoset_ancestors", "terminal_last")
 
 
-def with_infoset_blocks(tree: GameTree, costs: SlotCosts | None = None) -> GameTree:
-    """`tree` with `sizes.infoset_blocks`, `sizes.block_columns` and the packed
-    sequences' arrays derived from its concrete arrays.
+def with_layout(tree: GameTree, costs: SlotCosts | None = None) -> GameTree:
+    """`tree` with its `layout` derived from its concrete arrays.
 
     Args:
       tree: a tree with concrete infoset arrays and `terminal_last`.
       costs: the `SlotCosts` the leaf slots are laid out for; None for the default
-        backend's (`jaxsolve.tree_layout.slot_costs`).
+        backend's (`jaxsolve.tree.layout.slot_costs`).
 
     Returns:
-      The tree with both sizes set (`jaxsolve.tree_layout.infoset_blocks` and
-      `jaxsolve.tree_layout.block_columns`) and the `DERIVED_FIELDS`
-      (`jaxsolve.tree_layout.packed_arrays`; None for a tree where a player forgets).
+      The tree with `layout` set (`jaxsolve.tree.layout.derive`).
     """
-    blocks = infoset_blocks(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
-    groups = (depth_groups(tree.infoset_player, tree.infoset_depth, tree.sizes.num_players)
-              if all(tree.sizes.perfect_recall) else None)
-    columns = block_columns(tree.legal, groups)
-    sizes = dataclasses.replace(tree.sizes, infoset_blocks=blocks, block_columns=columns)
-    packed = packed_arrays(tree.legal, tree.infoset_parent, tree.infoset_ancestors,
-                           tree.terminal_last, groups, columns)
-    slots, slot_arrays = (None, dict.fromkeys(SLOT_FIELDS)) if (
-        packed["packed_last"] is None) else leaf_slots(packed["packed_last"], columns, costs)
-    return dataclasses.replace(tree, sizes=dataclasses.replace(sizes, leaf_slots=slots),
-                               **packed, **slot_arrays)
+    return dataclasses.replace(tree, layout=derive(
+        tree.legal, tree.infoset_player, tree.infoset_depth, tree.infoset_parent,
+        tree.infoset_ancestors, tree.terminal_last, tree.sizes.perfect_recall, costs))
 
 
 def with_observed_utility_sum(tree: GameTree) -> GameTree:
