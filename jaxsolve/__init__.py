@@ -36,7 +36,7 @@ from jaxsolve.stopping import Stopped, run_until
 from jaxsolve.tree import GameTree, KernelLayout, SlotCosts, TreeNames, TreeSizes
 from jaxsolve.updates import Rows
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the package's version too (pyproject.toml reads it)
 
 __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",

@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import DEFAULT_MAX_DEPTH, turn_based_if_simultaneous
+from jaxsolve.compile import (_PROBE_AFTER_NODES, DEFAULT_MAX_DEPTH, _endless_first_line,
+                              turn_based_if_simultaneous)
 from jaxsolve.protocol import CHANCE, TERMINAL, GameLike
 from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make_children,
                             chance_legal_problem, chance_outcomes_problem, class_given,
                             current_player_problem, declared_actions_problem,
                             declared_utility_sum, endless_problem, format_history,
-                            imperfect_recall, infoset_consistency_problem, infoset_key_problem,
+                            children_change_parent, imperfect_recall,
+                            infoset_consistency_problem, infoset_key_problem,
                             is_pair, make_child, missing_method, not_a_list,
                             num_players_problem, own_move, raised, returns_bounds_problem,
                             returns_problem, state_text, terminal_problem, utility_sum_problem)
@@ -170,6 +172,8 @@ class _Checker:
         self.parents, self.actions = [0], [-1]  # breadth-first node -> parent, action
         self.depths = [0]  # breadth-first node -> number of actions from the root
         self.endless = False  # the walk met a history of max_steps actions not ended
+        self.probed = False  # the first actions from the root followed (as compile_game does)
+        self.endless_probed = False  # ... and the history that did not end found so
         self.states = self.terminals = 0
         self.full = True
 
@@ -412,15 +416,23 @@ class _Checker:
         diff = _first_diff(before, self.fingerprint(state))
         if diff:
             self.fail("apply_action", where, f"making children changed the parent: {diff[0]} "
-                      f"was {diff[1]}, now {diff[2]} (does clone() share state?)", state)
+                      f"was {diff[1]}, now {diff[2]} ({children_change_parent(state)})",
+                      state)
         return out
 
     def walk(self) -> None:
         """Breadth-first over the histories, up to max_nodes of them. A history of
         max_steps actions that has not ended stops the walk (the game may never end;
-        compile_game refuses it the same way)."""
+        compile_game refuses it the same way). Once the walk holds as many histories as
+        compile_game's does when it looks, the first actions from the root are followed
+        for max_steps actions, as compile_game does: a game that never ends is then found
+        in about a second, not after max_nodes histories and the playouts."""
         queue = deque([(self.root, 0, (None,) * self.P)])
         while queue:
+            if not self.probed and len(self.parents) >= _PROBE_AFTER_NODES:
+                self.probed = True
+                if self.endless_first_line():
+                    return None
             state, node, own = queue.popleft()
             got = self.visit(state, node, own)
             if got is not None and self.depths[node] >= self.max_steps:
@@ -436,6 +448,23 @@ class _Checker:
                         self.actions.append(a)
                         self.depths.append(self.depths[node] + 1)
                         queue.append((c, len(self.parents) - 1, got[1](a) if got[1] else own))
+
+    def endless_first_line(self) -> bool:
+        """Follows the first action from a new root for max_steps actions; a history
+        still not over fails playouts_finish, as the walk would when it got there."""
+        try:
+            root = self.game.new_initial_state()
+        except Exception:  # noqa: BLE001 - game_info has called it once already
+            return False
+        endless = _endless_first_line(root, self.max_steps)
+        if endless is None:
+            return False
+        history, state = endless
+        self.endless = self.endless_probed = True
+        self.full = False
+        self.fail("playouts_finish", history, endless_problem(
+            len(history), "max_steps", self.max_steps), state)
+        return True
 
     def play(self) -> None:
         """Seeded random playouts; after a partial walk they run every check as they go."""
@@ -496,8 +525,10 @@ class _Checker:
             enumerate(self.recall)) + ("" if self.full else " (on the histories checked)")
         findings = [f for f in self.recall if f]
         if self.endless:
-            findings.append(f"the walk stopped at the first history of max_steps="
-                            f"{self.max_steps:,} actions that had not ended, after "
+            how = ("a history of max_steps={:,} actions that had not ended, found by "
+                   "following the first action from the root," if self.endless_probed else
+                   "the first history of max_steps={:,} actions that had not ended,")
+            findings.append(f"the walk stopped at {how.format(self.max_steps)} after "
                             f"{len(self.parents):,} histories; the random playouts were not "
                             "run, and the checks are not exhaustive")
         elif not self.full:

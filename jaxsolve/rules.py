@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from jaxsolve.errors import GameError
-from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
+from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL, State
 from jaxsolve.validate import is_int, is_real
 
 # Action ids index columns: one id of 10**9 (chip amounts used as ids, say) would ask
@@ -260,6 +260,23 @@ def cannot_make_children(state) -> str | None:
             "(jaxsolve.protocol.State supplies both)")
 
 
+def children_change_parent(state) -> str:
+    """The likely cause where making a state's children changed it, naming the method
+    of the game's own code that made them (`make_child`'s choice): its child(), or
+    its clone() where it has no child() or inherits `protocol.State.child` (a clone and
+    apply_action).
+
+    Args:
+      state: the parent.
+
+    Returns:
+      The question to ask of the game's code.
+    """
+    if hasattr(state, "child") and getattr(type(state), "child", None) is not State.child:
+        return "does child() change the state it is called on?"
+    return "does clone() share state with the original?"
+
+
 def make_child(state, action):
     """The state after `action`: child(action), or clone() then apply_action(action).
 
@@ -332,7 +349,8 @@ def endless_problem(length: int, setting: str, limit: int) -> str:
     """
     return (f"history of length {length} with no terminal state ({setting}={limit:,}): "
             "the game may never end (does is_terminal() ever become true?); if its "
-            f"histories really are this long, pass a larger {setting}")
+            f"histories really are this long, pass a larger {setting} (on the command "
+            "line, --max-depth)")
 
 
 def as_list(value) -> list | None:

@@ -8,6 +8,14 @@ iterations, the exact exploitability of the average policy after each block, a s
 at the first block that reaches `target`. Under `jax.vmap` over a sweep's batch each
 game stops on its own (JAX's batched while loop freezes the games that are done while
 the others go on), so `iterations` answers the question for every point at once.
+
+When to check is `check_gap`, one definition for the library and the command line:
+blocks of a fixed `check_every`, or gaps that grow with the run
+(`check_growth_percent`), so that a long run checks rarely, yet stops soon after the
+target. An evaluation costs about one iteration, so the command line's schedule
+(`CHECK_EVERY` and `CHECK_GROWTH_PERCENT`: every 10 iterations, or 10% of the
+iterations done where that is more) spends at most a tenth of a run on its checks,
+and stops at most 10 iterations or 10% past the check that first could have.
 """
 
 from __future__ import annotations
@@ -25,6 +33,70 @@ from jaxsolve.solvers import Solver, average_policy, check_solver, count_argumen
 from jaxsolve.tree import GameTree
 
 DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
+# The command line's schedule with a target (`jaxsolve solve` and `sweep --target`): a
+# check every CHECK_EVERY iterations, or every CHECK_GROWTH_PERCENT % of the iterations
+# done where that is more.
+CHECK_EVERY = DEFAULT_CHECK_EVERY
+CHECK_GROWTH_PERCENT = 10
+
+
+def check_gap(iteration, check_every=DEFAULT_CHECK_EVERY, check_growth_percent=0):
+    """The iterations from a check at `iteration` to the next: `check_every`, or
+    `check_growth_percent` % of `iteration` (rounded up) where that is more.
+
+    With a growth of 0 the checks are `check_every` apart; with g > 0 they thin out
+    as the run goes on (from iteration 100 x check_every / g the gaps grow by a factor
+    1 + g/100 per check), so a run of N iterations checks about
+    (100 / g) x (1 + ln(N g / (100 x check_every))) times. Exact
+    integer arithmetic (no overflow below 2^31), on Python integers or in traced code,
+    so that a loop in Python and one compiled by `run_until` check at the same
+    iterations.
+
+    Args:
+      iteration: the iterations done at the check (of the whole run, not of one call);
+        an integer >= 0, or an int32 array.
+      check_every: the smallest gap; an integer >= 1.
+      check_growth_percent: the gap's growth, in percent of `iteration`; 0 to 100.
+
+    Returns:
+      The gap, an integer >= `check_every` (an int32 array where an argument is one).
+
+    Examples:
+      >>> from jaxsolve.stopping import check_gap
+      >>> [check_gap(i, 10, 10) for i in (0, 100, 101, 1000)]
+      [10, 10, 11, 100]
+    """
+    grown = ((iteration // 100) * check_growth_percent
+             + ((iteration % 100) * check_growth_percent + 99) // 100)
+    if any(isinstance(x, jax.Array) for x in (iteration, check_every, check_growth_percent)):
+        return jnp.maximum(check_every, grown)
+    return max(check_every, grown)
+
+
+def check_iterations(start: int, stop: int, check_every: int = DEFAULT_CHECK_EVERY,
+                     check_growth_percent: int = 0) -> list[int]:
+    """The iterations at which a run from `start` to `stop` checks: each `check_gap`
+    after the one before, and `stop`, where the last gap is cut short.
+
+    Args:
+      start: the iterations done when the run starts (not itself a check here).
+      stop: the most iterations.
+      check_every: as for `check_gap`.
+      check_growth_percent: as for `check_gap`.
+
+    Returns:
+      The iterations, ascending; empty when `stop <= start`.
+
+    Examples:
+      >>> from jaxsolve.stopping import check_iterations
+      >>> check_iterations(90, 150, 10, 10)
+      [100, 110, 121, 134, 148, 150]
+    """
+    checks, at = [], start
+    while at < stop:
+        at = min(stop, at + check_gap(at, check_every, check_growth_percent))
+        checks.append(at)
+    return checks
 
 
 class Stopped(NamedTuple):
@@ -32,9 +104,10 @@ class Stopped(NamedTuple):
 
     Attributes:
       state: the solver state at the stop (its `iteration` counts every step so far).
-      iterations: `[]` int32 iterations this call ran: a multiple of `check_every`,
-        unless `max_iterations` cut the last block short, and 0 when the state given
-        was already at the target.
+      iterations: `[]` int32 iterations this call ran: a sum of the schedule's gaps
+        (with the default fixed schedule, a multiple of `check_every`), unless
+        `max_iterations` cut the last block short, and 0 when the state given was
+        already at the target.
       exploitability: `[]` the exploitability of `state`'s average policy; at most
         `target` unless the loop ran out of iterations.
     """
@@ -46,9 +119,11 @@ class Stopped(NamedTuple):
 
 def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Array,
               max_iterations: int | jax.Array,
-              check_every: int | jax.Array = DEFAULT_CHECK_EVERY) -> Stopped:
-    """Steps in blocks of `check_every` until the average policy's exploitability is at
-    most `target`, or `max_iterations` steps have run; one compiled loop.
+              check_every: int | jax.Array = DEFAULT_CHECK_EVERY,
+              check_growth_percent: int | jax.Array = 0) -> Stopped:
+    """Steps in blocks of `check_every` (or blocks growing with the run) until the
+    average policy's exploitability is at most `target`, or `max_iterations` steps have
+    run; one compiled loop.
 
     Compiled once per solver and tree shape, as `run` is (inlined inside your own `jit`
     or `vmap`).
@@ -68,7 +143,13 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
       target: the exploitability to reach; a number >= 0, or traced (e.g. vmapped
         over).
       max_iterations: the most steps to run; an integer >= 0, may be traced.
-      check_every: steps between evaluations; an integer >= 1, may be traced.
+      check_every: steps between evaluations (the least, with a growth); an integer
+        >= 1, may be traced.
+      check_growth_percent: 0 (the default) for blocks of exactly `check_every`; g in
+        1..100 for blocks of `check_gap(i, check_every, g)` after a check at iteration
+        i, counted by the state's `iteration` where it has one (so a run continued in
+        several calls checks where one call would), else from this call's start. The
+        command line uses `CHECK_GROWTH_PERCENT` (10). May be traced.
 
     Returns:
       A `Stopped`: the state, the iterations run and the last exploitability.
@@ -97,15 +178,22 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
     if not validate.traced(check_every):
         validate.integer("check_every", check_every, where, minimum=1,
                          maximum=validate.INT32_MAX)
+    if not validate.traced(check_growth_percent):
+        validate.integer("check_growth_percent", check_growth_percent, where, minimum=0,
+                         maximum=100)
     return _run_until(solver, tree, state, target, count_argument(max_iterations),
-                      count_argument(check_every))
+                      count_argument(check_every), count_argument(check_growth_percent))
 
 
 # Jitted here for the reason `solvers._run_steps` is: the loop's functions are new on
 # every call, so unjitted the loop would be compiled again each time.
 @functools.partial(jax.jit, static_argnums=0)
 def _run_until(solver: Solver, tree: GameTree, state, target, max_iterations,
-               check_every) -> Stopped:
+               check_every, check_growth_percent) -> Stopped:
+    # The schedule counts the run's iterations, not this call's: the state's own count.
+    counted = getattr(state, "iteration", None)
+    first = jnp.zeros((), jnp.int32) if counted is None else jnp.asarray(counted, jnp.int32)
+
     def evaluate(s):
         return exploitability(tree, average_policy(tree, s))
 
@@ -115,7 +203,8 @@ def _run_until(solver: Solver, tree: GameTree, state, target, max_iterations,
 
     def block(carry):
         s, done, _ = carry
-        n = jnp.minimum(check_every, max_iterations - done)
+        every = check_gap(first + done, check_every, check_growth_percent)
+        n = jnp.minimum(every, max_iterations - done)
         s = loop_steps(solver, tree, s, n)
         return s, done + n, evaluate(s)
 

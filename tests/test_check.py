@@ -1,6 +1,7 @@
 """check_game: every built-in game passes; deliberately broken games fail the right
 check at the right history; the `jaxsolve check` command line."""
 
+import copy
 import itertools
 import re
 
@@ -9,6 +10,7 @@ import pytest
 import jaxsolve
 from jaxsolve import cli, games
 from jaxsolve.check import CHECKS, check_game
+from jaxsolve import protocol
 from jaxsolve.protocol import TERMINAL
 from toy_games import SpecGame, chance, decision, leaf
 
@@ -376,6 +378,97 @@ def test_a_history_that_never_ends_stops_the_walk_at_max_steps():
     assert "object at 0x" not in str(report) and "(state:" not in str(report)
     with pytest.raises(jaxsolve.GameError, match=r"no terminal state \(max_depth=400"):
         jaxsolve.compile_game(_Endless(), max_depth=400)  # compile_game refuses it alike
+
+
+class _EndlessChoices(_Endless):
+    """Two actions at every history, never terminal: breadth-first, the walk would hold
+    max_nodes histories long before one of max_steps actions."""
+
+    class State(_Endless.State):
+        def legal_actions(self):
+            return [0, 1]
+
+        def child(self, action):
+            return _EndlessChoices.State(self.waited + 1)
+
+    def new_initial_state(self):
+        return _EndlessChoices.State()
+
+
+def test_an_endless_game_with_choices_is_found_along_its_first_actions_as_compile_finds_it():
+    """`jaxsolve check` walked 200,000 histories and ran its playouts (41 s) where
+    `solve` refused the game in a second: once the walk holds as many histories as
+    compile_game's does when it looks, check follows the first actions as it does."""
+    from jaxsolve.compile import _PROBE_AFTER_NODES
+
+    report = check_game(_EndlessChoices(), max_steps=300)
+    result = report["playouts_finish"]
+    assert result.status == "FAIL" and result.history == [0] * 300, str(report)
+    assert "history of length 300 with no terminal state (max_steps=300)" in result.message
+    assert "on the command line, --max-depth" in result.message
+    assert "found by following the first action from the root" in report.findings[-1]
+    assert report.histories <= _PROBE_AFTER_NODES + 1 < check_game.__kwdefaults__["max_nodes"]
+    with pytest.raises(jaxsolve.GameError, match=r"no terminal state \(max_depth=300"):
+        jaxsolve.compile_game(_EndlessChoices(), max_depth=300)
+
+
+def test_a_changed_parent_blames_the_method_that_made_its_children():
+    """A game with child() only was told to look at its clone(); a protocol.State,
+    whose child() is a clone and apply_action, is told to look at clone()."""
+    class Marks(_Endless.State):  # child() marks the state it is called on
+        def __init__(self, waited=0):
+            super().__init__(waited)
+            self.marked = False
+
+        def current_player(self):
+            return TERMINAL if self.waited else 0
+
+        def is_terminal(self):
+            return bool(self.waited)
+
+        def child(self, action):
+            self.marked = True
+            return Marks(self.waited + 1)
+
+        def information_state_string(self, player):
+            return f"marked {self.marked}"
+
+    class OneMove(_Endless):
+        def new_initial_state(self):
+            return Marks()
+
+    message = check_game(OneMove(), playouts=0)["apply_action"].message
+    assert "(does child() change the state it is called on?)" in message, message
+    assert "clone()" not in message
+
+    class SharedList(protocol.State):  # clone() shares the list apply_action appends to
+        def __init__(self):
+            self.moves = []
+
+        def current_player(self):
+            return TERMINAL if self.moves else 0
+
+        def legal_actions(self, player=None):
+            return [0]
+
+        def clone(self):
+            return copy.copy(self)
+
+        def apply_action(self, action):
+            self.moves.append(action)
+
+        def returns(self):
+            return [0.0, 0.0]
+
+        def information_state_string(self, player):
+            return f"moves {len(self.moves)}"
+
+    class Shares(_Endless):
+        def new_initial_state(self):
+            return SharedList()
+
+    message = check_game(Shares(), playouts=0)["apply_action"].message
+    assert "(does clone() share state with the original?)" in message, message
 
 
 def test_a_game_class_is_refused_with_the_call_that_makes_an_instance():

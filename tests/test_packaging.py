@@ -3,6 +3,7 @@ top-level games/ folder, mapped by pyproject.toml's package-dir), never as a top
 `games` module, and `import jaxsolve` stays light."""
 
 import importlib.metadata
+import re
 import subprocess
 import sys
 import tomllib
@@ -90,6 +91,25 @@ def test_pyproject_declares_the_license_file():
     assert text.startswith("Copyright 2026 The jaxsolve authors\n")
     assert "Apache License\n                           Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_the_version_has_one_definition_which_the_changelog_describes():
+    """pyproject.toml said 0.1.0 while CHANGELOG.md described 0.2.0: the package's
+    version is read from `jaxsolve.__version__`, and the changelog's newest entry is
+    that version."""
+    import jaxsolve  # noqa: PLC0415
+
+    project = _pyproject()["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    attr = _pyproject()["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "jaxsolve.__version__"
+    newest = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert newest[1] == jaxsolve.__version__
+    try:
+        installed = importlib.metadata.version("jaxsolve")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("jaxsolve is not installed")
+    assert installed == jaxsolve.__version__
 
 
 def test_installed_packaging_maps_the_games(tmp_path):

@@ -10,23 +10,28 @@ Each command module has `add_subparser(subparsers)` and the function its parser
 runs. The private modules hold what several commands share: errors, exit codes and
 numeric options (`_base`), output folders (`_output`), a pipe whose reader left
 (`_pipe`), `--solver-param` (`_solver_args`), GAME and `--param` (`_game_spec`), and
-the run of a long command with its checkpoint and Ctrl-C (`_run`). Bad input ends in
-one line on stderr and exit code 2; Ctrl-C in a long command saves its last completed
-chunk, prints the command that resumes it and exits with 130.
+the run of a long command with its checkpoint and Ctrl-C (`_run`), and when `solve`
+and `sweep` check the exploitability (`_checks`). Bad input ends in one line on
+stderr and exit code 2; Ctrl-C in a long command saves its last completed chunk,
+prints the command that resumes it and exits with 130. The `jaxsolve` program prints
+a warning as one line, `jaxsolve: warning: ...`, without the file and line that
+raised it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Sequence
 
 import jax
+import jaxlib
 
 from jaxsolve import __version__ as jaxsolve_version
 from jaxsolve import allocator
 from jaxsolve.cli import check, games, pursuit, solve, sweep
-from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError
+from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, devices_text
 from jaxsolve.cli._pipe import PipeSafeStdout
 from jaxsolve.errors import one_line
 
@@ -36,6 +41,38 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         raise CLIError(message)
+
+
+def version_text() -> str:
+    """What `jaxsolve --version` prints: jaxsolve's and JAX's versions, JAX's backend
+    and its devices (the backend starts only when this is asked for)."""
+    return (f"jaxsolve {jaxsolve_version}, jax {jax.__version__} (jaxlib "
+            f"{jaxlib.__version__}), {devices_text()}")
+
+
+class _Version(argparse.Action):
+    """`--version`: prints `version_text()` and exits 0 (argparse's own version action
+    formats its text when the parser is built, which would start JAX's backend for
+    every command)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """`warnings.showwarning` of the `jaxsolve` program: the message alone, as one
+    `jaxsolve: warning: ...` line on stderr (not the library file and line that
+    raised it)."""
+    stream = sys.stderr if file is None else file
+    try:
+        stream.write(f"jaxsolve: warning: {message}\n")
+    except (OSError, ValueError):  # stderr closed: the warning is lost, as Python's would be
+        pass
 
 
 def _game_given_after_param(args) -> None:
@@ -63,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     no Flax or optax)."""
     parser = _Parser(prog="jaxsolve", description="Solve imperfect-information games "
                      "with the jitted CFR family.")
-    parser.add_argument("--version", action="version",
-                        version=f"jaxsolve {jaxsolve_version}, jax {jax.__version__}")
+    parser.add_argument("--version", action=_Version,
+                        help="print jaxsolve's and JAX's versions, JAX's backend and its "
+                        "devices, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in (solve, games, check, sweep, pursuit):
         command.add_subparser(sub)
@@ -119,11 +157,13 @@ def program(argv: Sequence[str] | None = None) -> int:
     """The `jaxsolve` program (its console script and `python -m jaxsolve`): `main`, in
     a process of its own, which first keeps large freed blocks in the C heap
     (`jaxsolve.keep_freed_memory`; `JAXSOLVE_SYSTEM_MALLOC=1` leaves the C allocator as
-    it is). The settings hold for the whole process, so only a program that owns its
-    process applies them, before its first computation."""
+    it is) and prints warnings as `show_warning` does. The settings hold for the whole
+    process, so only a program that owns its process applies them, before its first
+    computation."""
     allocator.keep_freed_memory()
+    warnings.showwarning = show_warning
     return main(argv)
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError", "build_parser", "main",
-           "program"]
+           "program", "show_warning", "version_text"]

@@ -1,12 +1,16 @@
 """What every command of the command line shares: `CLIError` (bad input, reported as
-one line `jaxsolve: error: ...` with exit code 2), the exit codes, and `number_arg`,
-the argparse type of every numeric option, with the counts and tolerances several
-commands take."""
+one line `jaxsolve: error: ...` with exit code 2), the exit codes, `number_arg`, the
+argparse type of every numeric option, with the counts and tolerances several
+commands take, and how a device is named in the output (`device_text`,
+`devices_text`)."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections import Counter
+
+import jax
 
 from jaxsolve.errors import JaxsolveError
 
@@ -51,3 +55,23 @@ positive_int = number_arg(int, "must be an integer from 1 to 2^31 - 1",
                           lambda v: 1 <= v <= 2 ** 31 - 1)
 nonnegative_real = number_arg(float, "must be a finite number >= 0",
                               lambda v: 0.0 <= v < math.inf)
+
+
+def device_text(device) -> str:
+    """A JAX device as the output names it: its name and kind, e.g. "cuda:0 (NVIDIA
+    H100 80GB HBM3)", "cpu:0 (cpu)"."""
+    return f"{device} ({getattr(device, 'device_kind', None) or device.platform})"
+
+
+def devices_text(shown: int = 4) -> str:
+    """JAX's default backend and its devices, e.g. "backend cpu, 1 device: cpu:0 (cpu)";
+    the reason in its place where the backend cannot start."""
+    try:
+        backend, devices = jax.default_backend(), jax.devices()
+    except Exception as e:  # noqa: BLE001 - a backend that fails to start, reported
+        return f"no backend ({type(e).__name__}: {' '.join(str(e).split())})"
+    names = ", ".join(str(d) for d in devices[:shown]) + (", ..." * (len(devices) > shown))
+    kinds = ", ".join(kind if n == 1 else f"{n} x {kind}"
+                      for kind, n in Counter(d.device_kind for d in devices).items())
+    return (f"backend {backend}, {len(devices)} device{'s' * (len(devices) != 1)}: "
+            f"{names} ({kinds})")

@@ -2,15 +2,17 @@
 
 GAME is a built-in name (`jaxsolve.games.names()`), `openspiel:NAME`, a tree saved with
 `GameTree.save` (`FILE.npz`), or `FILE.py:NAME` / `module:NAME`: a game in the user's
-own code. `--param key=value` values are parsed here too, and `--max-nodes`, the size
-cap of the commands that compile GAME, is defined here. Every failure is one
-`CLIError` naming GAME, which the command line reports in one line.
+own code. `--param key=value` values are parsed here too, and `--max-nodes` and
+`--max-depth`, the size caps of the commands that walk GAME, are defined here. Every
+failure is one `CLIError` naming GAME, which the command line reports in one line; an
+unknown name comes with the known names closest to it.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import json
@@ -23,7 +25,7 @@ from typing import Any, Sequence
 from jaxsolve import games
 from jaxsolve.cli._base import CLIError, positive_int
 from jaxsolve.cli._run import resume_command
-from jaxsolve.compile import DEFAULT_MAX_NODES, compile_game
+from jaxsolve.compile import DEFAULT_MAX_DEPTH, DEFAULT_MAX_NODES, compile_game
 from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
 from jaxsolve.openspiel import load_pyspiel
 from jaxsolve.protocol import is_game
@@ -41,6 +43,20 @@ def add_max_nodes(parser) -> None:
                         metavar="N", help=f"refuse a game with more than N histories "
                         f"(default {DEFAULT_MAX_NODES:,}); the walk runs at ~20,000 "
                         "histories a second, so a lower N stops a too-large game sooner")
+
+
+def add_max_depth(parser) -> None:
+    """`--max-depth` of the commands that walk a game (solve, sweep, check)."""
+    parser.add_argument("--max-depth", type=positive_int, default=DEFAULT_MAX_DEPTH,
+                        metavar="N", help=f"refuse a game with a history of N actions that "
+                        "has not ended, as one that may never end (default "
+                        f"{DEFAULT_MAX_DEPTH:,})")
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """" (did you mean 'kuhn_poker'?)" for the known names closest to `name`, or ""."""
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 def parse_value(text: str, option: str = "--param") -> Any:
@@ -124,9 +140,16 @@ def load_python_game(spec: str, params: dict[str, Any]):
                 sys.path.remove(folder)
                 sys.argv = argv
         else:
-            module = importlib.import_module(source)
+            module = _import_from_here(source)
     except CLIError:
         raise
+    except ModuleNotFoundError as e:
+        if e.name is None or source.split(".")[0] != e.name.split(".")[0]:
+            raise CLIError(f"{spec}: importing {source} failed: {type(e).__name__}: "
+                           f"{one_line(e)}") from None
+        raise CLIError(f"{spec}: no module {e.name!r} in the current folder "
+                       f"({os.getcwd()}) or on Python's path; for a file elsewhere give "
+                       f"its path, e.g. path/to/{source.split('.')[-1]}.py:{name}") from None
     except SystemExit as e:  # a script that exits at import (no __main__ guard)
         raise CLIError(f"{spec}: importing {source} exited (SystemExit: {e.code}); guard its "
                        "script part with `if __name__ == \"__main__\":`") from None
@@ -159,6 +182,18 @@ def load_python_game(spec: str, params: dict[str, Any]):
     return game
 
 
+def _import_from_here(source: str):
+    """`import source` as `python -m` finds it: the current folder searched first, for
+    this import only (sys.path is as it was afterwards)."""
+    here = os.getcwd()
+    sys.path.insert(0, here)
+    try:
+        importlib.invalidate_caches()  # a module written since the last import
+        return importlib.import_module(source)
+    finally:
+        sys.path.remove(here)
+
+
 def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
     """The protocol game GAME names: a built-in name, `openspiel:NAME`, or `FILE.py:NAME`
     / `module:NAME` (`load_python_game`). `trees_too`: the command also takes a saved
@@ -186,7 +221,8 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
     if spec.endswith(".py"):
         raise CLIError(_bare_python_file(spec))
     also = ", a saved tree FILE.npz" if trees_too else ""
-    raise CLIError(f"unknown game {spec!r}; known games: {', '.join(games.names())} "
+    raise CLIError(f"unknown game {spec!r}{did_you_mean(spec, games.names())}; known games: "
+                   f"{', '.join(games.names())} "
                    f"(or {OPENSPIEL_PREFIX}NAME{also}, or FILE.py:NAME / module:NAME for a "
                    f"game in your own code)")
 
@@ -206,10 +242,11 @@ def _bare_python_file(spec: str) -> str:
 
 
 def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
-              max_nodes: int = DEFAULT_MAX_NODES) -> GameTree:
+              max_nodes: int = DEFAULT_MAX_NODES,
+              max_depth: int = DEFAULT_MAX_DEPTH) -> GameTree:
     """Compiles GAME: a built-in name, `openspiel:NAME`, or a saved `.npz` tree
-    (`progress`: a bar while a long walk runs; a walk past `max_nodes` histories is
-    refused)."""
+    (`progress`: a bar while a long walk runs; a walk past `max_nodes` histories, or
+    a history of `max_depth` actions that has not ended, is refused)."""
     if is_tree_file(spec):
         if params:
             raise CLIError(f"{spec}: --param does not apply to a saved tree")
@@ -227,7 +264,7 @@ def load_tree(spec: str, params: dict[str, Any], *, progress: bool = False,
         return tree
     game = load_game(spec, params, trees_too=True)
     try:
-        return compile_game(game, progress=progress, max_nodes=max_nodes)
+        return compile_game(game, progress=progress, max_nodes=max_nodes, max_depth=max_depth)
     except GameError as e:
         raise CLIError(f"{spec}: {one_line(e)}") from None
 

@@ -4,7 +4,9 @@
     jaxsolve check my_game.py:MyGame --param size=3 --playouts 500
 
 Prints one line per check and the first offending history of each failure; the exit
-code is 0 if every check passes, 1 if one fails and 2 on bad input.
+code is 0 if every check passes, 1 if one fails and 2 on bad input. A game that may
+never end is found as `solve` finds it: a history of --max-depth actions that has not
+ended, looked for along the first actions from the root once the walk has grown.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 from jaxsolve.check import check_game
 from jaxsolve.cli._base import EXIT_OK, CLIError, positive_int
 from jaxsolve.cli._game_spec import (
-    OPENSPIEL_PREFIX, PYTHON_GAME_HELP, is_tree_file, load_game, parse_params)
+    OPENSPIEL_PREFIX, PYTHON_GAME_HELP, add_max_depth, is_tree_file, load_game, parse_params)
 
 
 def cmd_check(args) -> int:
@@ -28,7 +30,8 @@ def cmd_check(args) -> int:
                        f"tree's arrays "
                        f"are validated when it is loaded, e.g. by jaxsolve solve {args.game}")
     game = load_game(args.game, parse_params(args.param))
-    report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes)
+    report = check_game(game, playouts=args.playouts, seed=args.seed, max_nodes=args.max_nodes,
+                        max_steps=args.max_depth)
     print(report)
     return EXIT_OK if report.ok else 1
 
@@ -47,5 +50,6 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     check.add_argument("--seed", type=int, default=0, help="playout seed (default 0)")
     check.add_argument("--max-nodes", type=positive_int, default=200_000, metavar="N",
                        help="walk the full tree up to N histories (default 200,000)")
+    add_max_depth(check)
     check.set_defaults(func=cmd_check)
     return check

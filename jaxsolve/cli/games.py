@@ -6,7 +6,9 @@
     jaxsolve games openspiel:liars_dice  # an OpenSpiel game's kind and parameters
 
 Counting compiles each game, so it runs under a clock (`--timeout`) and a size cap
-(`--max-nodes`); a game that breaks either, or fails, is listed with the reason.
+(`--max-nodes`); a game that breaks either, or fails, is listed with the reason. The
+listing fits 100 columns: the sizes in one table, the parameters' defaults in another,
+wrapped between parameters.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Sequence
 
 from jaxsolve import games
 from jaxsolve.cli._base import CLIError, nonnegative_real, positive_int
-from jaxsolve.cli._game_spec import OPENSPIEL_PREFIX, load_game
+from jaxsolve.cli._game_spec import OPENSPIEL_PREFIX, did_you_mean, load_game
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import one_line
 from jaxsolve.openspiel import load_pyspiel
@@ -54,15 +56,44 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+WIDTH = 100  # the listing's lines fit this many columns
+
+
 def _short(text: str, width: int = 28) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def _format_columns(header: Sequence[str], rows: list[Sequence[str]]) -> str:
-    widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
-             for r in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+def _wrap(items: Sequence[str], width: int) -> list[str]:
+    """`items` joined by ", " into lines of at most `width` characters, broken between
+    items (an item longer than `width` gets a line of its own)."""
+    lines, line = [], ""
+    for k, item in enumerate(items):
+        piece = item + ("," if k < len(items) - 1 else "")
+        if line and len(line) + 1 + len(piece) > width:
+            lines.append(line)
+            line = piece
+        else:
+            line = f"{line} {piece}" if line else piece
+    return [*lines, line]
+
+
+def _format_columns(header: Sequence[str], rows: list[Sequence], width: int = WIDTH) -> str:
+    """Aligned columns under a header and a rule. The last cell of a row may be a list of
+    items: they are joined by ", " and wrapped to the width left to the column."""
+    last = len(header) - 1
+    first_widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(last)]
+    room = max(30, width - sum(w + 2 for w in first_widths))
+    cells = [[*r[:last], _wrap(r[last], room) if isinstance(r[last], list) else [str(r[last])]]
+             for r in rows]
+    widths = [*first_widths, max(len(line) for r in [[*header[:last], [header[last]]], *cells]
+                                 for line in r[last])]
+    indent = " " * sum(w + 2 for w in first_widths)
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    for r in cells:
+        head = "  ".join(str(c).ljust(w) for c, w in zip(r[:last], widths))
+        lines.append(f"{head}  {r[last][0]}".rstrip() if last else r[last][0])
+        lines += [indent + more for more in r[last][1:]]
     return "\n".join(lines)
 
 
@@ -83,10 +114,10 @@ def _sizes(spec: str, args) -> tuple[dict | None, str]:
 def _builtin_text(name: str) -> tuple[str, dict]:
     """A built-in game's rules (its module's docstring; the class's is a line pointing
     there) and parameters with their defaults."""
-    try:
-        cls = games.game_class(name)
-    except KeyError as e:
-        raise CLIError(f"{one_line(e)} (or {OPENSPIEL_PREFIX}NAME)") from None
+    if name not in games.names():
+        raise CLIError(f"unknown game {name!r}{did_you_mean(name, games.names())}; known "
+                       f"games: {', '.join(games.names())} (or {OPENSPIEL_PREFIX}NAME)")
+    cls = games.game_class(name)
     texts = [sys.modules[cls.__module__].__doc__, cls.__doc__]
     shown = [inspect.cleandoc(t) for t in texts if t and "module docstring" not in t]
     return "\n\n".join(shown) or "(no description)", games.parameters(name)
@@ -155,29 +186,31 @@ def cmd_games(args) -> int:
     if args.name is not None:
         return _describe_game(args.name, args)
     shortened = False
-    header = (["game", "parameters"] if args.no_count else
-              ["game", "players", "histories", "infosets (per player)", "terminals",
-               "parameters"])
-    rows, notes = [], []
+    sizes, parameters, notes = [], [], []
     for name in games.names():
         try:
             params = games.parameters(name)
-            described = ", ".join(f"{k}={_short(repr(v))}" for k, v in params.items()) or "-"
+            described = [f"{k}={_short(repr(v))}" for k, v in params.items()] or ["-"]
             shortened |= any(_short(repr(v)) != repr(v) for v in params.values())
         except Exception as e:  # a listing reports a broken game rather than stopping
-            described = f"(cannot read parameters: {one_line(e)})"
+            described = [f"(cannot read parameters: {one_line(e)})"]
+        parameters.append([name, described])
         if args.no_count:
-            rows.append([name, described])
             continue
         s, why = _sizes(name, args)
         if s is None:
             notes.append(f"{name}: not counted ({why})")
-            rows.append([name, "?", "?", "?", "?", described])
+            sizes.append([name, "?", "?", "?", "?"])
             continue
         per = "/".join(str(n) for n in s["infosets_per_player"])
-        rows.append([name, str(s["players"]), f"{s['histories']:,}",
-                     f"{s['infosets']:,} ({per})", f"{s['terminals']:,}", described])
-    print(_format_columns(header, rows))
+        sizes.append([name, str(s["players"]), f"{s['histories']:,}",
+                      f"{s['infosets']:,} ({per})", f"{s['terminals']:,}"])
+    if not args.no_count:
+        print(_format_columns(["game", "players", "histories", "infosets (per player)",
+                               "terminals"], sizes))
+        print()
+    print(_format_columns(["game", "parameters (defaults; solve's and sweep's --param "
+                           "KEY=VALUE sets one)"], parameters))
     for note in notes:
         print(f"note: {note}")
     if shortened:

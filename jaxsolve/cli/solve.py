@@ -10,11 +10,15 @@
     jaxsolve games
 
 `solve` compiles the game once, puts the tree on the default device and runs the
-solver in chunks of `--eval-every` iterations through one jitted `jaxsolve.run`
-(the iteration count is traced, so chunks of any size share one compilation),
-evaluating the exact exploitability of the average policy after each chunk and
-checkpointing; with `--target EPS` the run stops after the first chunk whose
-exploitability is at most EPS (--iters is then the cap). The sampling solvers
+solver in chunks through one jitted `jaxsolve.run` (the iteration count is traced,
+so chunks of any size share one compilation), evaluating the exact exploitability of
+the average policy after each chunk and checkpointing. A chunk is `--eval-every`
+iterations (default: about 50 per run). With `--target EPS` the run stops after the
+first chunk whose exploitability is at most EPS (--iters is then the cap), and the
+chunks grow with the run: every 10 iterations, or every 10% of the iterations done
+where that is more, so the checks cost at most a tenth of the run and the stop comes
+at most 10% past the check that first could have made it; the summary lists the last
+checks. The device the solve ran on is printed with the summary. The sampling solvers
 (os-mccfr, es-mccfr) take `--batch` samples per player per iteration from the PRNG
 key `--seed`; their state carries the key, so a resumed run is bit for bit the
 uninterrupted one. `--final` chooses the strategy
@@ -39,9 +43,12 @@ import numpy as np
 from jaxsolve import base, progress
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.cli import _solver_args
-from jaxsolve.cli._base import EXIT_OK, CLIError, nonnegative_real, number_arg, positive_int
+from jaxsolve.cli._base import (EXIT_OK, CLIError, device_text, nonnegative_real, number_arg,
+                                positive_int)
+from jaxsolve.cli._checks import SCHEDULE_HELP, Schedule, last_checks, schedule
 from jaxsolve.cli._game_spec import (
-    PYTHON_GAME_HELP, add_max_nodes, default_out, is_file_game, load_tree, parse_params)
+    PYTHON_GAME_HELP, add_max_depth, add_max_nodes, default_out, is_file_game, load_tree,
+    parse_params)
 from jaxsolve.cli._output import writable_folder
 from jaxsolve.cli._run import Run, stop
 from jaxsolve.errors import GameError, one_line
@@ -238,7 +245,10 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["best_response_gains"] = gains.tolist()
         print(f"NashConv: {gains.sum():.6g} (best-response gains: "
               + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
-    result.update(_report_target(args.target, history, iterations, _eval_every(args)))
+    result.update(_report_target(args.target, history, iterations, _schedule(args)))
+    device = device_text(_tree_device(tree))
+    result["device"], result["jax"] = device, jax.__version__
+    print(f"Solved on device {device} with JAX {jax.__version__}")
     result["strategy"] = strategy
 
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
@@ -250,9 +260,15 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     print(f"Wrote {STRATEGY}, {CONVERGENCE}, {PLOT} and {CHECKPOINT} to {out}")
 
 
-def _eval_every(args) -> int:
-    """--eval-every, or about EVALUATIONS_PER_RUN evaluations over --iters."""
-    return args.eval_every or max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN))
+def _schedule(args) -> Schedule:
+    """When the run checks: every --eval-every iterations; without it, the growing
+    schedule of --target, or about EVALUATIONS_PER_RUN checks over --iters."""
+    return schedule(args, max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN)))
+
+
+def _tree_device(tree: GameTree):
+    """The device holding the tree (the one the solve ran on)."""
+    return next(iter(tree.utilities.devices()))
 
 
 def _target_reached(target: float | None, history: list) -> bool:
@@ -263,8 +279,9 @@ def _target_reached(target: float | None, history: list) -> bool:
 
 
 def _report_target(target: float | None, history: list, iterations: int,
-                   every: int) -> dict:
-    """Prints whether `--target` was reached; returns its part of strategy.json."""
+                   plan: Schedule) -> dict:
+    """Prints whether `--target` was reached, when the run checked and its last
+    checks; returns its part of strategy.json."""
     if target is None:
         return {}
     reached = _target_reached(target, history)
@@ -272,14 +289,17 @@ def _report_target(target: float | None, history: list, iterations: int,
     if reached:
         # A resumed run can be past the target already: name where the record first met it.
         first = next(r["iteration"] for r in history if r["exploitability"] <= target)
-        since = "" if first == iterations else f", first met at iteration {first}"
+        since = "" if first == iterations else f" (first met at iteration {first})"
         print(f"Target reached: the average policy's exploitability {last:.6g} <= {target:g} "
-              f"at iteration {iterations} (checked every {every} iterations{since})")
+              f"at iteration {iterations}{since}")
     else:
         print(f"Target NOT reached: the average policy's exploitability is {last:.6g} > "
               f"{target:g} after {iterations} iterations (the --iters cap); raise --iters "
               "and --resume to go on")
-    return {"target": target, "target_reached": reached}
+    if history:
+        print(f"Checked {plan.describe()}; the last checks (iteration: exploitability): "
+              f"{last_checks(history)} (every check is in {CONVERGENCE})")
+    return {"target": target, "target_reached": reached, **plan.record()}
 
 
 def _final_tau(args) -> float | None:
@@ -321,6 +341,7 @@ def cmd_solve(args) -> int:
     params = parse_params(args.param)
     settings = _solver_args.parse(args.algo, args.solver_param)
     _final_tau(args)  # bad --final/--tau combinations fail before any work
+    plan = _schedule(args)  # and --eval-every past --iters
     sampling = args.algo in SAMPLING_SOLVERS
     if not sampling and (args.batch is not None or args.seed is not None):
         given = [f for f, v in (("--batch", args.batch), ("--seed", args.seed)) if v is not None]
@@ -331,10 +352,10 @@ def cmd_solve(args) -> int:
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
     solver = _solver_args.make(args.algo, settings, batch)  # bad values fail before the walk
-    tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes)
+    tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes,
+                     max_depth=args.max_depth)
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
     ckpt = out / CHECKPOINT
-    every = _eval_every(args)
     identity = {"game": args.game, "params": params, "algo": args.algo,
                 "solver_params": settings, **run_info,
                 "tree": tree.names.digest, "payoffs": _payoff_digest(tree),
@@ -362,7 +383,7 @@ def cmd_solve(args) -> int:
 
     def save(done: tuple) -> None:  # (state, convergence record, iteration)
         state, history, it = done
-        save_checkpoint(ckpt, state, {**identity, "iteration": it, "eval_every": every,
+        save_checkpoint(ckpt, state, {**identity, "iteration": it, **plan.record(),
                                       "convergence": history})
 
     start = int(state.iteration)
@@ -376,7 +397,7 @@ def cmd_solve(args) -> int:
             # A resumed run may be at the target already.
             while run.state[2] < args.iters and not _target_reached(args.target, run.state[1]):
                 state, history, it = run.state
-                n = min(args.iters, (it // every + 1) * every) - it  # chunks end on multiples
+                n = min(args.iters, it + plan.gap(it)) - it
                 new_state = _run_chunk(solver, tree, state, n)
                 expl = _evaluate(tree, new_state)
                 record = {"iteration": it + n, "exploitability": expl,
@@ -385,6 +406,9 @@ def cmd_solve(args) -> int:
                     record["touched"] = float(histories_touched(new_state))
                 bar.set_postfix_str(f"exploitability={expl:.3e}", refresh=False)
                 run.complete((new_state, [*history, record], it + n), advance=n)
+            if _target_reached(args.target, run.state[1]):
+                bar.total = bar.n  # the bar ends where the run stopped, not at the cap
+                bar.refresh()
     except OSError as e:  # the disk filled up, the folder went away, ...
         raise CLIError(f"cannot write the checkpoint {ckpt}: {one_line(e)}") from None
     state, history, it = run.state
@@ -436,14 +460,14 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                        help=f"--final threshold drops probabilities below TAU and "
                        f"renormalises (default: {DEFAULT_TAU}); an error with other --final")
     solve.add_argument("--eval-every", type=positive_int, default=None, metavar="K",
-                       help=f"evaluate exploitability and checkpoint every K iterations "
-                       f"(default: about {EVALUATIONS_PER_RUN} evaluations per run)")
+                       help=f"evaluate exploitability and checkpoint every K iterations, at "
+                       f"most --iters (default: about {EVALUATIONS_PER_RUN} evaluations per "
+                       f"run; with --target, {SCHEDULE_HELP})")
     solve.add_argument("--target", type=nonnegative_real, default=None, metavar="EPS",
                        help="stop at the first evaluation at which the average policy's "
                        "exploitability (NashConv / number of players, OpenSpiel's) is at "
-                       "most EPS; --iters is then the cap. The stop "
-                       "is as fine as --eval-every (default: --iters / "
-                       f"{EVALUATIONS_PER_RUN}), so set it for a precise count")
+                       f"most EPS; --iters is then the cap. Checked {SCHEDULE_HELP} (the "
+                       "checks cost at most a tenth of the run), unless --eval-every is given")
     solve.add_argument("--param", action="extend", nargs="+", default=[],
                        metavar="KEY=VALUE", help="game parameter (repeatable)")
     _solver_args.add_argument(solve, list(SOLVERS))
@@ -453,6 +477,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                        help=f"continue from DIR/{CHECKPOINT} up to --iters")
     solve.add_argument("--x64", action="store_true", help="solve in float64")
     add_max_nodes(solve)
+    add_max_depth(solve)
     solve.add_argument("--max-rows", type=number_arg(int, "must be at least 0", lambda v: v >= 0),
                        default=100, metavar="N",
                        help="strategy rows printed (default 100, 0 = all; the JSON has all)")

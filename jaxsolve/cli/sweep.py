@@ -11,10 +11,13 @@ as most do) are stacked and solved together by ONE vmapped, jitted program
 parameter that changes the tree (a number of rounds) gives one batch per structure.
 Prints each point's values and exploitability, and writes `sweep.json` (every point,
 with its strategy) and `sweep.png` (each player's value against the parameter) to
---out. With `--target EPS` each point stops at the first check (every --eval-every
-iterations) at which its exploitability is at most EPS (`jaxsolve.run_until`; the
-batched loop freezes the points that are done), and the table, record and plot give
-the iterations each needed. Full-width solvers only (their settings with
+--out. With `--target EPS` each point stops at the first check at which its
+exploitability is at most EPS (`jaxsolve.run_until`; the batched loop freezes the
+points that are done), and the table, record and plot give the iterations each
+needed. The checks come every 10 iterations, or every 10% of the iterations done
+where that is more (as `solve --target` checks: at most a tenth of the run, and a
+stop at most 10% past the check that first could have made it), or every
+`--eval-every` iterations. Full-width solvers only (their settings with
 `--solver-param`, as for `solve`): a sampled run per point is `jaxsolve solve`'s job.
 Ctrl-C keeps what is solved: the finished points and those of the batch under way,
 as of its last completed call, go to the table, sweep.json (marked "interrupted", with
@@ -37,10 +40,12 @@ import numpy as np
 from jaxsolve import progress
 from jaxsolve.batch import STRUCTURE_ARRAYS, stack
 from jaxsolve.cli import _solver_args
-from jaxsolve.cli._base import EXIT_INTERRUPTED, CLIError, nonnegative_real, positive_int
+from jaxsolve.cli._base import (EXIT_INTERRUPTED, CLIError, device_text, nonnegative_real,
+                                positive_int)
+from jaxsolve.cli._checks import SCHEDULE_HELP, Schedule, schedule
 from jaxsolve.cli._game_spec import (
-    PYTHON_GAME_HELP, add_max_nodes, default_out, is_tree_file, load_game, parse_params,
-    parse_value)
+    PYTHON_GAME_HELP, add_max_depth, add_max_nodes, default_out, is_tree_file, load_game,
+    parse_params, parse_value)
 from jaxsolve.cli._output import writable_folder
 from jaxsolve.cli._run import Run, stop
 from jaxsolve.compile import compile_game
@@ -49,7 +54,7 @@ from jaxsolve.evaluate import exploitability, policy_value
 from jaxsolve.plot import plot_sweep
 from jaxsolve.policy import table
 from jaxsolve.solvers import SOLVERS, average_policy, run
-from jaxsolve.stopping import DEFAULT_CHECK_EVERY, run_until
+from jaxsolve.stopping import run_until
 from jaxsolve.sampling import SAMPLING_SOLVERS
 
 CHUNKS = 20  # calls per group: the progress bar's steps
@@ -120,12 +125,13 @@ def _run(solver, batch, states, iterations):
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _run_until(solver, batch, states, target, iterations, check_every):
+def _run_until(solver, batch, states, target, iterations, check_every, growth_percent):
     """At most `iterations` more for every game, each stopping at its first check
-    (every `check_every`) at most `target` exploitable; a game already there runs
-    none. Returns the states, the iterations each ran [B] and its exploitability [B]."""
-    return jax.vmap(lambda t, s: run_until(solver, t, s, target, iterations, check_every))(
-        batch, states)
+    (`jaxsolve.stopping.check_gap` apart) at most `target` exploitable; a game already
+    there runs none. Returns the states, the iterations each ran [B] and its
+    exploitability [B]."""
+    return jax.vmap(lambda t, s: run_until(solver, t, s, target, iterations, check_every,
+                                           growth_percent))(batch, states)
 
 
 @jax.jit
@@ -137,26 +143,26 @@ def _results(batch, states):
     return jax.vmap(one)(batch, states)
 
 
-def _solve_group(solver, batch, args, every: int, bar) -> tuple:
-    """One group's games solved in about CHUNKS calls (with a target, each a multiple
-    of `every` iterations, so the checks fall where one call's would). Returns the
-    results of `_results`, the iterations each game ran [B], and whether Ctrl-C
-    stopped the group (its results are then those of the last completed call)."""
+def _solve_group(solver, batch, args, plan: Schedule | None, bar) -> tuple:
+    """One group's games solved in about CHUNKS calls (with a target, each ending at a
+    check of `plan`, so the checks fall where one call's would). Returns the results
+    of `_results`, the iterations each game ran [B], and whether Ctrl-C stopped the
+    group (its results are then those of the last completed call)."""
     chunk = -(-args.iters // CHUNKS)
-    if args.target is not None:
-        chunk = -(-chunk // every) * every
     games = len(batch.utilities)
     # The run's state: the games' states, the iterations each ran, the iterations done.
     run = Run((_init(solver, batch), np.zeros(games, np.int64), 0))
     with run:
         while run.state[2] < args.iters:
             states, ran, done = run.state
-            n = min(chunk, args.iters - done)
             if args.target is None:
+                n = min(chunk, args.iters - done)
                 new_states, new_ran = jax.block_until_ready(_run(solver, batch, states, n)), ran + n
             else:
-                new_states, more, gaps = jax.block_until_ready(
-                    _run_until(solver, batch, states, args.target, n, every))
+                # The games still going are at iteration `done`, a check of the plan.
+                n = min(plan.end_after(done, chunk), args.iters) - done
+                new_states, more, gaps = jax.block_until_ready(_run_until(
+                    solver, batch, states, args.target, n, plan.every, plan.growth_percent))
                 new_ran = ran + np.asarray(more)
                 reached = int(np.sum(np.asarray(gaps) <= args.target))
                 bar.set_postfix_str(f"{reached}/{games} at the target", refresh=False)
@@ -178,6 +184,10 @@ def _label(value) -> str:
 
 
 def cmd_sweep(args) -> int:
+    if args.eval_every is not None and args.target is None:
+        raise CLIError("--eval-every applies with --target only (a sweep without a target "
+                       "evaluates once, at the end)")
+    plan = schedule(args, args.iters) if args.target is not None else None
     params = parse_params(args.param)
     key, values = parse_vary(args.vary)
     settings = _solver_args.parse(args.algo, args.solver_param)
@@ -201,20 +211,18 @@ def cmd_sweep(args) -> int:
     for value, game in zip(progress.bar(values, desc=f"compiling {args.game}", unit="game",
                                         disable=args.quiet), games_):
         try:
-            trees.append(compile_game(game, max_nodes=args.max_nodes))
+            trees.append(compile_game(game, max_nodes=args.max_nodes,
+                                      max_depth=args.max_depth))
         except GameError as e:
             raise CLIError(f"{args.game} at {key}={_label(value)}: {one_line(e)}") from None
     groups: dict[tuple, list[int]] = {}
     for k, tree in enumerate(trees):
         groups.setdefault(_structure(tree), []).append(k)
 
-    every = args.eval_every or DEFAULT_CHECK_EVERY
-    if args.eval_every and args.target is None:
-        raise CLIError("--eval-every applies with --target only (a sweep without a target "
-                       "evaluates once, at the end)")
     points: list[dict | None] = [None] * len(values)
     interrupted = False
     t0 = time.perf_counter()
+    device = None
     for g, members in enumerate(groups.values()):
         try:
             batch = stack([trees[k].renamed(f"{args.game} sweep of {key}") for k in members])
@@ -225,8 +233,10 @@ def cmd_sweep(args) -> int:
         try:
             with progress.bar(total=args.iters, desc=f"solving {described} ({algo})",
                               unit="it", disable=args.quiet) as bar:
+                batch = jax.device_put(batch)
+                device = next(iter(batch.utilities.devices()))
                 policies, game_values, expl, ran, interrupted = _solve_group(
-                    solver, jax.device_put(batch), args, every, bar)
+                    solver, batch, args, plan, bar)
         except KeyboardInterrupt:  # while compiling: the finished batches are kept
             interrupted = True
             break
@@ -243,7 +253,7 @@ def cmd_sweep(args) -> int:
         return stop("", "before any point completed an iteration")
     targeted = args.target is not None
     _print_table(solved, key, args.target, show_iterations=targeted or interrupted)
-    each = (f"until exploitability <= {args.target:g} (checked every {every}, at most "
+    each = (f"until exploitability <= {args.target:g} (checked {plan.describe()}, at most "
             f"{args.iters})" if targeted else f"{args.iters} iterations each")
     if interrupted:
         print(f"Interrupted: {len(solved)} of {len(points)} points solved (the iterations "
@@ -251,12 +261,16 @@ def cmd_sweep(args) -> int:
     else:
         print(f"{len(points)} games in {len(groups)} vmapped batch{'es' * (len(groups) > 1)} "
               f"of {algo}, {each}: {seconds:.1f} s with compilation")
+    if device is not None:
+        print(f"Solved on device {device_text(device)} with JAX {jax.__version__}")
     try:
         out.mkdir(parents=True, exist_ok=True)
         record = {"game": args.game, "params": params, "vary": key, "algo": args.algo,
                   **({"solver_params": settings} if settings else {}),
                   "iterations": args.iters, "batches": len(groups), "seconds": seconds,
-                  **({"target": args.target, "eval_every": every} if targeted else {}),
+                  **({"target": args.target, **plan.record()} if targeted else {}),
+                  **({"device": device_text(device), "jax": jax.__version__}
+                     if device is not None else {}),
                   **({"interrupted": True} if interrupted else {}), "points": solved}
         (out / "sweep.json").write_text(json.dumps(record, indent=1) + "\n")
         plot_sweep(solved, key, out / "sweep.png", [_label(p["value"]) for p in solved],
@@ -310,12 +324,13 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                    help="stop each point at its first check with exploitability (NashConv "
                    "/ number of players) at most EPS and report the iterations it needed")
     p.add_argument("--eval-every", type=positive_int, default=None, metavar="K",
-                   help=f"with --target: check every K iterations (default: "
-                   f"{DEFAULT_CHECK_EVERY})")
+                   help=f"with --target: check every K iterations, at most --iters "
+                   f"(default: {SCHEDULE_HELP})")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output directory (default: runs/<game>-sweep-<KEY>)")
     p.add_argument("--x64", action="store_true", help="solve in float64")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_max_nodes(p)
+    add_max_depth(p)
     p.set_defaults(func=cmd_sweep)
     return p

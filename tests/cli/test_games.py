@@ -10,19 +10,21 @@ from jaxsolve import cli, games
 def test_games_lists_the_builtin_games(capsys):
     assert cli.main(["games"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    kuhn = next(line for line in lines if line.startswith("kuhn_poker "))
+    assert max(map(len, lines)) <= 100  # it was about 200 columns wide
+    kuhn, kuhn_parameters = [line for line in lines if line.startswith("kuhn_poker ")]
     # Players, histories, infosets. By hand: the root deal, 3 cards for player 0 and
     # 6 ordered deals (chance nodes: 1 + 3 = 4, then 6 betting roots), and per deal 4
     # decision histories (-, p, b, pb) and 5 terminals (pp, pbp, pbb, bp, bb):
     # 1 + 3 + 6 x (4 + 5) = 58; 3 cards x 2 histories per player x 2 players = 12.
     assert kuhn.split()[1:4] == ["2", "58", "12"]
-    assert "players=2" in kuhn
+    assert kuhn_parameters.split() == ["kuhn_poker", "players=2"]
     # Leduc's 9,457 histories: pyspiel's own tree walked (test_games_poker).
     assert any(line.startswith("leduc_poker ") and "9,457" in line for line in lines)
 
     assert cli.main(["games", "--no-count"]) == 0
     listed = capsys.readouterr().out
     assert "kuhn_poker" in listed and "leduc_poker" in listed
+    assert max(map(len, listed.splitlines())) <= 100
     # maneuver_detection's tables are shortened in the listing, and it says where the
     # whole values are.
     assert "payoff_detected=((0.0, 0.9, 0.5, 0.3), (-..." in listed
@@ -45,6 +47,22 @@ def test_games_name_describes_one_game_in_full(capsys):
     assert cli.main(["games", "no_such_game"]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "unknown game 'no_such_game'; known games: " in err and "kuhn_poker" in err
+    assert cli.main(["games", "leduc"]) == cli.EXIT_USAGE
+    assert "unknown game 'leduc' (did you mean 'leduc_poker'?); known games: " in (
+        capsys.readouterr().err)
+
+
+def test_a_long_parameter_list_wraps_between_parameters():
+    from jaxsolve.cli.games import _format_columns  # noqa: PLC0415
+
+    items = [f"parameter_{k}=({k}.0, {k}.5)" for k in range(12)]
+    text = _format_columns(["game", "parameters"], [["a_game", items], ["b", ["-"]]], width=60)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 60 and lines[-1].split() == ["b", "-"]
+    # Every item whole on one line, in order, under the column's start.
+    joined = " ".join(line[len("a_game  "):] for line in lines[2:-1])
+    assert joined == ", ".join(items)
+    assert all(line.startswith(" " * len("a_game  ")) for line in lines[3:-1])
 
 
 

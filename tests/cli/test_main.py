@@ -1,8 +1,16 @@
 """`jaxsolve` itself: the commands plug into one parser, `--version` and `python -m
-jaxsolve`, the usage line, GAME after --param, and a pipe whose reader leaves."""
+jaxsolve`, the usage line, GAME after --param, a pipe whose reader leaves, and
+warnings printed as one line."""
 
+import io
+import os
 import re
+import subprocess
 import sys
+import warnings
+from pathlib import Path
+
+import jax
 
 import jaxsolve
 from jaxsolve import cli
@@ -60,8 +68,12 @@ def test_a_closed_pipe_drops_the_printout_but_not_the_files(tmp_path, monkeypatc
 
 def test_version_and_python_dash_m(capsys):
     assert cli.main(["--version"]) == 0
-    assert capsys.readouterr().out.startswith(f"jaxsolve {jaxsolve.__version__}, jax ")
-    import subprocess  # noqa: PLC0415
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"jaxsolve {jaxsolve.__version__}, jax {jax.__version__} ")
+    # The backend and its devices, which nothing printed before.
+    devices = jax.devices()
+    assert f"backend {jax.default_backend()}, {len(devices)} device" in printed
+    assert f": {devices[0]}" in printed and devices[0].device_kind in printed
     done = subprocess.run([sys.executable, "-m", "jaxsolve", "--version"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("jaxsolve "), done.stderr
@@ -83,3 +95,41 @@ def test_usage_shows_game_as_required(capsys):
         usage = capsys.readouterr().out.split("\n\n")[0]
         assert "[GAME]" not in usage and re.search(r"\sGAME\b", usage), usage
 
+
+
+
+# An imperfect-recall game in a file: player 0 moves twice and, at its second move,
+# no longer knows its first.
+FORGETFUL_GAME = '''
+from toy_games import SpecGame, decision, leaf
+
+def second(a):
+    return decision(1, "p1", decision(0, "again", leaf(a, -a), leaf(-a, a)), leaf(0, 0))
+
+GAME = SpecGame(decision(0, "first", second(1.0), second(-1.0)))
+'''
+
+
+def test_the_program_prints_a_warning_as_its_message_alone(tmp_path):
+    """The ImperfectRecallWarning printed the library's file and line
+    (".../jaxsolve/cli/_game_spec.py:230: ImperfectRecallWarning: ..."); the program
+    prints `jaxsolve: warning: MESSAGE`. Importing the command line changes no
+    warning setting: only the program does."""
+    (tmp_path / "forgetful.py").write_text(FORGETFUL_GAME)
+    tests = str(Path(__file__).resolve().parents[1])  # toy_games
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxsolve", "solve", "forgetful.py:GAME", "--iters", "3",
+         "--quiet", "--out", str(tmp_path / "run")], cwd=tmp_path, capture_output=True,
+        text=True, timeout=300, env={**os.environ, "PYTHONPATH": tests})
+    assert done.returncode == 0, done.stderr
+    assert "jaxsolve: warning: imperfect recall: player 0 reaches" in done.stderr, done.stderr
+    assert "Warning" not in done.stderr and ".py:" not in done.stderr, done.stderr
+    assert warnings.showwarning is not cli.show_warning
+
+
+def test_show_warning_writes_one_line_without_a_file_or_class():
+    stream = io.StringIO()
+    cli.show_warning(jaxsolve.ImperfectRecallWarning("player 0 forgets"),
+                     jaxsolve.ImperfectRecallWarning, "/x/jaxsolve/cli/_game_spec.py", 230,
+                     file=stream)
+    assert stream.getvalue() == "jaxsolve: warning: player 0 forgets\n"

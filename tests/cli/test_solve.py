@@ -3,6 +3,7 @@ the sampling solvers, --final, bad input as one line, and games from the user's 
 
 import json
 import re
+import sys
 
 import jax
 import numpy as np
@@ -50,6 +51,13 @@ def test_solve_writes_results_that_check_out(tmp_path, capsys):
     policy = jaxsolve.from_table(tree, result["strategy"], default="error")
     assert abs(float(jaxsolve.exploitability(tree, policy)) - result["exploitability"]) < 1e-6
     assert np.allclose(jaxsolve.policy_value(tree, policy), result["value"], atol=1e-6)
+
+    # The device it ran on, with the summary and in the record.
+    device = jax.devices()[0]
+    assert (f"Solved on device {device} ({device.device_kind}) with JAX {jax.__version__}"
+            in printed)
+    assert result["device"] == f"{device} ({device.device_kind})"
+    assert result["jax"] == jax.__version__
 
     history = json.loads((tmp_path / solve_command.CONVERGENCE).read_text())
     assert len(history) == 50 and history[-1]["iteration"] == 2000
@@ -247,6 +255,7 @@ def bad_npz(tmp_path):
 
 @pytest.mark.parametrize("argv, says", [
     (["solve", "no_such_game"], "known games: "),
+    (["solve", "kuhn_pokr"], "unknown game 'kuhn_pokr' (did you mean 'kuhn_poker'"),
     (["solve", "kuhn_poker", "--param", "players=1"], "players"),
     (["solve", "kuhn_poker", "--param", "colour=red"], "no parameter 'colour'"),
     (["solve", "kuhn_poker", "--param", "players"], "expected key=value"),
@@ -535,8 +544,8 @@ def test_resume_refuses_a_game_whose_payoffs_were_edited(tmp_path, capsys):
     ("{dir}/my_game.py:make", ["--param", "stakes=2"],
      "make(stakes=2) failed: TypeError: "),
     ("{dir}/broken.py:make", [], "importing {dir}/broken.py failed: NameError: "),
-    ("no_such_module_here:make", [], "importing no_such_module_here failed: "
-                                     "ModuleNotFoundError"),
+    ("no_such_module_here:make", [], "no_such_module_here:make: no module "
+                                     "'no_such_module_here' in the current folder"),
     ("os:getcwd", [], "os:getcwd: getcwd() returned a str, not a game"),
     ("os:sep", [], "os:sep: sep is a str, not a game"),
     # Without :NAME the file is not read as a saved tree ("not an .npz file").
@@ -551,6 +560,74 @@ def test_a_bad_game_in_the_users_code_is_one_line(tmp_path, capsys, spec, argv, 
     err = capsys.readouterr().err
     assert err.startswith("jaxsolve: error: ") and message in err and err.count("\n") == 1
 
+
+
+def test_a_module_in_the_current_folder_is_found_as_python_dash_m_finds_it(
+        tmp_path, capsys, monkeypatch):
+    """`module:NAME` for a module in the current folder said "No module named ...",
+    where `FILE.py:NAME` worked: the current folder is searched first, for that
+    import only. A module found nowhere names the form that works."""
+    (tmp_path / "game_in_this_folder.py").write_text(USER_GAME)
+    monkeypatch.chdir(tmp_path)
+    path = list(sys.path)
+    try:
+        assert cli.main(["solve", "game_in_this_folder:make", "--param", "stake=3", "--iters",
+                         "200", "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    finally:
+        sys.modules.pop("game_in_this_folder", None)
+    assert sys.path == path  # as it was: the folder was searched for that import only
+    result = json.loads((tmp_path / "run" / solve_command.STRATEGY).read_text())
+    assert result["value"][0] == pytest.approx(1 / 3, abs=1e-2)
+    assert cli.main(["check", "not_in_this_folder:make"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert (f"no module 'not_in_this_folder' in the current folder ({tmp_path}) or on "
+            "Python's path; for a file elsewhere give its path, e.g. "
+            "path/to/not_in_this_folder.py:make") in err
+
+
+ENDLESS_GAME = '''
+from jaxsolve.protocol import TERMINAL
+
+class State:
+    def __init__(self, moves=0):
+        self.moves = moves
+    def current_player(self):
+        return self.moves % 2
+    def is_terminal(self):
+        return False
+    def legal_actions(self, player=None):
+        return [0, 1]
+    def child(self, action):
+        return State(self.moves + 1)
+    def returns(self):
+        return [0.0, 0.0]
+    def information_state_string(self, player):
+        return str(self.moves)
+
+class Endless:
+    def num_players(self):
+        return 2
+    def new_initial_state(self):
+        return State()
+'''
+
+
+def test_max_depth_is_an_option_of_every_command_that_walks_a_game(tmp_path, capsys):
+    """An endless game was told to "pass a larger max_depth", which the command line
+    had no option for; `check` uses the same bound and finds the game as `solve` does."""
+    path = tmp_path / "endless.py"
+    path.write_text(ENDLESS_GAME)
+    assert solve(tmp_path / "run", "--max-depth", "40", game=f"{path}:Endless") == 2
+    err = capsys.readouterr().err
+    assert "history of length 40 with no terminal state (max_depth=40)" in err
+    assert "pass a larger max_depth (on the command line, --max-depth)" in err
+    assert cli.main(["check", f"{path}:Endless", "--max-depth", "40"]) == 1
+    printed = capsys.readouterr().out
+    assert "FAIL playouts_finish: history of length 40 with no terminal state" in printed
+    assert "--max-depth" in printed
+    assert cli.main(["sweep", "spoof", "--vary", "max_rounds=[1, 2]", "--max-depth", "3",
+                     "--out", str(tmp_path / "sweep"), "--quiet"]) == 2
+    assert "(max_depth=3)" in capsys.readouterr().err
 
 
 def test_a_python_file_without_its_games_name_is_named_by_check_and_sweep(tmp_path, capsys):
