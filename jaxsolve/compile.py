@@ -35,7 +35,7 @@ from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make
                             missing_method, not_a_list, num_players_problem, own_move, raised,
                             returns_problem, terminal_problem, utility_sum_problem)
 from jaxsolve.tree import GameTree
-from jaxsolve.validate import fail, is_int
+from jaxsolve.validate import fail, integer_rule, is_int, static
 
 DEFAULT_MAX_NODES = 20_000_000
 # The progress bar is moved every this many histories (a bar update per history would
@@ -491,10 +491,9 @@ def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
     _check_infoset_key(infoset_key)
-    for setting, value in (("max_nodes", max_nodes), ("max_depth", max_depth)):
-        if not is_int(value):
-            fail("compile_game", f"{setting} must be an integer, got {value!r}",
-                 ArgumentTypeError)
+    max_nodes, max_depth = (static("compile_game", setting, value, integer_rule())
+                            for setting, value in (("max_nodes", max_nodes),
+                                                   ("max_depth", max_depth)))
     game = turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:
