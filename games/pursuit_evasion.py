@@ -122,7 +122,7 @@ class Params:
         # 0 is a real game (a single detection wins it); at 1 or above the rate never
         # exceeds it and the sensor plays no part, below 0 every game is the
         # defender's (max_detections < 0). NaN is no finite number.
-        self._field("threshold", validate.interval_rule(0, 1, closed_above=False))
+        self._field("threshold", validate.number_rule(0, below=1))
         self._field("sensor", validate.one_of_rule("ray", "wedge"))
         # Below 1 the ray sees no cell at all (the wedge ignores the range).
         self._field("sensor_range", validate.integer_rule(1))
@@ -131,11 +131,11 @@ class Params:
             f"must be an (x, y) pair of integers on the {g}x{g} grid")))
         self._field("allow_stay", validate.FLAG_RULE)
         self._field("goal_row", validate.optional_rule(validate.integer_rule(
-            0, g, f"must be a row in 0..{g - 1}")))
+            0, g - 1, note="a row")))
         # The largest turn between two directions of 8 is 4 eighths (180 degrees), so
         # 4 allows any direction and 0 holds the sensor still; fractions would round.
         self._field("turn_rate", validate.integer_rule(
-            0, 5, "must be an integer in 0..4 (eighths of a turn per move; 4 = any)"))
+            0, 4, note="eighths of a turn per move; 4 = any"))
         self._field("obs_detections", validate.FLAG_RULE)
 
     def _field(self, name: str, rule: validate.Rule):

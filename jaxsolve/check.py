@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jaxsolve.compile import (_PROBE_AFTER_NODES, DEFAULT_MAX_DEPTH, _endless_first_line,
+from jaxsolve.compile import (DEFAULT_MAX_DEPTH, PROBE_AFTER_NODES, endless_first_line,
                               turn_based_if_simultaneous)
 from jaxsolve.protocol import CHANCE, TERMINAL, GameLike
 from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make_children,
@@ -429,7 +429,7 @@ class _Checker:
         in about a second, not after max_nodes histories and the playouts."""
         queue = deque([(self.root, 0, (None,) * self.P)])
         while queue:
-            if not self.probed and len(self.parents) >= _PROBE_AFTER_NODES:
+            if not self.probed and len(self.parents) >= PROBE_AFTER_NODES:
                 self.probed = True
                 if self.endless_first_line():
                     return None
@@ -456,7 +456,7 @@ class _Checker:
             root = self.game.new_initial_state()
         except Exception:  # noqa: BLE001 - game_info has called it once already
             return False
-        endless = _endless_first_line(root, self.max_steps)
+        endless = endless_first_line(root, self.max_steps)
         if endless is None:
             return False
         history, state = endless

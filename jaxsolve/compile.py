@@ -35,7 +35,7 @@ from jaxsolve.rules import (action_list_problem, as_list, call_text, cannot_make
                             missing_method, not_a_list, num_players_problem, own_move, raised,
                             returns_problem, terminal_problem, utility_sum_problem)
 from jaxsolve.tree import GameTree
-from jaxsolve.validate import fail, is_int
+from jaxsolve.validate import fail, integer_rule, is_int, static
 
 DEFAULT_MAX_NODES = 20_000_000
 # The progress bar is moved every this many histories (a bar update per history would
@@ -50,7 +50,7 @@ DEFAULT_MAX_DEPTH = 10_000
 # from the root for max_depth actions: a game that never ends and has several actions
 # per node would otherwise grow level by level until max_nodes (minutes). Earlier,
 # the walk itself names any protocol violation of the first levels first.
-_PROBE_AFTER_NODES = 10_000
+PROBE_AFTER_NODES = 10_000
 
 InfosetKey = Callable[[Any, int], str]
 
@@ -128,7 +128,7 @@ def _first_action(state):
     return state.chance_outcomes()[0][0] if player == CHANCE else state.legal_actions()[0]
 
 
-def _endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
+def endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
     """Follows the first action from the root for up to max_depth actions: (history,
     state) when that history is still not over, else None (also at a protocol
     violation on the way, which the walk names with its history)."""
@@ -336,7 +336,7 @@ class _Walk:
                                          refresh=False)
             if nxt_start > self.max_nodes:
                 self.too_big(depth, nxt_start)
-            if not probed and nxt_start > _PROBE_AFTER_NODES:
+            if not probed and nxt_start > PROBE_AFTER_NODES:
                 probed = True
                 self.refuse_endless_first_line(root)
             nxt = []
@@ -383,7 +383,7 @@ class _Walk:
         return offsets
 
     def refuse_endless_first_line(self, root):
-        endless = _endless_first_line(root, self.max_depth)
+        endless = endless_first_line(root, self.max_depth)
         if endless is not None:
             history, state = endless
             raise game_error(history, state,
@@ -491,10 +491,9 @@ def compile_game(game: GameLike, *, max_nodes: int = DEFAULT_MAX_NODES,
         raise GameError(f"{type(game).__name__} is not a game: it needs num_players() "
                         "and new_initial_state() (see jaxsolve.protocol)")
     _check_infoset_key(infoset_key)
-    for setting, value in (("max_nodes", max_nodes), ("max_depth", max_depth)):
-        if not is_int(value):
-            fail("compile_game", f"{setting} must be an integer, got {value!r}",
-                 ArgumentTypeError)
+    max_nodes, max_depth = (static("compile_game", setting, value, integer_rule())
+                            for setting, value in (("max_nodes", max_nodes),
+                                                   ("max_depth", max_depth)))
     game = turn_based_if_simultaneous(game)
     walk = _Walk(game, infoset_key, max_nodes, max_depth)
     if progress:

@@ -199,7 +199,8 @@ def step(tree: GameTree, state: EnvState, action: int | jax.Array, key: jax.Arra
     validate.prng_key(key, "env.step")
     action = _action(action, "env.step")
     if not validate.traced(illegal_penalty):
-        illegal_penalty = validate.finite_real("illegal_penalty", illegal_penalty, "env.step")
+        illegal_penalty = validate.static("env.step", "illegal_penalty", illegal_penalty,
+                                          validate.number_rule())
     slot = jnp.clip(action, 0, tree.sizes.num_actions - 1)
     legal = (action >= 0) & (action < tree.sizes.num_actions) & state.legal_action_mask[slot]
     child = jnp.asarray(tree.children)[state.node, slot]

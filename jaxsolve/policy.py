@@ -109,7 +109,8 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
       ArgumentError: a bad `tree` or `default`, or a mapping of the wrong kind.
     """
     tree_arguments.game_tree(tree, "from_table")
-    validate.choice("default", default, "from_table", choices=FROM_TABLE_DEFAULTS)
+    validate.static("from_table", "default", default,
+                    validate.one_of_rule(*FROM_TABLE_DEFAULTS))
     if not isinstance(mapping, Mapping):
         validate.fail("from_table", "mapping must be {infoset: {action: probability}} (e.g. "
                       f"what jaxsolve.table returns), got {type(mapping).__name__}",
@@ -135,8 +136,8 @@ def from_table(tree: GameTree, mapping: Mapping[str, Mapping[str, float]],
             if not isinstance(a, (int, np.integer)) or not 0 <= a < legal.shape[1] or not legal[i, a]:
                 raise GameError(f"policy at infoset {name!r}: {action!r} is not a legal action "
                                 f"(legal: {sorted(labels)})")
-            values[a] = validate.finite_real(f"probability of {action!r} at {name!r}", p,
-                                             "from_table")
+            values[a] = validate.static("from_table", f"probability of {action!r} at {name!r}",
+                                        p, validate.number_rule())
         if np.any(values < 0) or abs(values.sum() - 1.0) > 1e-6:
             raise GameError(f"policy at infoset {name!r} is not a distribution: {dict(row)}")
         policy[i] = values

@@ -248,12 +248,12 @@ def others_reach(reach: jax.Array, chance: jax.Array, player: int) -> jax.Array:
       `[Z]` array.
 
     Raises:
-      ArgumentError: `player` is not a Python int in `[0, P)`.
+      ArgumentTypeError: `player` is not a Python int (a traced one included).
+      ArgumentError: `player` is not in `[0, P)`.
     """
     count = reach.shape[0]
-    if validate.traced(player) or not validate.is_int(player) or not 0 <= player < count:
-        raise ArgumentError(f"sequences.others_reach: player must be a Python int in "
-                            f"0..{count - 1} (reach has {count} players), got {player!r}")
+    player = validate.static("sequences.others_reach", "player", player, validate.integer_rule(
+        0, count - 1, note=f"a Python int: reach has {count} players"))
     out = chance
     for q in range(reach.shape[0]):
         if q != player:

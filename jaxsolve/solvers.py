@@ -181,14 +181,17 @@ def _solver(rule: Rule) -> Solver:
     return _cached_solver(rule)
 
 
-def _knob(name: str, value, where: str, low: float = -math.inf):
-    """A knob of an iteration: a finite number (>= low), or a traced scalar, taken as
-    it is (its value is not known until the program runs)."""
+_GAMMA = validate.number_rule(0)  # iteration t weighs t^gamma in the average
+
+
+def _knob(name: str, value, where: str, rule: validate.Rule = validate.number_rule()):
+    """A knob of an iteration: a number `rule` accepts (any finite one by default), or
+    a traced scalar, taken as it is (its value is not known until the program runs)."""
     if validate.traced(value):
         if jnp.ndim(value) != 0:
             validate.fail(where, f"{name} must be a scalar, got shape {jnp.shape(value)}")
         return value
-    return validate.finite_real(name, value, where, low=low)
+    return validate.static(where, name, value, rule)
 
 
 def _label(value) -> str:
@@ -262,14 +265,14 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
     if not callable(policy_rule):
         validate.fail(where, f"policy_rule must be a function (regrets, rows) -> policy, "
                              f"got {type(policy_rule).__name__}")
-    flags = {k: validate.flag(k, v, where) for k, v in
+    flags = {k: validate.static(where, k, v, validate.FLAG_RULE) for k, v in
              (("alternating", alternating), ("floor", floor), ("predictive", predictive))}
     if (alpha is None) != (beta is None):
         validate.fail(where, "alpha and beta go together (DCFR's discounts of positive and "
                              f"negative regrets), got alpha={alpha!r}, beta={beta!r}")
     if alpha is not None:
         alpha, beta = _discounts(alpha, beta, where)
-    gamma = _knob("gamma", gamma, where, low=0.0)
+    gamma = _knob("gamma", gamma, where, _GAMMA)
     return _solver_of(Rule(policy_rule, alpha=alpha, beta=beta, gamma=gamma, name=name,
                            **flags))
 
@@ -288,7 +291,7 @@ def cfr(alternating: bool = False) -> Solver:
     Raises:
       ArgumentError: `alternating` is not a bool.
     """
-    alternating = validate.flag("alternating", alternating, "cfr")
+    alternating = validate.static("cfr", "alternating", alternating, validate.FLAG_RULE)
     return _solver(Rule(regret_matching, alternating=alternating, gamma=0.0,
                         name="cfr" if not alternating else "cfr-alt"))
 
@@ -359,7 +362,7 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
       (3,)
     """
     alpha, beta = _discounts(alpha, beta, "dcfr")
-    gamma = _knob("gamma", gamma, "dcfr", low=0.0)
+    gamma = _knob("gamma", gamma, "dcfr", _GAMMA)
     return _solver(Rule(regret_matching, alpha=alpha, beta=beta, gamma=gamma,
                         name=f"dcfr({_label(alpha)},{_label(beta)},{_label(gamma)})"))
 
@@ -389,7 +392,7 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
     Raises:
       ArgumentError: `gamma` is not a finite number >= 0.
     """
-    gamma = _knob("gamma", gamma, "pcfr_plus", low=0.0)
+    gamma = _knob("gamma", gamma, "pcfr_plus", _GAMMA)
     return _solver(Rule(regret_matching, floor=True, predictive=True, gamma=gamma,
                         name="pcfr+" if gamma == 2.0 and not validate.traced(gamma)
                         else f"pcfr+({_label(gamma)})"))

@@ -170,17 +170,13 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
     solver = check_solver(solver, where)
     tree_arguments.game_tree(tree, where)
     base.state_of(solver, tree, state, where, needs=("average",))
-    if not validate.traced(target):
-        validate.finite_real("target", target, where, low=0.0)
-    if not validate.traced(max_iterations):
-        validate.integer("max_iterations", max_iterations, where, minimum=0,
-                         maximum=validate.INT32_MAX)
-    if not validate.traced(check_every):
-        validate.integer("check_every", check_every, where, minimum=1,
-                         maximum=validate.INT32_MAX)
-    if not validate.traced(check_growth_percent):
-        validate.integer("check_growth_percent", check_growth_percent, where, minimum=0,
-                         maximum=100)
+    for name, value, rule in (
+            ("target", target, validate.number_rule(0)),
+            ("max_iterations", max_iterations, validate.ITERATIONS_RULE),
+            ("check_every", check_every, validate.integer_rule(1, validate.INT32_MAX)),
+            ("check_growth_percent", check_growth_percent, validate.integer_rule(0, 100))):
+        if not validate.traced(value):
+            validate.static(where, name, value, rule)
     return _run_until(solver, tree, state, target, count_argument(max_iterations),
                       count_argument(check_every), count_argument(check_growth_percent))
 

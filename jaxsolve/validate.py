@@ -14,12 +14,27 @@ know: `jaxsolve.base` (`solver_state`, `state_of`) and `jaxsolve.solvers`
 (`check_solver`). This module imports no tree, so the search (`jaxsolve.mcts`) uses
 it without the CFR half.
 
-Settings of configs and search policies are checked by `Rule`s (`integer_rule`,
-`number_rule`, ...; `require`, `static` and `unless_traced` apply one): the search
-(`jaxsolve.mcts._checks`), the AlphaZero trainer (`jaxsolve.alphazero.checks`) and
-the pursuit game's `Params` share them, so a setting they share obeys one rule.
-This module is the one place that knows what an integer, a real number, a flag or a
-choice is and how a message about one reads.
+Every setting is checked one way: a `Rule` says what it must be, and `require`
+applies the rule (`static` labels the message with the function's and the
+argument's names, `unless_traced` lets an array through unchecked). The rules:
+`integer_rule(minimum, maximum)` and `number_rule(minimum, maximum, above=, below=)`
+(a bound given as `minimum` or `maximum` is itself allowed, one given as `above` or
+`below` is not), `FLAG_RULE`, `one_of_rule(*choices)`, `optional_rule(rule)`,
+`instance_rule(cls, what)`, or a `Rule` of one's own built on `as_int`, `as_ints` or
+`as_finite`. A value of the wrong kind raises `ArgumentTypeError`, one out of range
+`ArgumentError`, both with the one message "{where}: {name} {rule.text}, got
+{value}":
+
+    static("run", "num_iterations", -5, integer_rule(0, INT32_MAX))
+    # ArgumentError: run: num_iterations must be an integer in [0, 2,147,483,647], got -5
+    static("threshold", "tau", "0.1", number_rule(0, below=1))
+    # ArgumentTypeError: threshold: tau must be a number in [0, 1), got '0.1'
+
+The solvers, the builders, the search (`jaxsolve.mcts`), the AlphaZero trainer
+(`jaxsolve.alphazero.checks`, whose configs give a table of (field, Rule) pairs) and
+the pursuit game's `Params` all check their settings so, and a setting two of them
+share obeys one rule. This module is the one place that knows what an integer, a
+real number, a flag or a choice is and how a message about one reads.
 
 Every check reads static information only: Python types, array shapes and dtypes
 (known while tracing) and the values of concrete Python or NumPy numbers. So the
@@ -33,7 +48,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from typing import Any, Callable, NamedTuple, NoReturn, Sequence
+from typing import Any, Callable, NamedTuple, NoReturn
 
 import jax
 import jax.numpy as jnp
@@ -111,9 +126,17 @@ def is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-# as_int and as_finite raise plain TypeError and ValueError: they are converters whose
-# callers (`integer`, `require`, the game walk) catch those and raise an error of the
-# hierarchy naming the argument; no user sees them.
+def _real_scalar(value: Any) -> bool:
+    """A real number: Python, NumPy or a concrete 0-d array of integers or floats."""
+    if isinstance(value, (np.ndarray, jax.Array)) and not traced(value):
+        return value.ndim == 0 and (jnp.issubdtype(value.dtype, jnp.integer)
+                                    or jnp.issubdtype(value.dtype, jnp.floating))
+    return is_real(value)
+
+
+# as_int and as_finite raise plain TypeError and ValueError: they are the converters of
+# the rules below, and `require`, which applies a rule, catches those and raises an
+# error of the hierarchy naming the argument; no user sees them.
 def as_int(value: Any) -> int:
     """`value` as a Python int.
 
@@ -159,129 +182,20 @@ def as_finite(value: Any) -> float:
 INT32_MAX = 2 ** 31 - 1  # counts that reach jitted code travel as int32
 
 
-def integer(name: str, value: Any, where: str, *, minimum: int | None = 0,
-            maximum: int | None = None) -> int:
-    """`value` as a Python int (`as_int`), at least `minimum` and at most `maximum`.
-
-    Args:
-      name: the argument's name, for messages.
-      value: the argument.
-      where: the public function's name, which starts the error's message.
-      minimum: the least value allowed, None for no bound.
-      maximum: the largest value allowed, None for no bound.
-
-    Returns:
-      The Python int.
-
-    Raises:
-      ArgumentTypeError: `value` is no integer.
-      ArgumentError: `value` is out of range.
-    """
-    try:
-        index = as_int(value)
-    except TypeError:
-        fail(where, f"{name} must be an integer, got {value!r}", ArgumentTypeError)
-    if minimum is not None and index < minimum:
-        fail(where, f"{name} must be at least {minimum}, got {index}")
-    if maximum is not None and index > maximum:
-        fail(where, f"{name} must be at most {maximum:,}, got {index:,}")
-    return index
-
-
-def _interval(low: float, high: float, closed_above: bool) -> str:
-    closed = closed_above and high < math.inf  # values are finite: never "inf]"
-    return f"[{low:g}, {high:g}{']' if closed else ')'}"
-
-
-def _real_scalar(value: Any) -> bool:
-    """A real number: Python, NumPy or a concrete 0-d array of integers or floats."""
-    if isinstance(value, (np.ndarray, jax.Array)) and not traced(value):
-        return value.ndim == 0 and (jnp.issubdtype(value.dtype, jnp.integer)
-                                    or jnp.issubdtype(value.dtype, jnp.floating))
-    return is_real(value)
-
-
-def finite_real(name: str, value: Any, where: str, *, low: float = -math.inf,
-                high: float = math.inf, closed_above: bool = True) -> float:
-    """`value` as a float: a finite real number in [low, high] (or [low, high)).
-
-    Args:
-      name: the argument's name, for messages.
-      value: the argument: not a bool, not a string, not traced.
-      where: the public function's name, which starts the error's message.
-      low: the least value allowed.
-      high: the bound above.
-      closed_above: whether `high` itself is allowed.
-
-    Returns:
-      The Python float.
-
-    Raises:
-      ArgumentTypeError: `value` is no real number.
-      ArgumentError: `value` is not finite or out of range.
-    """
-    bounded = low > -math.inf or high < math.inf
-    within = f" in {_interval(low, high, closed_above)}" if bounded else ""
-    if not _real_scalar(value):
-        fail(where, f"{name} must be a number{within}, got {value!r}", ArgumentTypeError)
-    number = float(value)
-    above = number > high if closed_above else number >= high
-    if not math.isfinite(number) or number < low or above:
-        fail(where, f"{name} must lie in {_interval(low, high, closed_above)}, got {value!r}"
-             if bounded else f"{name} must be finite, got {value!r}")
-    return number
-
-
-def flag(name: str, value: Any, where: str) -> bool:
-    """`value` as a bool; anything else (a string, 0/1) is refused, since bool("no") is True.
-
-    Args:
-      name: the argument's name, for messages.
-      value: the argument.
-      where: the public function's name, which starts the error's message.
-
-    Returns:
-      The bool.
-
-    Raises:
-      ArgumentTypeError: `value` is not a bool.
-    """
-    return static(where, name, value, FLAG_RULE)
-
-
-def choice(name: str, value: Any, where: str, *, choices: Sequence[str]) -> str:
-    """`value`, checked to be one of the strings `choices`.
-
-    Args:
-      name: the argument's name, for messages.
-      value: the argument.
-      where: the public function's name, which starts the error's message.
-      choices: the allowed strings.
-
-    Returns:
-      `value`.
-
-    Raises:
-      ArgumentError: `value` is not one of `choices`.
-    """
-    if not isinstance(value, str) or value not in choices:
-        fail(where, f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-    return value
-
-
 # ---------------------------------------------------------------------- rules
-# A setting of a config or a search policy is checked by a `Rule`: tables of
-# (field, Rule) pairs check whole dataclasses (`jaxsolve.alphazero.checks`), and a
-# setting the search and the trainer share obeys one rule.
+# Every setting is checked by a `Rule`, applied by `require` (or `static` and
+# `unless_traced`, which call it): a single setting at a public function's entry, and
+# tables of (field, Rule) pairs for whole dataclasses (`jaxsolve.alphazero.checks`).
 class Rule(NamedTuple):
     """What one setting must be.
 
     Attributes:
-      convert: returns the value in its canonical form (a Python int, float or tuple);
-        raises TypeError for a value of the wrong kind, ValueError for one it cannot
-        convert.
+      convert: returns the value in its canonical form (a Python int, float, bool or
+        tuple); raises TypeError for a value of the wrong kind, ValueError for one it
+        cannot convert.
       ok: whether the canonical value is in range.
-      text: completes "<name> ...", e.g. "must be an integer >= 1".
+      text: completes "<name> ...", e.g. "must be an integer >= 1"; a message says it
+        for a value of the wrong kind and for one out of range alike.
     """
 
     convert: Callable[[Any], Any]
@@ -308,50 +222,77 @@ def as_ints(value: Any) -> tuple:
     return tuple(as_int(v) for v in value)
 
 
-def integer_rule(low: int, high: int | None = None, text: str | None = None) -> Rule:
-    """The rule of an integer in [low, high).
+def _bounded(convert: Callable[[Any], Any], kind: str, low: Any, high: Any, *,
+             low_open: bool, high_open: bool, show: Callable[[Any], str]) -> Rule:
+    """The rule of a value `convert` accepts, between `low` and `high` (None: no bound).
+
+    Its text is "must be {kind}", then ">= low", "<= high" or "in [low, high]" (with
+    ">", "<", "(" and ")" for an open bound), each bound written by `show`.
+    """
+    def ok(v):
+        return ((low is None or (v > low if low_open else v >= low))
+                and (high is None or (v < high if high_open else v <= high)))
+    if low is None and high is None:
+        bounds = ""
+    elif high is None:
+        bounds = f" {'>' if low_open else '>='} {show(low)}"
+    elif low is None:
+        bounds = f" {'<' if high_open else '<='} {show(high)}"
+    else:
+        bounds = (f" in {'(' if low_open else '['}{show(low)}, "
+                  f"{show(high)}{')' if high_open else ']'}")
+    return Rule(convert, ok, f"must be {kind}{bounds}")
+
+
+def integer_rule(minimum: int | None = None, maximum: int | None = None, *,
+                 note: str | None = None) -> Rule:
+    """The rule of an integer (`as_int`: no bool, no float) in [minimum, maximum].
 
     Args:
-      low: the least value allowed.
-      high: the bound above (excluded), None for unbounded.
-      text: the rule's text, if not the default ("must be an integer >= low" or
-        "must be an integer in [low, high)").
+      minimum: the least value allowed, None for no bound.
+      maximum: the largest value allowed (included), None for no bound.
+      note: what the integer is, added to the text in parentheses, e.g. "2 players".
 
     Returns:
-      The `Rule`.
+      The `Rule`, whose text reads "must be an integer", "must be an integer >= 1" or
+      "must be an integer in [0, 2,147,483,647]" (then " (note)"); its canonical
+      value is a Python int.
     """
-    default = (f"must be an integer >= {low}" if high is None
-               else f"must be an integer in [{low}, {high})")
-    return Rule(as_int, lambda v: v >= low and (high is None or v < high), text or default)
+    rule = _bounded(as_int, "an integer", minimum, maximum, low_open=False,
+                    high_open=False, show=lambda bound: f"{bound:,}")
+    return rule._replace(text=f"{rule.text} ({note})") if note else rule
 
 
-def number_rule(low: float, *, strict: bool = False) -> Rule:
-    """The rule of a finite number >= `low` (> `low` when `strict`).
+def number_rule(minimum: float | None = None, maximum: float | None = None, *,
+                above: float | None = None, below: float | None = None) -> Rule:
+    """The rule of a finite real number (`as_finite`: no bool, no NaN, no infinity).
+
+    `minimum` and `maximum` are included, `above` and `below` excluded: learning rates
+    are `number_rule(above=0)`, probabilities `number_rule(0, 1)`, thresholds that must
+    stay below 1 `number_rule(0, below=1)`. The text reads "must be a number in [0, 1)"
+    with two bounds, else "must be a finite number >= 0" (infinity is >= 0) or "must be
+    a finite number".
 
     Args:
-      low: the bound below.
-      strict: whether `low` itself is refused.
+      minimum: the least value allowed, None for none.
+      maximum: the largest value allowed, None for none.
+      above: the bound below, itself refused (instead of `minimum`).
+      below: the bound above, itself refused (instead of `maximum`).
 
     Returns:
-      The `Rule`.
+      The `Rule`; its canonical value is a Python float.
+
+    Raises:
+      ValueError: both `minimum` and `above`, or both `maximum` and `below`, are given.
     """
-    ok = (lambda v: v > low) if strict else (lambda v: v >= low)
-    return Rule(as_finite, ok, f"must be a finite number {'>' if strict else '>='} {low:g}")
-
-
-def interval_rule(low: float, high: float, *, closed_above: bool = True) -> Rule:
-    """The rule of a finite number in [low, high] (in [low, high) when not `closed_above`).
-
-    Args:
-      low: the least value allowed.
-      high: the bound above.
-      closed_above: whether `high` itself is allowed.
-
-    Returns:
-      The `Rule`.
-    """
-    ok = (lambda v: low <= v <= high) if closed_above else (lambda v: low <= v < high)
-    return Rule(as_finite, ok, f"must lie in {_interval(low, high, closed_above)}")
+    if (minimum is not None and above is not None) or (maximum is not None
+                                                         and below is not None):
+        raise ValueError("number_rule: give minimum or above, maximum or below, not both")
+    low = minimum if above is None else above
+    high = maximum if below is None else below
+    kind = "a number" if low is not None and high is not None else "a finite number"
+    return _bounded(as_finite, kind, low, high, low_open=above is not None,
+                    high_open=below is not None, show=lambda bound: f"{bound:g}")
 
 
 def _as_flag(value: Any) -> bool:
@@ -360,6 +301,7 @@ def _as_flag(value: Any) -> bool:
     return bool(value)
 
 
+# A flag is a bool; anything else (a string, 0/1) is refused, since bool("no") is True.
 FLAG_RULE = Rule(_as_flag, lambda v: True, "must be True or False")
 
 
@@ -378,16 +320,17 @@ def optional_rule(rule: Rule) -> Rule:
 
 
 def one_of_rule(*choices: Any) -> Rule:
-    """The rule of one of the given values (names, usually).
+    """The rule of one of the given values (names, usually); any other value, of
+    whatever kind, is out of range.
 
     Args:
       *choices: the allowed values.
 
     Returns:
-      The `Rule`.
+      The `Rule`: "must be one of 'a', 'b'".
     """
     return Rule(lambda v: v, lambda v: v in choices,
-                "must be " + " or ".join(repr(c) for c in choices))
+                "must be one of " + ", ".join(repr(c) for c in choices))
 
 
 def instance_rule(cls: type, what: str) -> Rule:
@@ -407,12 +350,19 @@ def instance_rule(cls: type, what: str) -> Rule:
     return Rule(same_kind, lambda v: True, f"must be {what}")
 
 
+def _shown(value: Any) -> str:
+    """How a message shows the value it refuses: an integer as the bounds are written
+    (2,147,483,648), anything else by its repr."""
+    return f"{value:,}" if is_int(value) else repr(value)
+
+
 def require(label: str, value: Any, rule: Rule) -> Any:
-    """`value` in its canonical form, checked against `rule`.
+    """`value` in its canonical form, checked against `rule`: the one function that
+    applies a `Rule`.
 
     Args:
       label: what the message calls the value; it starts the message
-        "{label} {rule.text}, got {value!r}".
+        "{label} {rule.text}, got {value}".
       value: the value.
       rule: the `Rule` it must obey.
 
@@ -432,26 +382,27 @@ def require(label: str, value: Any, rule: Rule) -> Any:
     except ValueError:
         good = False
     if not good:
-        raise error(f"{label} {rule.text}, got {value!r}")
+        raise error(f"{label} {rule.text}, got {_shown(value)}")
     return canonical
 
 
 def static(where: str, name: str, value: Any, rule: Rule) -> Any:
-    """A setting that must be a concrete value (a size, a count, a name), checked by `rule`.
+    """An argument of a public function that must be a concrete value (a size, a
+    count, a name, a flag), checked by `rule` (`require` labelled "{where}: {name}").
 
     Args:
       where: the public function's name, which starts the error's message.
-      name: the setting's name.
-      value: the setting.
+      name: the argument's name.
+      value: the argument.
       rule: the `Rule` it must obey.
 
     Returns:
       The canonical value.
 
     Raises:
-      ArgumentTypeError: `value` is of the wrong kind ("{where}: {name} {rule},
+      ArgumentTypeError: `value` is of the wrong kind ("{where}: {name} {rule.text},
         got ...").
-      ArgumentError: `value` is out of range.
+      ArgumentError: `value` is out of range, likewise.
     """
     return require(f"{where}: {name}", value, rule)
 
@@ -480,8 +431,13 @@ def unless_traced(where: str, name: str, value: Any, rule: Rule) -> Any:
     return static(where, name, value, rule)
 
 
+# A number of iterations reaches jitted code as an int32 loop bound.
+ITERATIONS_RULE = integer_rule(0, INT32_MAX)
+
+
 def iterations(num_iterations: Any, where: str) -> Any:
-    """A number of iterations: a concrete count must be an integer in [0, 2**31 - 1].
+    """A number of iterations: a concrete count must be an integer in [0, 2**31 - 1]
+    (`ITERATIONS_RULE`).
 
     A negative count would silently run no iteration, 2.5 would fail inside fori_loop;
     a traced count passes as it is.
@@ -498,8 +454,11 @@ def iterations(num_iterations: Any, where: str) -> Any:
       ArgumentError: a concrete count is out of range.
     """
     if not traced(num_iterations):  # the loop bound is an int32 inside jit
-        integer("num_iterations", num_iterations, where, minimum=0, maximum=INT32_MAX)
+        static(where, "num_iterations", num_iterations, ITERATIONS_RULE)
     return num_iterations
+
+
+_TAU_RULE = number_rule(0, below=1)
 
 
 def tau(value: Any, where: str) -> Any:
@@ -519,7 +478,7 @@ def tau(value: Any, where: str) -> Any:
     """
     if traced(value):
         return value
-    return finite_real("tau", value, where, low=0.0, high=1.0, closed_above=False)
+    return static(where, "tau", value, _TAU_RULE)
 
 
 # ---------------------------------------------------------------------- keys

@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxsolve.errors import ArgumentError
+from jaxsolve import validate
 from jaxsolve.tree import GameTree
 
 SPLITS = ("systematic", "multinomial")
@@ -57,8 +57,7 @@ def visit_counts(tree: GameTree, rows: jax.Array, expanded: jax.Array,
       (counts, q): `[N]` n(h), whole numbers in the dtype of `rows`, and `[N]` the
         probability that one sample visits h (1 at the root).
     """
-    if split not in SPLITS:
-        raise ArgumentError(f"visit_counts: split must be one of {SPLITS}, got {split!r}")
+    validate.static("visit_counts", "split", split, validate.one_of_rule(*SPLITS))
     offsets = tree.sizes.level_offsets
     dtype = rows.dtype
     width = rows.shape[-1]

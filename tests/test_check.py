@@ -399,7 +399,7 @@ def test_an_endless_game_with_choices_is_found_along_its_first_actions_as_compil
     """`jaxsolve check` walked 200,000 histories and ran its playouts (41 s) where
     `solve` refused the game in a second: once the walk holds as many histories as
     compile_game's does when it looks, check follows the first actions as it does."""
-    from jaxsolve.compile import _PROBE_AFTER_NODES
+    from jaxsolve.compile import PROBE_AFTER_NODES
 
     report = check_game(_EndlessChoices(), max_steps=300)
     result = report["playouts_finish"]
@@ -407,7 +407,7 @@ def test_an_endless_game_with_choices_is_found_along_its_first_actions_as_compil
     assert "history of length 300 with no terminal state (max_steps=300)" in result.message
     assert "on the command line, --max-depth" in result.message
     assert "found by following the first action from the root" in report.findings[-1]
-    assert report.histories <= _PROBE_AFTER_NODES + 1 < check_game.__kwdefaults__["max_nodes"]
+    assert report.histories <= PROBE_AFTER_NODES + 1 < check_game.__kwdefaults__["max_nodes"]
     with pytest.raises(jaxsolve.GameError, match=r"no terminal state \(max_depth=300"):
         jaxsolve.compile_game(_EndlessChoices(), max_depth=300)
 

@@ -346,11 +346,12 @@ def test_sequences_refuse_misshapen_inputs():
         # A player out of range read the last player's arrays (-1) or gave a product
         # of every player's reach (2) without a word.
         (lambda: seq.leaf_weights(tree, reach, chance, 2),
-         r"^sequences\.leaf_weights: player must be one of 0\.\.1 \(2 players\), got 2$"),
+         r"^sequences\.leaf_weights: player must be an integer in \[0, 1\] \(2 players\), got 2$"),
         (lambda: seq.counterfactual_values(tree, flat, weights, -1),
-         r"^sequences\.counterfactual_values: player must be one of 0\.\.1"),
+         r"^sequences\.counterfactual_values: player must be an integer in \[0, 1\]"),
         (lambda: seq.best_response(tree, weights, 5), r"^sequences\.best_response: player must"),
-        (lambda: seq.others_reach(reach, chance, 2), r"^sequences\.others_reach: player must be"),
+        (lambda: seq.others_reach(reach, chance, 2),
+         r"^sequences\.others_reach: player must be an integer in \[0, 1\] \(a Python int"),
         # A sweep's batch outside vmap is refused, not read as its first game.
         (lambda: seq.chance_reach(batch), r"^sequences\.chance_reach: the tree has a batch axis "
                                           r"of 3 .*jax\.vmap"),

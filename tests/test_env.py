@@ -194,7 +194,7 @@ def test_a_state_of_another_game_or_a_player_out_of_range_is_refused():
     with pytest.raises(ValueError, match=r"^env.step: state.legal_action_mask has shape \(3,\), "
                                          r"this tree's is \(2,\)"):
         env.step(kuhn, state, 0, jax.random.PRNGKey(1))
-    with pytest.raises(ValueError, match=r"^env.observe: player must be one of 0..1"):
+    with pytest.raises(ValueError, match=r"^env.observe: player must be an integer in \[0, 1\] \(2 players\)"):
         env.observe(leduc, state, 5)
     with pytest.raises(TypeError, match="^env.observe: state must be an EnvState"):
         env.observe(leduc, {"node": 0}, 0)
@@ -210,5 +210,5 @@ def test_an_action_that_is_not_one_integer_is_refused(action):
     with pytest.raises(jaxsolve.ArgumentTypeError, match="^env.step: action must be one integer"):
         env.step(tree, state, action, key)
     assert bool(env.step(tree, state, 2 ** 40, key).illegal_action)
-    with pytest.raises(jaxsolve.ArgumentTypeError, match="illegal_penalty must be a number"):
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="illegal_penalty must be a finite number"):
         env.step(tree, state, 0, key, illegal_penalty="x")

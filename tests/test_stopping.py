@@ -110,13 +110,13 @@ def test_every_solver_stops_at_the_state_run_reaches(algo):
 
 
 @pytest.mark.parametrize("kwargs, says", [
-    ({"target": -1.0}, "target must lie in"),
-    ({"target": "small"}, "target must be a number"),
-    ({"max_iterations": 2.5}, "max_iterations must be an integer"),
-    ({"max_iterations": -1}, "max_iterations must be at least 0"),
-    ({"check_every": 0}, "check_every must be at least 1"),
-    ({"check_growth_percent": 101}, "check_growth_percent must be at most 100"),
-    ({"check_growth_percent": -1}, "check_growth_percent must be at least 0"),
+    ({"target": -1.0}, "target must be a finite number >= 0, got -1.0"),
+    ({"target": "small"}, "target must be a finite number >= 0, got 'small'"),
+    ({"max_iterations": 2.5}, r"max_iterations must be an integer in \[0, 2,147,483,647\]"),
+    ({"max_iterations": -1}, r"max_iterations must be an integer in \[0, 2,147,483,647\], got -1"),
+    ({"check_every": 0}, r"check_every must be an integer in \[1, 2,147,483,647\], got 0"),
+    ({"check_growth_percent": 101}, r"check_growth_percent must be an integer in \[0, 100\], got 101"),
+    ({"check_growth_percent": -1}, r"check_growth_percent must be an integer in \[0, 100\], got -1"),
 ])
 def test_bad_arguments_are_named(kwargs, says):
     tree, solver = builtin_tree("kuhn_poker"), jaxsolve.cfr_plus()

@@ -249,9 +249,8 @@ def best_vs_random(params: pe.Params, side: int, *,
       ArgumentError: `side` is neither 0 nor 1.
       TooLarge: the sweep would need more than `max_bytes`.
     """
-    side = validate.static("best_vs_random", "side", side, validate.Rule(
-        validate.as_int, lambda v: v in (pe.EVADER, pe.DEFENDER),
-        "must be 0 (evader) or 1 (defender)"))
+    side = validate.static("best_vs_random", "side", side, validate.integer_rule(
+        pe.EVADER, pe.DEFENDER, note=f"{pe.EVADER} the evader, {pe.DEFENDER} the defender"))
     _check_size(params, max_bytes, "best_vs_random", solution=False)
     modes = ("max", "mean") if side == pe.EVADER else ("mean", "min")
     v_e, _, _, _ = _sweep(params, *modes)

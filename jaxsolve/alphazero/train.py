@@ -115,12 +115,12 @@ class TrainConfig:
             ("games_per_iter", validate.integer_rule(1)),
             ("train_steps", validate.integer_rule(1)),
             ("batch_size", validate.integer_rule(1)),
-            ("learning_rate", validate.number_rule(0, strict=True)),
+            ("learning_rate", validate.number_rule(above=0)),
             ("weight_decay", validate.number_rule(0)),
             ("buffer_size", validate.integer_rule(1)),
             ("temperature_moves", validate.integer_rule(0)),
-            ("explore_fraction", validate.interval_rule(0, 1)),
-            ("seed", validate.integer_rule(0, 2 ** 31, "must be an integer in [0, 2^31)"))], self)
+            ("explore_fraction", validate.number_rule(0, 1)),
+            ("seed", validate.integer_rule(0, validate.INT32_MAX))], self)
         # round(fraction * games) games explore: a fraction that rounds to none would
         # ask for exploring starts and silently get none.
         if self.explore_fraction > 0 and self.num_exploring == 0:

@@ -172,10 +172,7 @@ def byte_budget(max_bytes, where: str) -> float:
       ArgumentTypeError: `max_bytes` is no number.
       ArgumentError: `max_bytes` is not finite or not positive.
     """
-    budget = validate.finite_real("max_bytes", max_bytes, where)
-    if budget <= 0:
-        validate.fail(where, f"max_bytes must be positive, got {max_bytes!r}")
-    return budget
+    return validate.static(where, "max_bytes", max_bytes, validate.number_rule(above=0))
 
 
 # ---------------------------------------------------------------- memory estimate

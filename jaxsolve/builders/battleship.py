@@ -29,6 +29,8 @@ histories; 3 shots each, 23,317. Boards are limited to 63 cells (uint64 masks).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
@@ -58,19 +60,20 @@ class _Board:
                  allow_repeated_shots, loss_multiplier):
         # Checked, not cast: int(2.5) would build a 2-wide board and bool("no") the
         # game with repeated shots, each silently another game than the one asked for.
-        where = "battleship"
-        self.W = validate.integer("board_width", width, where, minimum=1)
-        self.H = validate.integer("board_height", height, where, minimum=1)
+        check = functools.partial(validate.static, "battleship")
+        positive = validate.integer_rule(1)
+        self.W = check("board_width", width, positive)
+        self.H = check("board_height", height, positive)
         self.cells = self.W * self.H
-        self.lengths = tuple(validate.integer("ship_sizes entry", s, where, minimum=1)
+        self.lengths = tuple(check("ship_sizes entry", s, positive)
                              for s in _sequence("ship_sizes", ship_sizes))
         values = ([1.0] * len(self.lengths) if ship_values is None
                   else _sequence("ship_values", ship_values))
-        self.values = tuple(validate.finite_real("ship_values entry", v, where, low=0.0)
+        self.values = tuple(check("ship_values entry", v, validate.number_rule(0))
                             for v in values)
-        self.num_shots = validate.integer("num_shots", num_shots, where, minimum=1)
-        self.repeat = validate.flag("allow_repeated_shots", allow_repeated_shots, where)
-        self.loss = validate.finite_real("loss_multiplier", loss_multiplier, where)
+        self.num_shots = check("num_shots", num_shots, positive)
+        self.repeat = check("allow_repeated_shots", allow_repeated_shots, validate.FLAG_RULE)
+        self.loss = check("loss_multiplier", loss_multiplier, validate.number_rule())
         self._validate()
 
     def _validate(self):
@@ -386,6 +389,8 @@ def battleship(board_width: int = 2, board_height: int = 2, ship_sizes=(1,),
     board = _Board(board_width, board_height, ship_sizes, ship_values, num_shots,
                    allow_repeated_shots, loss_multiplier)
     return assemble(spec, _levels(board, board.placement_tree(), dtype), dtype,
-                    progress=validate.flag("progress", progress, "battleship"),
-                    histories=validate.flag("histories", histories, "battleship"),
+                    progress=validate.static("battleship", "progress", progress,
+                                             validate.FLAG_RULE),
+                    histories=validate.static("battleship", "histories", histories,
+                                              validate.FLAG_RULE),
                     label=f"battleship {board_width}x{board_height}")

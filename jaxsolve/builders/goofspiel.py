@@ -32,10 +32,9 @@ import numpy as np
 from jaxsolve.builders.assemble import (DEFAULT_MAX_BYTES, Level, Spec, assemble,
                                         check_budget)
 from jaxsolve import validate
-from jaxsolve.errors import ArgumentTypeError, GameError
+from jaxsolve.errors import GameError
 from jaxsolve.protocol import TERMINAL
 from jaxsolve.tree import GameTree
-from jaxsolve.validate import is_int
 
 _RETURNS = ("win_loss", "point_difference", "total_points")
 _ORDERS = ("descending", "ascending")
@@ -65,9 +64,7 @@ def goofspiel_spec(num_cards: int, *, points_order: str = "descending",
       ArgumentTypeError: `num_cards` is no integer.
       GameError: a parameter outside what the builder supports.
     """
-    if not is_int(num_cards):
-        validate.fail("goofspiel", f"num_cards must be an integer, got {num_cards!r}",
-                      ArgumentTypeError)
+    num_cards = validate.static("goofspiel", "num_cards", num_cards, validate.integer_rule())
     if not 2 <= num_cards <= 12:
         raise GameError(f"goofspiel: num_cards={num_cards}; the builder supports 2..12 "
                         "(the tree of 8 cards already has 3e9 histories)")
@@ -220,6 +217,8 @@ def goofspiel(num_cards: int, *, points_order: str = "descending",
     check_budget(spec, max_bytes, dtype, "goofspiel")
     values = _round_values(num_cards, points_order)
     return assemble(spec, _levels(num_cards, values, returns_type, dtype), dtype,
-                    progress=validate.flag("progress", progress, "goofspiel"),
-                    histories=validate.flag("histories", histories, "goofspiel"),
+                    progress=validate.static("goofspiel", "progress", progress,
+                                             validate.FLAG_RULE),
+                    histories=validate.static("goofspiel", "histories", histories,
+                                              validate.FLAG_RULE),
                     label=f"goofspiel({num_cards})")

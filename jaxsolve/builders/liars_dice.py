@@ -205,6 +205,8 @@ def liars_dice(dice: tuple[int, int] = (1, 1), faces: int = 6, *,
     spec = liars_dice_spec(dice, faces, bidding_rule=bidding_rule)
     check_budget(spec, max_bytes, dtype, "liars_dice")
     return assemble(spec, _levels(int(dice[0]), int(dice[1]), faces, bidding_rule, dtype),
-                    dtype, progress=validate.flag("progress", progress, "liars_dice"),
-                    histories=validate.flag("histories", histories, "liars_dice"),
+                    dtype, progress=validate.static("liars_dice", "progress", progress,
+                                                    validate.FLAG_RULE),
+                    histories=validate.static("liars_dice", "histories", histories,
+                                              validate.FLAG_RULE),
                     label=f"liars_dice({tuple(dice)}, {faces})")

@@ -30,7 +30,7 @@ def _shape(x) -> tuple:
 def num_simulations(n: Any, where: str) -> int:
     """`n` as a Python int >= 0 (it sets the tree's size, so it must be static)."""
     return static(where, "num_simulations", n, integer_rule(
-        0, text="must be a Python int >= 0 (it sets the tree's size)"))
+        0, note="a Python int: it sets the tree's size"))
 
 
 _ROOT_FIELDS = ("prior_logits", "value", "embedding", "legal_action_mask")

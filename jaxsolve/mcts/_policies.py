@@ -53,10 +53,10 @@ class PolicyOutput(NamedTuple):
 # by the same rules). A concrete value out of range is refused by name; a traced one cannot be read
 # when the policy is traced and passes unchecked (`validate.unless_traced`).
 SETTINGS = {
-    "dirichlet_fraction": validate.interval_rule(0, 1),
-    "dirichlet_alpha": validate.number_rule(0, strict=True),  # alpha <= 0 draws NaN noise
+    "dirichlet_fraction": validate.number_rule(0, 1),
+    "dirichlet_alpha": validate.number_rule(above=0),  # alpha <= 0 draws NaN noise
     "pb_c_init": validate.number_rule(0),
-    "pb_c_base": validate.number_rule(0, strict=True),  # divides
+    "pb_c_base": validate.number_rule(above=0),  # divides
     "temperature": validate.number_rule(0),  # < 0 favours the least visited actions
     "gumbel_scale": validate.number_rule(0),
     # The depth cap is used in Python (it sizes the walk): it must be concrete too, and

@@ -11,7 +11,6 @@ import numpy.typing as npt
 
 from jaxsolve import validate
 from jaxsolve.base import MCCFRState, Solver
-from jaxsolve.errors import ArgumentTypeError
 from jaxsolve.sampling._iteration import _init, _step
 from jaxsolve.sampling._scheme import make_scheme, scheme_masks
 from jaxsolve.tree import GameTree
@@ -28,34 +27,27 @@ RULES = {
 }
 
 
-def _solver_name(name: str, value, where: str):
-    if value is not None and not isinstance(value, str):
-        validate.fail(where, f"name must be a string, got {value!r}", ArgumentTypeError)
-    return value
-
-
-# How each setting of a sampling solver is checked, as checker(name, value, where)
-# -> the value for the solver's knobs. mask and chance_mask are checked by init,
-# against the tree.
+# What each setting of a sampling solver must be; its canonical value is what the
+# solver's knobs get. mask and chance_mask are checked by init, against the tree.
 _SETTINGS = {
-    "batch_size": functools.partial(validate.integer, minimum=1, maximum=validate.INT32_MAX),
-    "expand_own": validate.flag,
-    "expand_opponents": validate.flag,
-    "expand_chance": validate.flag,
-    "exploration": functools.partial(validate.finite_real, low=0.0, high=1.0),
-    "averaging": functools.partial(validate.choice, choices=AVERAGING),
-    "rule": functools.partial(validate.choice, choices=tuple(RULES)),
-    "traversal": functools.partial(validate.choice, choices=TRAVERSALS),
-    "split": functools.partial(validate.choice, choices=SPLITS),
-    "name": _solver_name,
+    "batch_size": validate.integer_rule(1, validate.INT32_MAX),
+    "expand_own": validate.FLAG_RULE,
+    "expand_opponents": validate.FLAG_RULE,
+    "expand_chance": validate.FLAG_RULE,
+    "exploration": validate.number_rule(0, 1),
+    "averaging": validate.one_of_rule(*AVERAGING),
+    "rule": validate.one_of_rule(*RULES),
+    "traversal": validate.one_of_rule(*TRAVERSALS),
+    "split": validate.one_of_rule(*SPLITS),
+    "name": validate.optional_rule(validate.instance_rule(str, "a string")),
 }
 
 
 def _checked_settings(where: str, **settings) -> dict:
     """`settings` checked (see _SETTINGS) and converted; unknown keys pass unchanged,
     for sampled_cfr's signature to refuse."""
-    return {key: _SETTINGS[key](key, value, where) if key in _SETTINGS else value
-            for key, value in settings.items()}
+    return {key: validate.static(where, key, value, _SETTINGS[key]) if key in _SETTINGS
+            else value for key, value in settings.items()}
 
 
 # Samples per player per step where none is given, in Python and on the command line

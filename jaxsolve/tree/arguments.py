@@ -19,7 +19,7 @@ import numpy as np
 from jaxsolve.errors import ArgumentTypeError
 from jaxsolve.tree import GameTree
 from jaxsolve.tree.checks import require_histories
-from jaxsolve.validate import fail, integer, kind_of, traced
+from jaxsolve.validate import fail, integer_rule, kind_of, require, traced
 
 
 # ---------------------------------------------------------------------- trees and players
@@ -103,11 +103,9 @@ def player(tree: GameTree, value: Any, where: str, *, static: bool = False) -> A
                         "static_argnums=2), or loop over range(tree.sizes.num_players)",
                  ArgumentTypeError)
         return value
-    index = integer("player", value, where, minimum=None)
     count = tree.sizes.num_players
-    if not 0 <= index < count:
-        fail(where, f"player must be one of 0..{count - 1} ({count} players), got {index}")
-    return index
+    return require(f"{where}: player", value,
+                   integer_rule(0, count - 1, note=f"{count} players"))
 
 
 # ---------------------------------------------------------------------- policies

@@ -275,25 +275,25 @@ def test_exploring_start_turns_are_uniform():
 @pytest.mark.parametrize("fields, message", [
     # The detection rate lies in [0, 1]: below 0 every game is the defender's (the
     # evader may be seen -10 times), at 1 or above the sensor plays no part.
-    (dict(threshold=-0.5), "threshold must lie in [0, 1), got -0.5"),
-    (dict(threshold=1.5), "threshold must lie in [0, 1), got 1.5"),
-    (dict(threshold=1.0), "threshold must lie in [0, 1), got 1.0"),
-    (dict(threshold=float("nan")), "threshold must lie in [0, 1), got nan"),
-    (dict(threshold="0.5"), "threshold must lie in [0, 1), got '0.5'"),
+    (dict(threshold=-0.5), "threshold must be a number in [0, 1), got -0.5"),
+    (dict(threshold=1.5), "threshold must be a number in [0, 1), got 1.5"),
+    (dict(threshold=1.0), "threshold must be a number in [0, 1), got 1.0"),
+    (dict(threshold=float("nan")), "threshold must be a number in [0, 1), got nan"),
+    (dict(threshold="0.5"), "threshold must be a number in [0, 1), got '0.5'"),
     (dict(sensor_range=0), "sensor_range must be an integer >= 1, got 0"),
     (dict(sensor_range=-2), "sensor_range must be an integer >= 1, got -2"),
     (dict(grid_size=5.0), "grid_size must be an odd integer >= 3, got 5.0"),
     (dict(grid_size=4), "grid_size must be an odd integer >= 3, got 4"),
     (dict(max_turns=2.5), "max_turns must be an integer >= 1, got 2.5"),
-    (dict(turn_rate=1.5), "turn_rate must be an integer in 0..4"),
-    (dict(turn_rate=5), "turn_rate must be an integer in 0..4"),
+    (dict(turn_rate=1.5), "turn_rate must be an integer in [0, 4] (eighths of a turn"),
+    (dict(turn_rate=5), "turn_rate must be an integer in [0, 4] (eighths of a turn"),
     (dict(evader_start=(1,)), "evader_start must be None or an (x, y) pair of integers on "
                               "the 5x5 grid, got (1,)"),
     (dict(evader_start=(1.5, 2)), "evader_start must be None or an (x, y) pair"),
     (dict(evader_start=(5, 0)), "evader_start must be None or an (x, y) pair"),
-    (dict(goal_row=5), "goal_row must be None or a row in 0..4, got 5"),
+    (dict(goal_row=5), "goal_row must be None or an integer in [0, 4] (a row), got 5"),
     (dict(allow_stay="no"), "allow_stay must be True or False, got 'no'"),
-    (dict(sensor="cone"), "sensor must be 'ray' or 'wedge', got 'cone'"),
+    (dict(sensor="cone"), "sensor must be one of 'ray', 'wedge', got 'cone'"),
 ])
 def test_params_refuse_bad_fields_by_name(fields, message):
     with pytest.raises(ValueError, match=re.escape(f"Params: {message}")):

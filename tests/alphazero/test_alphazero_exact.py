@@ -153,8 +153,8 @@ def test_a_solution_of_another_game_is_refused():
 @pytest.mark.parametrize("side", [2, -1, 0.5, "evader"])
 def test_best_vs_random_names_a_bad_side(side):
     # Any side but 0 or 1 is refused, not read as the defender's.
-    with pytest.raises(ValueError, match=r"best_vs_random: side must be 0 \(evader\) or 1 "
-                                         r"\(defender\), got"):
+    with pytest.raises(ValueError, match=r"best_vs_random: side must be an integer in \[0, 1\] "
+                                         r"\(0 the evader, 1 the defender\), got"):
         exact.best_vs_random(pe.Params(grid_size=3, max_turns=1), side)
 
 

@@ -232,11 +232,11 @@ def test_builder_arguments_of_the_wrong_kind_are_named(make, says):
 
 @pytest.mark.parametrize("kwargs, says", [
     ({"allow_repeated_shots": "no"}, "allow_repeated_shots must be True or False"),
-    ({"board_width": 2.5}, "board_width must be an integer, got 2.5"),
-    ({"ship_sizes": (1.5,)}, "ship_sizes entry must be an integer"),
-    ({"num_shots": "2"}, "num_shots must be an integer"),
-    ({"ship_values": (float("nan"),)}, r"ship_values entry must lie in \[0, inf\)"),
-    ({"loss_multiplier": float("inf")}, "loss_multiplier must be finite"),
+    ({"board_width": 2.5}, "board_width must be an integer >= 1, got 2.5"),
+    ({"ship_sizes": (1.5,)}, "ship_sizes entry must be an integer >= 1, got 1.5"),
+    ({"num_shots": "2"}, "num_shots must be an integer >= 1, got '2'"),
+    ({"ship_values": (float("nan"),)}, "ship_values entry must be a finite number >= 0, got nan"),
+    ({"loss_multiplier": float("inf")}, "loss_multiplier must be a finite number, got inf"),
     ({"ship_sizes": 1}, "ship_sizes must be a list or tuple"),
 ])
 def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
@@ -258,8 +258,10 @@ def test_battleship_refuses_settings_it_would_have_cast(kwargs, says):
     # A budget that is no number is named (not a bare TypeError from a comparison); a
     # negative one is refused, not read as "refuse everything" with a message about
     # the game's size.
-    (lambda: battleship(max_bytes="big"), "^battleship: max_bytes must be a number"),
-    (lambda: goofspiel(3, max_bytes=-1), "^goofspiel: max_bytes must be positive, got -1"),
+    (lambda: battleship(max_bytes="big"),
+     "^battleship: max_bytes must be a finite number > 0, got 'big'"),
+    (lambda: goofspiel(3, max_bytes=-1),
+     "^goofspiel: max_bytes must be a finite number > 0, got -1"),
 ])
 def test_dtype_and_budget_are_checked_at_the_builder(make, says):
     with pytest.raises(jaxsolve.ArgumentError, match=says):

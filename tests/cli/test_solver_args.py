@@ -116,7 +116,7 @@ def test_an_interrupted_run_is_told_to_resume_with_its_settings(tmp_path, monkey
     (["--algo", "cfr+", "--solver-param", "gamma=2"], "--algo cfr\\+ has no settings"),
     (["--algo", "os-mccfr", "--solver-param", "batch_size=8"], "set it with --batch"),
     (["--algo", "cfr", "--solver-param", "alternating=true"], "set it with --algo cfr-alt"),
-    (["--algo", "dcfr", "--solver-param", "gamma=-1"], r"dcfr: gamma must lie in \[0, inf\)"),
+    (["--algo", "dcfr", "--solver-param", "gamma=-1"], "dcfr: gamma must be a finite number >= 0, got -1"),
     (["--algo", "dcfr", "--solver-param", "alpha=inf"], "alpha"),
     (["--algo", "es-mccfr", "--solver-param", "rule=foo"], "rule must be one of"),
     (["--algo", "os-mccfr", "--solver-param", "exploration=2"], "exploration"),

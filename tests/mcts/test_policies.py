@@ -273,10 +273,10 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
     for bad, message in bad_roots:
         with pytest.raises(ValueError, match=f"^{name}: .*{message}"):
             call(bad, rec, 4)
-    with pytest.raises(ValueError, match=fr"{name}: num_simulations must be a Python int >= 0 "
-                                         fr"\(it sets the tree's size\), got -1"):
+    with pytest.raises(ValueError, match=fr"{name}: num_simulations must be an integer >= 0 "
+                                         fr"\(a Python int: it sets the tree's size\), got -1"):
         call(root, rec, -1)
-    with pytest.raises(ValueError, match="must be a Python int"):
+    with pytest.raises(ValueError, match="must be an integer >= 0 \\(a Python int"):
         call(root, rec, 4.0)
     bad_models = [
         (_bad_model_output(rec, prior_logits=lambda x: x[:, :5]),
@@ -305,7 +305,7 @@ def test_bad_roots_and_models_are_named_before_searching(net, roots, policy):
     ("puct", dict(temperature=float("nan")), "temperature must be a finite number >= 0, got nan"),
     ("puct", dict(dirichlet_alpha=0), "dirichlet_alpha must be a finite number > 0, got 0"),
     ("puct", dict(dirichlet_alpha=-1), "dirichlet_alpha must be a finite number > 0, got -1"),
-    ("puct", dict(dirichlet_fraction=2), "dirichlet_fraction must lie in [0, 1], got 2"),
+    ("puct", dict(dirichlet_fraction=2), "dirichlet_fraction must be a number in [0, 1], got 2"),
     ("puct", dict(max_depth=0), "max_depth must be None or an integer >= 1, got 0"),
     ("puct", dict(max_depth=-3), "max_depth must be None or an integer >= 1, got -3"),
     ("gumbel", dict(max_depth=2.5), "max_depth must be None or an integer >= 1, got 2.5"),
