@@ -40,7 +40,8 @@ CHECK_EVERY = DEFAULT_CHECK_EVERY
 CHECK_GROWTH_PERCENT = 10
 
 
-def check_gap(iteration, check_every=DEFAULT_CHECK_EVERY, check_growth_percent=0):
+def check_gap(iteration: int | jax.Array, check_every: int | jax.Array = DEFAULT_CHECK_EVERY,
+              check_growth_percent: int | jax.Array = 0) -> int | jax.Array:
     """The iterations from a check at `iteration` to the next: `check_every`, or
     `check_growth_percent` % of `iteration` (rounded up) where that is more.
 
