@@ -129,9 +129,20 @@ def _first_action(state):
 
 
 def endless_first_line(root, max_depth: int) -> tuple[list[int], Any] | None:
-    """Follows the first action from the root for up to max_depth actions: (history,
-    state) when that history is still not over, else None (also at a protocol
-    violation on the way, which the walk names with its history)."""
+    """Follows the first action from the root for up to max_depth actions.
+
+    `compile_game` and `check_game` both call it once their walk holds
+    `PROBE_AFTER_NODES` histories.
+
+    Args:
+      root: the game's initial state.
+      max_depth: the most actions to follow.
+
+    Returns:
+      (history, state) when that history is still not over after `max_depth`
+      actions, else None (also at a protocol violation on the way, which the walk
+      names with its history).
+    """
     state, history = root, []
     try:
         while is_int(action := _first_action(state)):
