@@ -81,10 +81,10 @@ def tree_of(key: str):
     return jaxsolve.compile_game(pyspiel.load_game(name, params)).without_histories()
 
 
-def compiled_cost(fn, state) -> dict[str, float]:
-    """XLA's cost analysis of `fn(state)` compiled: bytes accessed and flops (a loop's
-    body counted once, so of one iteration)."""
-    cost = jax.jit(fn).lower(state).compile().cost_analysis()
+def compiled_cost(fn, tree, state) -> dict[str, float]:
+    """XLA's cost analysis of `fn(tree, state)` compiled, the tree an argument as in a
+    solve: bytes accessed and flops (a loop's body counted once, so of one iteration)."""
+    cost = jax.jit(fn).lower(tree, state).compile().cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else cost
     return {"bytes": float(cost.get("bytes accessed", 0.0)), "flops": float(cost.get("flops", 0.0))}
 
@@ -99,20 +99,21 @@ class Contender:
             loop = jax.jit(jaxsolve.run, static_argnums=0, donate_argnums=2)
             self._call = lambda state, n: loop(solver, tree, state, n)
             self.per_call = 1
-            self.cost = compiled_cost(lambda state: jaxsolve.run(solver, tree, state, 1),
-                                      self.state)
+            self.cost = compiled_cost(lambda t, state: jaxsolve.run(solver, t, state, 1),
+                                      tree, self.state)
         else:  # DCFR's alpha traced: every setting in one call
             alphas = jnp.asarray(sweep, jnp.float32)
 
-            def swept(state, n):
-                return jax.vmap(lambda a, s: jaxsolve.run(jaxsolve.dcfr(a, 0.0, 2.0), tree,
+            def swept(t, state, n):
+                return jax.vmap(lambda a, s: jaxsolve.run(jaxsolve.dcfr(a, 0.0, 2.0), t,
                                                           s, n))(alphas, state)
 
             one = jaxsolve.dcfr().init(tree)
             self.state = jax.tree_util.tree_map(lambda x: jnp.stack([x] * len(sweep)), one)
-            self._call = jax.jit(swept, donate_argnums=0)
+            loop = jax.jit(swept, donate_argnums=1)
+            self._call = lambda state, n: loop(tree, state, n)
             self.per_call = len(sweep)
-            cost = compiled_cost(lambda state: swept(state, 1), self.state)
+            cost = compiled_cost(lambda t, state: swept(t, state, 1), tree, self.state)
             self.cost = {k: v / len(sweep) for k, v in cost.items()}
         start = time.perf_counter()
         self.state = jax.block_until_ready(self._call(self.state, 0))

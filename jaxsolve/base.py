@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxsolve.errors import ArgumentTypeError
 from jaxsolve.tree import GameTree
-from jaxsolve.validate import fail, kind_of
+from jaxsolve.validate import INT32_MAX, fail, kind_of
 
 
 class CFRState(NamedTuple):
@@ -229,3 +229,32 @@ def state_of(solver: Any, tree: GameTree, state: Any, where: str, *,
     if solver.check_state is not None:
         solver.check_state(tree, state, where)
     return state
+
+
+def room_for(state: Any, num_iterations: Any, where: str) -> None:
+    """Refuses a concrete count that would take the state's iteration counter past
+    2**31 - 1.
+
+    The counter is int32 (it travels into jitted code as one): past its largest value
+    it would wrap to a negative count, and the discounts and average weights read off
+    it would turn meaningless without a word. Traced states and counts (inside a jit
+    of your own) pass unchecked.
+
+    Args:
+      state: a solver state with an `iteration` (a batch's may have a leading axis).
+      num_iterations: the iterations about to run, an integer already checked.
+      where: the public function's name, which starts the error's message.
+
+    Raises:
+      ArgumentError: `num_iterations` more would not fit the counter.
+    """
+    iteration = getattr(state, "iteration", None)
+    if iteration is None or any(isinstance(x, jax.core.Tracer)
+                                for x in (iteration, num_iterations)):
+        return
+    done = int(np.max(np.asarray(iteration))) if np.size(iteration) else 0
+    left = INT32_MAX - done
+    if int(num_iterations) > left:
+        fail(where, f"the state has run {done:,} iterations and counts them in int32: at "
+                    f"most {left:,} more fit, got {int(num_iterations):,} (start again from "
+                    "a new state, or warm-start one from this state's average)")

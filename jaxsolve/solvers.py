@@ -423,8 +423,9 @@ def run(solver: Solver, tree: GameTree, state: CFRState,
 
     Raises:
       ArgumentError: what is not a Solver, a GameTree or the state of this solver's
-        init on this tree, or a concrete count that is not an integer >= 0
-        (`ArgumentTypeError`, also a TypeError, for an argument of the wrong kind).
+        init on this tree, a concrete count that is not an integer >= 0
+        (`ArgumentTypeError`, also a TypeError, for an argument of the wrong kind), or
+        one that would take the state's int32 iteration counter past 2**31 - 1.
         Inside your own `jit` these checks see tracers, so a traced negative count runs
         no iteration without a word, and an argument that is no array fails in JAX's
         own words: call `run` directly where you can (it is compiled either way).
@@ -443,6 +444,7 @@ def run(solver: Solver, tree: GameTree, state: CFRState,
     tree_arguments.game_tree(tree, "run")
     base.state_of(solver, tree, state, "run")
     validate.iterations(num_iterations, "run")
+    base.room_for(state, num_iterations, "run")
     return _run_steps(solver, tree, state, count_argument(num_iterations))
 
 

@@ -178,6 +178,7 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
             ("check_growth_percent", check_growth_percent, validate.integer_rule(0, 100))):
         if not validate.traced(value):
             validate.static(where, name, value, rule)
+    base.room_for(state, max_iterations, where)
     return _run_until(solver, tree, state, target, count_argument(max_iterations),
                       count_argument(check_every), count_argument(check_growth_percent))
 

@@ -287,6 +287,22 @@ def test_run_refuses_counts_that_are_not_integers_at_least_zero(count, error, sa
         jaxsolve.run(s, kuhn, s.init(kuhn), count)
 
 
+@pytest.mark.parametrize("make", [jaxsolve.cfr_plus, jaxsolve.dcfr,
+                                  lambda: jaxsolve.external_sampling(4)])
+def test_a_count_past_the_int32_iteration_counter_is_refused(make, kuhn):
+    # The counter is int32: from 2**31 - 3 iterations, 3 more fit and 5 would wrap it
+    # to a negative count (DCFR's discounts and every average weight read it), so
+    # run and run_until refuse them before any step; the 3 that fit run.
+    s = make()
+    state = s.init(kuhn, jax.random.key(0))._replace(iteration=jnp.int32(2 ** 31 - 4))
+    for call in (lambda: jaxsolve.run(s, kuhn, state, 5),
+                 lambda: jaxsolve.run_until(s, kuhn, state, 0.0, 5)):
+        with pytest.raises(ValueError, match="has run 2,147,483,644 iterations and counts "
+                                             "them in int32: at most 3 more fit, got 5"):
+            call()
+    assert int(jaxsolve.run(s, kuhn, state, 3).iteration) == 2 ** 31 - 1
+
+
 # ---------------------------------------------------------------- 8: solver settings
 @pytest.mark.parametrize("make, error, says", [
     (lambda: jaxsolve.dcfr(float("nan")), ValueError,
