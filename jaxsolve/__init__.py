@@ -19,8 +19,8 @@ import importlib
 from jaxsolve.allocator import keep_freed_memory
 from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
-                              cfr_variant, current_policy, dcfr, lcfr, pcfr_plus,
-                              regret_matching, run)
+                              cfr_variant, current_policy, dcfr, dcfr_plus, lcfr, pcfr_plus,
+                              pdcfr_plus, regret_matching, run, sapcfr_plus)
 from jaxsolve import abstraction, builders, distributed, env, sampling, sequences
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
@@ -48,8 +48,9 @@ __all__ = [
     "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
     "counterfactual_values",
-    "current_policy", "dcfr", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",
-    "pcfr_plus", "policy_value", "purify", "regret_matching", "Rows", "run", "run_until", "stack", "sweep", "table",
+    "current_policy", "dcfr", "dcfr_plus", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",
+    "pcfr_plus", "pdcfr_plus", "policy_value", "purify", "regret_matching", "Rows", "run", "run_until",
+    "sapcfr_plus", "stack", "sweep", "table",
     "unstack", "batch_axes",
     "threshold",
     "uniform_policy",

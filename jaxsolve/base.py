@@ -27,7 +27,9 @@ class CFRState(NamedTuple):
       average: [I, A] weighted sum of the players' own-reach-weighted strategies,
         times `weight_scale` (only ratios within a row matter).
       average_carry: [I, A] Kahan compensation of that sum (its lost low bits).
-      prediction: [I, A] last instantaneous regrets (predictive CFR+), else zeros.
+      prediction: [I, A] what the next policy adds to the regrets: the last
+        instantaneous regrets times the prediction weight (predictive CFR+: 1;
+        SAPCFR+: 1/3), else zeros.
       iteration: [] int32, iterations completed.
       total_weight: [] float, sum of the averaging weights so far, times weight_scale.
       weight_scale: [] float, a power of two keeping the sums in range.

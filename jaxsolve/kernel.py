@@ -37,24 +37,31 @@ from jaxsolve.base import CFRState
 from jaxsolve.errors import ArgumentError
 from jaxsolve.tree import GameTree
 from jaxsolve.updates import (PaddedRows, Rows, accumulate_regrets, instant_regrets,
-                              kahan_add, rescale_average, rescale_factor)
+                              kahan_add, rescale_average, rescale_factor,
+                              weighted_prediction)
 
 
 class Rule(NamedTuple):
     """What shapes one CFR iteration (`jaxsolve.cfr_variant` documents each knob).
 
     `alternating`, `floor` and `predictive` shape the program and are Python bools;
-    `alpha`, `beta` and `gamma` are numbers or traced arrays (a `vmap` over them
-    solves many settings in one compiled call). `alpha` None: no discount.
+    `alpha`, `beta`, `gamma`, `discount_offset` and `prediction_weight` are numbers or
+    traced arrays (a `vmap` over them solves many settings in one compiled call).
+    `alpha` None: no discount.
 
     Attributes:
       policy_rule: `(regrets, rows) -> policy`, e.g. `updates.regret_matching`.
       alternating: update one player after the other (True) or all at once.
       floor: clip the accumulated regrets at zero after each update (CFR+).
-      predictive: play on the regrets plus the last instantaneous regret (PCFR+).
+      predictive: play on the regrets plus the prediction, the last instantaneous
+        regret times `prediction_weight` (PCFR+).
       alpha: DCFR's exponent for positive regrets, or None.
       beta: DCFR's exponent for negative regrets (with `alpha`).
       gamma: iteration t weighs t^gamma in the average.
+      discount_offset: c in the positive regrets' discount t^alpha / (t^alpha + c)
+        (with `alpha`): 1 in DCFR, 1.5 in DCFR+.
+      prediction_weight: w in the prediction w * r of the last instantaneous regret r
+        (with `predictive`): 1 in PCFR+, 1/3 in SAPCFR+.
       name: the solver's name, for messages.
     """
 
@@ -65,6 +72,8 @@ class Rule(NamedTuple):
     alpha: Any = None
     beta: Any = None
     gamma: Any = 1.0
+    discount_offset: Any = 1.0
+    prediction_weight: Any = 1.0
     name: str = "solver"
 
 
@@ -204,9 +213,10 @@ def _player_step(carry, *, layouts, fixed, width: int, rule: Rule):
             values = _own_backup(layout, sums, policy[p], fixed["parent"][p])
             instant = instant_regrets(policy[p], values, fixed["rows"][p], width=width)
             regrets[p] = accumulate_regrets(regrets[p], instant, True, t, floor=rule.floor,
-                                            alpha=rule.alpha, beta=rule.beta)
+                                            alpha=rule.alpha, beta=rule.beta,
+                                            discount_offset=rule.discount_offset)
             if rule.predictive:
-                prediction[p] = instant
+                prediction[p] = weighted_prediction(instant, rule.prediction_weight)
             average[p], compensation[p] = kahan_add(
                 average[p], compensation[p], weight * layout.spread(own[p]) * policy[p], True)
     total_weight = total_weight + weight
@@ -264,9 +274,11 @@ def padded_step(tree: GameTree, state: CFRState, rule: Rule) -> CFRState:
             mine = (owner == p)[:, None] & legal
             instant = jnp.where(mine, instant_regrets(policy, values), 0.0)
             regrets = accumulate_regrets(regrets, instant, mine, t, floor=rule.floor,
-                                         alpha=rule.alpha, beta=rule.beta)
+                                         alpha=rule.alpha, beta=rule.beta,
+                                         discount_offset=rule.discount_offset)
             if rule.predictive:
-                prediction = jnp.where(mine, instant, prediction)
+                prediction = jnp.where(mine, weighted_prediction(instant, rule.prediction_weight),
+                                       prediction)
             average, carry = kahan_add(average, carry, weight * own[:, None] * policy, mine)
     average, carry, total, scale = rescale_average(average, carry, state.total_weight + weight,
                                                    state.weight_scale)

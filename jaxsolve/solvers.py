@@ -9,6 +9,9 @@ Every solver here is one update rule with different knobs:
 | lcfr | alternating | R += r, then R *= t/(t+1) | t | Brown & Sandholm 2019 |
 | dcfr | alternating | R += r, then R *= t^a/(t^a+1) where R >= 0, t^b/(t^b+1) else | t^gamma | Brown & Sandholm 2019 |
 | pcfr_plus | alternating | R = max(R + r, 0); play RM(max(R + m, 0)), m = last r | t^2 | Farina, Kroer & Sandholm 2021 |
+| dcfr_plus | alternating | R = max(R + r, 0) * t^a/(t^a+1.5) | t^4 | Xu et al. 2024 |
+| pdcfr_plus | alternating | R = max(R + r, 0) * t^a/(t^a+1); play RM(max(R + m, 0)) | t^5 | Xu et al. 2024 |
+| sapcfr_plus | alternating | R = max(R + r, 0); play RM(max(R + m/3, 0)) | t^2 | Meng et al. 2026 |
 
 Each is a `jaxsolve.kernel.Rule` run by the one kernel (`jaxsolve.kernel`), as is
 every `cfr_variant` of your own: the same code at the same speed. The conventions
@@ -176,12 +179,14 @@ _cached_solver = functools.cache(_solver_of)
 def _solver(rule: Rule) -> Solver:
     """`_solver_of(rule)`, the same object for equal rules of Python numbers (a
     static jit argument compiles once); a rule with a traced knob is built anew."""
-    if any(validate.traced(k) for k in (rule.alpha, rule.beta, rule.gamma)):
+    if any(validate.traced(k) for k in (rule.alpha, rule.beta, rule.gamma,
+                                        rule.discount_offset, rule.prediction_weight)):
         return _solver_of(rule)
     return _cached_solver(rule)
 
 
-_GAMMA = validate.number_rule(0)  # iteration t weighs t^gamma in the average
+# gamma (iteration t weighs t^gamma in the average), discount_offset, prediction_weight
+_AT_LEAST_0 = validate.number_rule(0)
 
 
 def _knob(name: str, value, where: str, rule: validate.Rule = validate.number_rule()):
@@ -202,20 +207,25 @@ def _label(value) -> str:
 def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
                 = regret_matching, *, alternating: bool = True, floor: bool = False,
                 alpha: float | None = None, beta: float | None = None, gamma: float = 1.0,
-                predictive: bool = False) -> Solver:
+                predictive: bool = False, discount_offset: float = 1.0,
+                prediction_weight: float = 1.0) -> Solver:
     """A member of the CFR family with your own knobs and regret-to-policy rule.
 
     Each iteration, for each player in turn (all at once if not `alternating`): play
-    `policy_rule(R + m, rows)` (m is the prediction, 0 unless `predictive`), compute that
+    `policy_rule(R + m, rows)` (m is the prediction: 0 unless `predictive`, else
+    `prediction_weight` times the player's last instantaneous regrets), compute that
     player's instantaneous counterfactual regrets r (`jaxsolve.counterfactual_values`:
-    q - v), update R += r (then max(R, 0) if `floor`; then the DCFR discounts
-    t^alpha / (t^alpha + 1) on positive and t^beta / (t^beta + 1) on negative entries if
-    `alpha` is given), and add t^gamma * own reach * policy to the average
-    (Kahan-compensated, rescaled as the module docstring says).
+    q - v), update R += r (then max(R, 0) if `floor`; then, if `alpha` is given, the
+    DCFR discounts: positive entries times t^alpha / (t^alpha + c), c the
+    `discount_offset`, negative ones times t^beta / (t^beta + 1)), and add
+    t^gamma * own reach * policy to the average (Kahan-compensated, rescaled as the
+    module docstring says). t is the 1-based iteration.
 
     The built-ins are members, run by the same kernel (`jaxsolve.kernel`): `cfr_plus()`
-    is `cfr_variant("cfr+", floor=True)`, `lcfr()` is alpha = beta = gamma = 1. A
-    variant of your own runs the same code at the same speed.
+    is `cfr_variant("cfr+", floor=True)`, `lcfr()` is alpha = beta = gamma = 1,
+    `dcfr_plus()` is floor, alpha 1.5, gamma 4 and discount_offset 1.5, `sapcfr_plus()`
+    is floor, predictive, gamma 2 and prediction_weight 1/3. A variant of your own runs
+    the same code at the same speed.
 
     **The rule** takes `(regrets, rows)` and returns the policy shaped like `regrets`.
     `regrets` holds one entry per legal action: in the kernel, one player's legal
@@ -233,8 +243,9 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
         solver = jaxsolve.cfr_variant("cfr-hedge", hedge, gamma=0.0)
         state = jaxsolve.run(solver, tree, solver.init(tree), 500)
 
-    A rule's own parameter and the knobs alpha, beta and gamma can be traced: build the
-    solver inside a `jax.vmap`ped function and call `run` there, e.g.
+    A rule's own parameter and the knobs alpha, beta, gamma, discount_offset and
+    prediction_weight can be traced: build the solver inside a `jax.vmap`ped function
+    and call `run` there, e.g.
     `jax.vmap(lambda eta: run(cfr_variant("h", functools.partial(hedge, eta=eta)),
     tree, state, n))(etas)` solves every eta in one compiled call. `alternating`,
     `floor` and `predictive` shape the program: Python bools. Not cached: build a
@@ -249,14 +260,20 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
       alpha: DCFR's exponent for positive regrets; None for no discount.
       beta: DCFR's exponent for negative regrets (finite or -inf); given with `alpha`.
       gamma: iteration t weighs t^gamma in the average; >= 0.
-      predictive: play on the regrets plus the last instantaneous regret (PCFR+).
+      predictive: play on the regrets plus the prediction (PCFR+).
+      discount_offset: c in the positive regrets' discount t^alpha / (t^alpha + c);
+        >= 0, used with `alpha`. 1 (the default) is DCFR's, 1.5 DCFR+'s.
+      prediction_weight: w in the prediction w * r, r the last instantaneous regrets;
+        >= 0, used with `predictive`. 1 (the default) is PCFR+'s, 1/3 SAPCFR+'s.
 
     Returns:
       A `Solver` whose state is a `CFRState`.
 
     Raises:
-      ArgumentError: a knob out of range (`alpha` and `beta` go together; `gamma` >= 0),
-        and, when traced, a rule that fails on its rows or whose result is not a float
+      ArgumentError: a knob out of range (`alpha` and `beta` go together; `gamma`,
+        `discount_offset` and `prediction_weight` >= 0; a `discount_offset` other than
+        1 needs `alpha`, a `prediction_weight` other than 1 needs `predictive`), and,
+        when traced, a rule that fails on its rows or whose result is not a float
         array shaped like its regrets.
     """
     where = "cfr_variant"
@@ -272,9 +289,19 @@ def cfr_variant(name: str, policy_rule: Callable[[jax.Array, Rows], jax.Array]
                              f"negative regrets), got alpha={alpha!r}, beta={beta!r}")
     if alpha is not None:
         alpha, beta = _discounts(alpha, beta, where)
-    gamma = _knob("gamma", gamma, where, _GAMMA)
-    return _solver_of(Rule(policy_rule, alpha=alpha, beta=beta, gamma=gamma, name=name,
-                           **flags))
+    gamma = _knob("gamma", gamma, where, _AT_LEAST_0)
+    discount_offset = _knob("discount_offset", discount_offset, where, _AT_LEAST_0)
+    prediction_weight = _knob("prediction_weight", prediction_weight, where, _AT_LEAST_0)
+    for knob, value, needs, given in (("discount_offset", discount_offset, "alpha",
+                                       alpha is not None),
+                                      ("prediction_weight", prediction_weight,
+                                       "predictive=True", flags["predictive"])):
+        if not given and (validate.traced(value) or value != 1.0):
+            validate.fail(where, f"{knob} needs {needs} (it would change nothing without), "
+                                 f"got {knob}={_label(value)}")
+    return _solver_of(Rule(policy_rule, alpha=alpha, beta=beta, gamma=gamma,
+                           discount_offset=discount_offset,
+                           prediction_weight=prediction_weight, name=name, **flags))
 
 
 def cfr(alternating: bool = False) -> Solver:
@@ -362,7 +389,7 @@ def dcfr(alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0) -> Solver:
       (3,)
     """
     alpha, beta = _discounts(alpha, beta, "dcfr")
-    gamma = _knob("gamma", gamma, "dcfr", _GAMMA)
+    gamma = _knob("gamma", gamma, "dcfr", _AT_LEAST_0)
     return _solver(Rule(regret_matching, alpha=alpha, beta=beta, gamma=gamma,
                         name=f"dcfr({_label(alpha)},{_label(beta)},{_label(gamma)})"))
 
@@ -392,10 +419,132 @@ def pcfr_plus(gamma: float = 2.0) -> Solver:
     Raises:
       ArgumentError: `gamma` is not a finite number >= 0.
     """
-    gamma = _knob("gamma", gamma, "pcfr_plus", _GAMMA)
+    gamma = _knob("gamma", gamma, "pcfr_plus", _AT_LEAST_0)
     return _solver(Rule(regret_matching, floor=True, predictive=True, gamma=gamma,
-                        name="pcfr+" if gamma == 2.0 and not validate.traced(gamma)
-                        else f"pcfr+({_label(gamma)})"))
+                        name=_name("pcfr+", (gamma, 2.0))))
+
+
+# The constant c of DCFR+'s discount t^alpha / (t^alpha + c), as the authors' code has
+# it (rpSebastian/PDCFRPlus at d81089530a2a, `pdcfrplus/cfr/dcfr_plus.py`); DCFR's is 1.
+_DCFR_PLUS_OFFSET = 1.5
+
+
+def dcfr_plus(alpha: float = 1.5, gamma: float = 4.0) -> Solver:
+    """DCFR+ (Xu, Li, Liu, Fu, Fu, Xing & Cheng, IJCAI 2024, "Minimizing Weighted
+    Counterfactual Regret with Optimistic Online Mirror Descent"): CFR+ whose regrets
+    are discounted as DCFR's positive ones, with the authors' additive constant 1.5.
+
+    In the authors' code (github.com/rpSebastian/PDCFRPlus, `dcfr_plus.py`), at
+    iteration t = 1, 2, ...:
+
+        R^t = max(R^{t-1} * (t-1)^alpha / ((t-1)^alpha + 1.5) + r^t, 0)
+        policy^{t+1} = RM(R^t)
+
+    and iteration t weighs t^gamma in the average. The kernel keeps
+    S^t = R^t * t^alpha / (t^alpha + 1.5), the same positive multiple of R^t, so the
+    same policies: `S^t = max(S^{t-1} + r^t, 0) * t^alpha / (t^alpha + 1.5)`, i.e.
+    `cfr_variant(floor=True, alpha=alpha, beta=0, discount_offset=1.5, gamma=gamma)`
+    (beta is idle: floored regrets are never negative). DCFR's constant is 1;
+    `cfr_variant`'s `discount_offset` sets another.
+
+    Args:
+      alpha: the exponent in t^alpha / (t^alpha + 1.5); finite, or a traced scalar.
+      gamma: the average's exponent; finite and >= 0, or a traced scalar.
+
+    Returns:
+      The `Solver` (cached for Python numbers: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: alpha or gamma out of range.
+    """
+    return _floored_discount("dcfr_plus", alpha, gamma, (1.5, 4.0), name="dcfr+",
+                             discount_offset=_DCFR_PLUS_OFFSET)
+
+
+def pdcfr_plus(alpha: float = 2.3, gamma: float = 5.0) -> Solver:
+    """Predictive DCFR+ (Xu, Li, Liu, Fu, Fu, Xing & Cheng, IJCAI 2024, "Minimizing
+    Weighted Counterfactual Regret with Optimistic Online Mirror Descent"): DCFR+'s
+    discounted, floored regrets played with PCFR+'s prediction.
+
+    In the authors' code (github.com/rpSebastian/PDCFRPlus, `pdcfr_plus.py`), with
+    d(s) = (s-1)^alpha / ((s-1)^alpha + 1) and r^t the instantaneous regrets of
+    iteration t = 1, 2, ...:
+
+        R^t = max(R^{t-1} * d(t) + r^t, 0)
+        policy^{t+1} = RM(max(R^t * d(t+1) + r^t, 0))
+
+    and iteration t weighs t^gamma in the average. The kernel keeps
+    S^t = R^t * d(t+1): `S^t = max(S^{t-1} + r^t, 0) * t^alpha / (t^alpha + 1)`, and
+    plays RM(S^t + r^t), i.e. `cfr_variant(floor=True, predictive=True, alpha=alpha,
+    beta=0, gamma=gamma)` (beta is idle: floored regrets are never negative).
+
+    Args:
+      alpha: the exponent of d; any finite number, or a traced scalar.
+      gamma: the exponent of the average's weights t^gamma; a number >= 0, or a traced
+        scalar.
+
+    Returns:
+      The `Solver` (cached for Python numbers: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: alpha or gamma out of range.
+    """
+    return _floored_discount("pdcfr_plus", alpha, gamma, (2.3, 5.0), name="pdcfr+",
+                             predictive=True)
+
+
+def _floored_discount(where: str, alpha, gamma, defaults: tuple[float, float], *,
+                      name: str, **knobs) -> Solver:
+    """The solver of floored regrets discounted by t^alpha / (t^alpha + c) (beta is
+    idle: floored regrets are never negative), named `name` at the `defaults` of
+    (alpha, gamma)."""
+    alpha = _knob("alpha", alpha, where)
+    gamma = _knob("gamma", gamma, where, _AT_LEAST_0)
+    return _solver(Rule(regret_matching, floor=True, alpha=alpha, beta=0.0, gamma=gamma,
+                        name=_name(name, (alpha, defaults[0]), (gamma, defaults[1])),
+                        **knobs))
+
+
+def sapcfr_plus(prediction_weight: float = 1 / 3, gamma: float = 2.0) -> Solver:
+    """Simple asymmetric PCFR+ (Meng, Yang, Zhang, Ge & Gao, AAAI 2026, "Faster Game
+    Solving via Asymmetry of Step Sizes", arXiv 2503.12770): PCFR+ whose prediction
+    is scaled by a constant weight.
+
+    With r^t the instantaneous regrets of iteration t = 1, 2, ... (r^0 = 0, R^0 = 0)
+    and w the prediction weight:
+
+        R^t = max(R^{t-1} + r^t, 0)
+        policy^{t+1} = RM(max(R^t + w * r^t, 0))
+
+    and iteration t weighs t^gamma in the average; alternating updates. The paper's
+    SAPCFR+ is w = 1 / (1 + 2) = 1/3 with quadratic averaging (gamma = 2); w = 1 is
+    `pcfr_plus()`. The same as `cfr_variant(floor=True, predictive=True,
+    prediction_weight=w, gamma=gamma)`.
+
+    Args:
+      prediction_weight: w, the weight of the last instantaneous regrets in the next
+        policy; a finite number >= 0, or a traced scalar.
+      gamma: iteration t weighs t^gamma in the average; a finite number >= 0, or a
+        traced scalar.
+
+    Returns:
+      The `Solver` (cached for Python numbers: equal arguments give the same object).
+
+    Raises:
+      ArgumentError: a setting out of range.
+    """
+    weight = _knob("prediction_weight", prediction_weight, "sapcfr_plus", _AT_LEAST_0)
+    gamma = _knob("gamma", gamma, "sapcfr_plus", _AT_LEAST_0)
+    return _solver(Rule(regret_matching, floor=True, predictive=True, gamma=gamma,
+                        prediction_weight=weight,
+                        name=_name("sapcfr+", (weight, 1 / 3), (gamma, 2.0))))
+
+
+def _name(short: str, *knobs: tuple[Any, float]) -> str:
+    """`short` where every knob has its default value, else `short(k1,k2,...)`."""
+    if all(not validate.traced(v) and v == default for v, default in knobs):
+        return short
+    return f"{short}({','.join(_label(v) for v, _ in knobs)})"
 
 
 def run(solver: Solver, tree: GameTree, state: CFRState,
@@ -495,6 +644,9 @@ SOLVERS: dict[str, Callable[..., Solver]] = {
     "lcfr": lcfr,
     "dcfr": dcfr,
     "pcfr+": pcfr_plus,
+    "dcfr+": dcfr_plus,
+    "pdcfr+": pdcfr_plus,
+    "sapcfr+": sapcfr_plus,
     **SAMPLING_SOLVERS,
 }
 """Every built-in solver by CLI name: the full-width ones above, then the sampling

@@ -216,12 +216,13 @@ def instant_regrets(policy: jax.Array, values: jax.Array, rows: Rows | None = No
 
 def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
                        t: jax.Array, *, floor: bool, alpha: float | None,
-                       beta: float | None) -> jax.Array:
+                       beta: float | None, discount_offset: Any = 1.0) -> jax.Array:
     """The regrets after one update of the updating player's entries.
 
     `regrets + instant` where `mine`, floored at 0 if `floor` (CFR+), then discounted if
-    `alpha` is not None (DCFR: positive entries times t^alpha / (t^alpha + 1), negative
-    ones times t^beta / (t^beta + 1)); other entries kept.
+    `alpha` is not None (DCFR: positive entries times t^alpha / (t^alpha + c), c the
+    `discount_offset`, 1 in DCFR and 1.5 in DCFR+; negative ones times
+    t^beta / (t^beta + 1)); other entries kept.
 
     Args:
       regrets: `[I, A]` accumulated regrets.
@@ -232,6 +233,8 @@ def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
       alpha: DCFR's exponent for positive regrets (a number or a traced scalar), or
         None for no discount.
       beta: DCFR's exponent for negative regrets (used with `alpha`), likewise.
+      discount_offset: c in the positive entries' discount t^alpha / (t^alpha + c)
+        (used with `alpha`), a number >= 0 or a traced scalar.
 
     Returns:
       `[I, A]` regrets.
@@ -241,9 +244,28 @@ def accumulate_regrets(regrets: jax.Array, instant: jax.Array, mine: jax.Array,
         updated = jnp.maximum(updated, 0.0)
     if alpha is not None:
         pos, neg = t**alpha, t**beta
-        factor = jnp.where(updated >= 0, pos / (pos + 1), neg / (neg + 1))
+        factor = jnp.where(updated >= 0, pos / (pos + discount_offset), neg / (neg + 1))
         updated = updated * factor.astype(updated.dtype)  # a traced knob's dtype aside
     return jnp.where(mine, updated, regrets)
+
+
+def weighted_prediction(instant: jax.Array, weight: Any = 1.0) -> jax.Array:
+    """What a predictive rule adds to the regrets to play next: the instantaneous
+    regrets just observed times the prediction weight (1 in PCFR+, 1/3 in SAPCFR+).
+
+    A weight of the Python number 1 returns `instant` itself: PCFR+'s program and
+    iterates are untouched.
+
+    Args:
+      instant: this iteration's instantaneous regrets.
+      weight: the prediction weight, a number or a traced scalar.
+
+    Returns:
+      The prediction, shaped and typed like `instant`.
+    """
+    if isinstance(weight, (int, float)) and weight == 1.0:
+        return instant
+    return (instant * weight).astype(instant.dtype)  # a traced knob's dtype aside
 
 
 def kahan_add(total: jax.Array, carry: jax.Array, term: jax.Array,

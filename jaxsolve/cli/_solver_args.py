@@ -5,9 +5,10 @@
     jaxsolve sweep spoof --vary max_rounds=1:3:3 --algo pcfr+ --solver-param gamma=1
 
 The settable keys of a solver are its constructor's keyword arguments (`dcfr`'s
-alpha, beta, gamma; `pcfr_plus`'s gamma; `outcome_sampling`'s exploration; the
-sampling solvers' rule, traversal and split), found from the constructor itself so
-that this list cannot drift from the library. The batch size has its own option
+alpha, beta, gamma; `pcfr_plus`'s gamma; `sapcfr_plus`'s prediction_weight and
+gamma; `outcome_sampling`'s exploration; the sampling solvers' rule, traversal and
+split), found from the constructor itself so that this list cannot drift from the
+library. The batch size has its own option
 (`--batch`). The constructor checks the values; its refusal becomes one CLIError.
 """
 

@@ -438,8 +438,8 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
     solve.add_argument("--algo", choices=list(SOLVERS), default="cfr+",
                        help="solver (default: cfr+): cfr updates both players each "
                        "iteration, cfr-alt alternates them (OpenSpiel's CFRSolver); cfr+, "
-                       "lcfr, dcfr (1.5, 0, 2) and pcfr+ alternate; os-mccfr and es-mccfr "
-                       "sample (outcome and external sampling)")
+                       "lcfr, dcfr (1.5, 0, 2), pcfr+, dcfr+, pdcfr+ and sapcfr+ alternate; "
+                       "os-mccfr and es-mccfr sample (outcome and external sampling)")
     solve.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
                        metavar="N", help="total iterations (default: 1000); for the "
                        "sampling solvers one iteration is --batch samples per player")
