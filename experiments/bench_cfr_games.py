@@ -78,7 +78,7 @@ QUICK = {
 }
 # jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/experiments/test_bench_cfr.py
 # checks the list), for --solver. Named here so the parent process need not import JAX.
-SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+")
+SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+", "sapcfr+")
 # Any other OpenSpiel game: `openspiel:SPEC`, SPEC as pyspiel.load_game takes it.
 OPENSPIEL = "openspiel:"
 _OTHER_FULL, _OTHER_QUICK = ((100, 1000), 100, 100, 5, 3), ((10, 100), 10, 10, 3, 2)
