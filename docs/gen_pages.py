@@ -6,7 +6,9 @@ with `GENERATORS[NAME]()` while MkDocs builds:
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
 * `bench_peers`, `bench_peers_eval`, `bench_malloc`, `bench_cfr`, `bench_mccfr`,
   `bench_mcts`, `convergence`: the performance tables, read from the committed `results/*.json`,
-  each headed by the date, machine and command that produced it.
+  each headed by the date, machine and command that produced it;
+* `changelog`: CHANGELOG.md at the repository root, whole, so that the site's
+  changelog page is the file itself.
 
 Run it by hand to see one part: `python docs/gen_pages.py cli`.
 """
@@ -487,12 +489,17 @@ def big_games() -> str:
                 "bytes / history"], built)])
 
 
+def changelog() -> str:
+    """CHANGELOG.md, the repository's one changelog, for the site's changelog page."""
+    return (ROOT / "CHANGELOG.md").read_text()
+
+
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
               "bench_peers_bounds": bench_peers_bounds, "bench_malloc": bench_malloc,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
               "abstraction": abstraction, "pursuit": pursuit,
-              "games": games_table}
+              "games": games_table, "changelog": changelog}
 
 
 def fill(markdown: str) -> str:

@@ -112,6 +112,27 @@ def test_the_version_has_one_definition_which_the_changelog_describes():
     assert installed == jaxsolve.__version__
 
 
+def test_the_citation_names_this_version_and_license():
+    """CITATION.cff (Citation File Format 1.2.0, which GitHub's "Cite this repository"
+    reads) carries the package's version and license, and the authors the LICENSE
+    names; its references are the papers of the solvers' docstrings."""
+    import yaml  # noqa: PLC0415
+
+    import jaxsolve  # noqa: PLC0415
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert cff["title"] == "jaxsolve" and cff["version"] == jaxsolve.__version__
+    assert cff["license"] == _pyproject()["project"]["license"]
+    assert cff["authors"] == [{"name": "The jaxsolve authors"}]
+    assert "date-released" not in cff  # the version is unreleased (CHANGELOG.md)
+    years = {ref["authors"][0]["family-names"]: ref["year"] for ref in cff["references"]}
+    for name, year in (("Zinkevich", 2007), ("Tammelin", 2014), ("Brown", 2019),
+                       ("Farina", 2021), ("Xu", 2024), ("Meng", 2026)):
+        assert years[name] == year
+        assert f"{name}" in jaxsolve.solvers.__doc__ and f"{year}" in jaxsolve.solvers.__doc__
+
+
 def test_installed_packaging_maps_the_games(tmp_path):
     """With jaxsolve installed (`pip install -e .` or `pip install .`), the packaging
     finds `jaxsolve.games`. Run from a folder outside the checkout."""

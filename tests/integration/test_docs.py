@@ -208,6 +208,51 @@ def test_every_generated_part_on_the_pages_exists():
         gen_pages.fill("<!-- generated: no_such_part -->")
 
 
+def test_the_changelog_page_is_the_changelog_file():
+    """The site's changelog page is CHANGELOG.md itself, filled in at build time, and
+    the README and the navigation link it."""
+    page = gen_pages.fill((DOCS / "changelog.md").read_text())
+    assert (ROOT / "CHANGELOG.md").read_text() in page
+    assert "changelog.md" in NAV and "faq.md" in NAV
+    assert "](CHANGELOG.md)" in (ROOT / "README.md").read_text()
+
+
+def test_alphazero_page_spec_table_is_the_environments():
+    """The pursuit environment's spec table on the AlphaZero page states what the
+    environment does: its observation sizes, legal moves, rewards and game lengths,
+    measured by playing random games here."""
+    import jax
+
+    from jaxsolve.games import pursuit_evasion as pe
+
+    page = (DOCS / "alphazero.md").read_text()
+
+    def played(params):
+        state, key = pe.init(params, jax.random.PRNGKey(0)), jax.random.PRNGKey(1)
+        first, steps, legal = state, 0, []
+        while not bool(state.terminated):
+            legal.append(int(state.legal_action_mask.sum()))
+            key, sub = jax.random.split(key)
+            state = pe.step(params, state, pe.random_action(sub, state))
+            steps += 1
+        return first, state, steps, legal
+
+    first, last, steps, legal = played(pe.Params())
+    assert first.observation.shape == (35,) and first.observation.dtype == np.float32
+    assert f"`[{first.observation.shape[0]}]` float32" in page
+    assert first.legal_action_mask.shape == (9,) and legal[:2] == [9, 8]
+    assert last.rewards.shape == (2,) and sorted(last.rewards.tolist()) == [-1.0, 1.0]
+    assert not bool(last.legal_action_mask.any())
+    assert f"20 defender moves ({steps} steps)" in page
+    sizes = []
+    for g in (5, 7):
+        first, last, steps, legal = played(pe.goal_variant(g))
+        assert legal[:2] == [9, 3] and steps == 2 * g + 2
+        assert first.observation.shape == (g * g + 12,)
+        sizes.append(f"{first.observation.shape[0]} on {g}×{g}")
+    assert f"`[g² + 12]` float32 ({', '.join(sizes)})" in page
+
+
 def _api_text() -> str:
     return "\n".join(p.read_text() for p in sorted((DOCS / "api").glob("*.md")))
 

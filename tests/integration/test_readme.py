@@ -60,6 +60,40 @@ def test_getting_started_openspiel_example_agrees_with_pyspiel(capsys):
     assert 0 < theirs < 0.01 and ours == pytest.approx(theirs, abs=1e-6)
 
 
+def test_getting_started_strategy_json_round_trip(tmp_path, monkeypatch, capsys):
+    """Getting started's block reads back the strategy.json that `jaxsolve solve` wrote
+    (Kuhn, 100 iterations of CFR+ instead of the page's 1000, for time) as the policy
+    the command saved: the average policy of its checkpoint, with the exploitability
+    the command recorded, each player's value within 1e-3 of Kuhn's -1/18 and 1/18,
+    and the keys the page's table lists."""
+    import json
+
+    import jaxsolve
+    from jaxsolve import cli
+    from jaxsolve.checkpoint import load_checkpoint
+
+    monkeypatch.chdir(tmp_path)  # the block reads runs/kuhn_poker-cfr+/ in the working folder
+    assert cli.main(["solve", "kuhn_poker", "--algo", "cfr+", "--iters", "100", "--quiet"]) == 0
+    capsys.readouterr()
+    scope = {}
+    exec(compile(_block("from_table", "docs/getting-started.md"), "docs/getting-started.md",
+                 "exec"), scope)
+    ours, recorded = map(float, capsys.readouterr().out.split())
+    assert 0 < recorded < 0.01 and ours == pytest.approx(recorded, abs=1e-7)
+    tree, policy = scope["tree"], scope["policy"]
+    state, _ = load_checkpoint(tmp_path / "runs" / "kuhn_poker-cfr+" / "checkpoint.npz")
+    np.testing.assert_allclose(np.asarray(policy), np.asarray(jaxsolve.average_policy(tree, state)),
+                               atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jaxsolve.policy_value(tree, policy)),
+                               [-1 / 18, 1 / 18], atol=1e-3)
+    record = json.loads((tmp_path / "runs" / "kuhn_poker-cfr+" / "strategy.json").read_text())
+    listed = {"game", "params", "algo", "iterations", "players", "final", "exploitability",
+              "value", "strategy", "device", "jax"}
+    assert set(record) == listed
+    page = (ROOT / "docs" / "getting-started.md").read_text()
+    assert all(f"`{key}`" in page for key in listed)
+
+
 def test_sweeps_run_until_example_runs(capsys):
     """The sweeps page's `run_until` block, on Kuhn with the sweep of its first block: CFR+
     first reaches 1e-3 at iteration 130, as OpenSpiel's CFRPlusSolver does
