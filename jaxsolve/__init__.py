@@ -27,9 +27,11 @@ from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
 from jaxsolve.errors import (ArgumentError, ArgumentTypeError, CheckpointError, GameError,
-                             ImperfectRecallWarning, JaxsolveError)
+                             ImperfectRecallWarning, JaxsolveError, LargeGameWarning,
+                             MissingDependency)
 from jaxsolve.evaluate import (best_response, best_response_values, counterfactual_values,
                                exploitability, nash_conv, policy_value, uniform_policy)
+from jaxsolve.exact import Equilibrium, solve_exact
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.stopping import Stopped, run_until
@@ -40,7 +42,7 @@ __version__ = "0.2.0"  # the package's version too (pyproject.toml reads it)
 
 __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
-    "CheckpointError", "JaxsolveError",
+    "CheckpointError", "Equilibrium", "JaxsolveError", "LargeGameWarning", "MissingDependency",
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling", "sequences",
@@ -50,7 +52,7 @@ __all__ = [
     "counterfactual_values",
     "current_policy", "dcfr", "dcfr_plus", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",
     "pcfr_plus", "pdcfr_plus", "policy_value", "purify", "regret_matching", "Rows", "run", "run_until",
-    "sapcfr_plus", "stack", "sweep", "table",
+    "sapcfr_plus", "solve_exact", "stack", "sweep", "table",
     "unstack", "batch_axes",
     "threshold",
     "uniform_policy",

@@ -1,11 +1,13 @@
-"""The errors jaxsolve raises on bad input, and one warning.
+"""The errors jaxsolve raises on bad input, and its warnings.
 
 Every error a user can get from the library for bad input - a bad argument, a game
 that breaks the protocol, an unreadable or mismatched file, a game too large to
-solve exactly - is a `JaxsolveError`, and so a ValueError; an argument of the wrong
-kind is also a TypeError (`ArgumentTypeError`). One `except JaxsolveError` catches
-them all; `except ValueError` and `except TypeError` keep catching what they always
-did:
+solve exactly, a call that needs an optional package not installed - is a
+`JaxsolveError`, and so a ValueError; an argument of the wrong kind is also a
+TypeError (`ArgumentTypeError`), a missing package also an ImportError
+(`MissingDependency`). One `except JaxsolveError` catches them all; `except
+ValueError`, `except TypeError` and `except ImportError` keep catching what they
+always did:
 
     JaxsolveError (ValueError)
     ├── GameError
@@ -13,7 +15,8 @@ did:
     │   │   └── ArgumentTypeError (also TypeError)
     │   └── CheckpointNotTreeError
     ├── CheckpointError
-    └── TooLarge
+    ├── TooLarge
+    └── MissingDependency (also ImportError)
 """
 
 from __future__ import annotations
@@ -90,8 +93,19 @@ class TooLarge(JaxsolveError):
         self.problem, self.need = problem, need
 
 
+class MissingDependency(JaxsolveError, ImportError):
+    """A function needs an optional package that is not installed (SciPy for
+    `jaxsolve.solve_exact`); the message names the `pip install` that adds it. Also
+    an ImportError, so `except ImportError` catches it."""
+
+
 class ImperfectRecallWarning(UserWarning):
     """A player forgets what it knew or did; exact best response is then not exact."""
+
+
+class LargeGameWarning(UserWarning):
+    """A game large for the method called (`jaxsolve.solve_exact`'s linear programs):
+    it may take minutes to hours and much memory; the message names a faster method."""
 
 
 def one_line(e: BaseException) -> str:

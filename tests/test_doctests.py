@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).parent.parent
 
 MODULES = [
-    "jaxsolve", "jaxsolve.solvers", "jaxsolve.evaluate", "jaxsolve.sequences",
+    "jaxsolve", "jaxsolve.solvers", "jaxsolve.evaluate", "jaxsolve.exact", "jaxsolve.sequences",
     "jaxsolve.updates", "jaxsolve.packing", "jaxsolve.base", "jaxsolve.sampling", "jaxsolve.sampling._scheme",
     "jaxsolve.sampling._rows", "jaxsolve.sampling._walk", "jaxsolve.sampling._estimate",
     "jaxsolve.sampling._iteration", "jaxsolve.sampling._solvers", "jaxsolve.visit_counts",

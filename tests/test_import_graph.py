@@ -10,11 +10,11 @@ relative to `jaxsolve`; "__init__" is `jaxsolve/__init__.py`, "builders" the
 package `jaxsolve/builders/__init__.py`.
 
 Imports inside functions are allowed only for what must not load with the module
-(`import jaxsolve` loads no Flax, optax or matplotlib, and no tqdm): the optional or
-heavy third-party packages of `LAZY_PACKAGES`, and jaxsolve modules that load one of
-`HEAVY_PACKAGES` when imported (the AlphaZero half, from its command line). Each such
-import says why on its own line, in a comment. Standard-library and other imports go
-at the top of the module.
+(`import jaxsolve` loads no Flax, optax or matplotlib, no tqdm and no SciPy): the
+optional or heavy third-party packages of `LAZY_PACKAGES`, and jaxsolve modules that
+load one of `HEAVY_PACKAGES` when imported (the AlphaZero half, from its command
+line). Each such import says why on its own line, in a comment. Standard-library and
+other imports go at the top of the module.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ LAYERS = [
      "sampling._estimate", "sampling._iteration", "sampling._solvers", "sampling"],
     # the solvers: the full-width CFR family, SOLVERS (every built-in by name), run
     ["solvers"],
-    # what works on a tree and a solver state
-    ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint"],
+    # what works on a tree and a solver state; the exact LP (SciPy loads when it runs)
+    ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint", "exact"],
     # sharding (its mesh axis passed explicitly), OpenSpiel interop
     ["distributed", "openspiel"],
     # the public API: `import jaxsolve`
@@ -82,12 +82,13 @@ LAYERS = [
      "cli.pursuit", "cli", "__main__"],
 ]
 
-# Third-party packages a function may import: optional (OpenSpiel) or heavy at import.
-LAZY_PACKAGES = {"pyspiel", "open_spiel", "matplotlib", "flax", "optax", "tqdm"}
+# Third-party packages a function may import: optional (OpenSpiel, SciPy) or heavy at
+# import.
+LAZY_PACKAGES = {"pyspiel", "open_spiel", "matplotlib", "flax", "optax", "tqdm", "scipy"}
 # A jaxsolve module that loads one of these at import may be imported in a function.
 HEAVY_PACKAGES = {"flax", "optax", "matplotlib"}
 # What `import jaxsolve` must not load.
-NOT_LOADED_BY_IMPORT = ("flax", "optax", "matplotlib", "tqdm")
+NOT_LOADED_BY_IMPORT = ("flax", "optax", "matplotlib", "tqdm", "scipy")
 
 
 class Import:

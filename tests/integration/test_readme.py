@@ -148,6 +148,22 @@ def test_solvers_custom_solver_example_runs(capsys):
         float(jaxsolve.policy_value(tree, policy)[0]), abs=1e-6)
 
 
+def test_solvers_exact_example_prints_leducs_published_value(capsys):
+    """The solver page's exact-equilibrium block, as printed on Leduc: the value it
+    prints is the published -0.0856064 (to its digits) and the exploitability it
+    prints is float32 round-off."""
+    pytest.importorskip("scipy")
+    import jaxsolve
+    from jaxsolve import games
+
+    block = _block("solve_exact", "docs/solvers.md")
+    exec(compile(block, "docs/solvers.md", "exec"), {"jaxsolve": jaxsolve, "games": games})
+    value, exploitability, report = capsys.readouterr().out.splitlines()
+    assert float(value) == pytest.approx(-0.0856064, abs=1e-6)
+    assert abs(float(exploitability)) < 1e-6
+    assert "Optimal" in report
+
+
 def _leduc(jaxsolve, games):
     return jaxsolve.compile_game(games.load("leduc_poker"))
 
