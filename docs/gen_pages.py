@@ -78,7 +78,12 @@ def _load(name: str) -> dict:
 
 
 def _committed(name: str) -> str | None:
-    """The date the results file was last committed (for files that record no date)."""
+    """The date the results file's figures were committed (for files that record no
+    date): its `committed` field, kept where a later edit renamed or removed keys and
+    left the figures as measured, else the file's last commit."""
+    recorded = _load(name).get("committed")
+    if recorded:
+        return recorded
     try:
         out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", f"results/{name}"],
                              cwd=ROOT, capture_output=True, text=True, timeout=20)

@@ -102,12 +102,7 @@ float32 unless `--x64` is given. Results go to `results/local/bench_cfr.json` on
 run replaces nothing; `--publish`: the same names directly under `results/`, the
 tracked files the README cites; `--quick`: the same names with `_quick` in the temp
 folder; `--out` wins over all of these), written after every game. A table per game
-and a summary table across games are printed, then the speed targets
-(bench_cfr_targets.py). The ms targets "(target on one H200)" are judged only where the
-run was on a GPU whose device kind names an H200, and no target that `--quick` shortens
-is judged in a quick run (a smoke run): those are printed "not judged" with the reason,
-`met: null` in the JSON. Figures printed beside a target carry enough digits that
-rounding never puts them on the other side of it.
+and a summary table across games are printed.
 """
 
 from __future__ import annotations
@@ -128,14 +123,12 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
 #   bench_cfr_solvers   the three contestants and the loops that time them
 #   bench_cfr_memory    memory statistics, the estimates, the up-front refusal
 #   bench_cfr_worker    what a child process runs: the machine probe or one game
-#   bench_cfr_targets   the speed targets and their verdicts
 #   bench_cfr_tables    the printed tables and number formats
 from bench_cfr_games import (DEFAULT_GAMES, GAMES, OPENSPIEL, QUICK_GAMES,  # noqa: E402
                              SOLVER_NAMES, game_entry)
 from bench_cfr_memory import fmt_bytes, memory_check  # noqa: E402
 from bench_cfr_solvers import load_average  # noqa: E402
 from bench_cfr_tables import fmt, print_summary, print_table  # noqa: E402
-from bench_cfr_targets import format_check, targets  # noqa: E402
 from bench_cfr_worker import run_child, worker_main  # noqa: E402
 from machine import (add_publish_option, positive, refuse_published_smoke_run,  # noqa: E402
                      report_path, where_written)
@@ -263,7 +256,6 @@ def main(argv=None):
         result["load_average_after"] = load_average()
         report["games"][key] = result
         print_table(key, result)
-        report["targets"] = targets(report["games"], probe, args.quick)
         report["total_s"] = time.perf_counter() - started
         out_path.write_text(json.dumps(report, indent=2) + "\n")
 
@@ -273,9 +265,6 @@ def main(argv=None):
           f"{m['jax_backend']}/{m['device_kind']}, open_spiel "
           f"{m['open_spiel'] if m['open_spiel_importable'] else 'not installed'}, "
           f"x64={m['x64']}")
-    for check in report["targets"]:
-        if check["value"] is not None:
-            print(format_check(check))
     loads = [m["load_average_at_start"]] + [report["games"][k]["load_average_after"]
                                             for k in keys]
     print(f"load average (1 min) at start and after each game: "

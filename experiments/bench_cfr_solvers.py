@@ -65,7 +65,7 @@ def _loads(before, after):
 
 def block_stats(per_iter):
     """A contestant's timing fields from the seconds per iteration of its timed blocks:
-    the median (what the tables print and the targets judge), the fastest, the count,
+    the median (what the tables print and the ratios compare), the fastest, the count,
     and every block's own figure, in the order timed, so the JSON shows the spread the
     median hides (a block slowed by another process on the machine, say)."""
     return {"ms_per_iter": 1e3 * statistics.median(per_iter) if per_iter else None,

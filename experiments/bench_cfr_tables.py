@@ -1,13 +1,11 @@
 """bench_cfr's printed tables: one per game (every solver's timings, checks and
-memory) and a summary across games, with numbers formatted to the digits they need
-(more where a figure sits near a target, so it never reads as the other side)."""
+memory) and a summary across games, with numbers formatted to the digits they need."""
 
 from __future__ import annotations
 
-from bench_cfr_memory import fmt_bytes
-from bench_cfr_targets import MS_TARGETS, RATIO_TARGETS, sig_decimals
-from machine import figure_beside
+import math
 
+from bench_cfr_memory import fmt_bytes
 
 
 def timed_label(r: dict) -> str:
@@ -28,29 +26,16 @@ def fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
+def sig_decimals(value: float, sig: int) -> int:
+    """Decimals that give `value` `sig` significant digits in fixed point."""
+    if not value or not math.isfinite(value):
+        return 0
+    return max(sig - 1 - math.floor(math.log10(abs(value))), 0)
+
+
 def fmt_sig(value, sig: int = 4) -> str:
     """Fixed point with `sig` significant digits: 90.35, 0.1590, 0.0009120."""
     return "-" if value is None else f"{value:.{sig_decimals(value, sig)}f}"
-
-
-def _ratio_target(key, ratio_key):
-    return next((t for g, k, t, _ in RATIO_TARGETS if g == key and k == ratio_key), None)
-
-
-def _fmt_ratio(key, ratio_key, value) -> str:
-    """A ratio to 3 decimals, more where a target of this game and ratio needs them."""
-    threshold = _ratio_target(key, ratio_key)
-    if threshold is None or value is None:
-        return fmt(value, ".3f")
-    return figure_beside(value, threshold, 3)
-
-
-def _fmt_ms(key, value) -> str:
-    """jaxsolve's ms per iteration to 4 significant digits, more near an ms target."""
-    limit = next((t for g, t, _ in MS_TARGETS if g == key), None)
-    if limit is None or value is None:
-        return fmt_sig(value)
-    return figure_beside(value, limit, sig_decimals(value, 4))
 
 
 def _fmt_load(r) -> str:
@@ -99,13 +84,13 @@ def print_table(key, out):
             continue
         timed = timed_label(r)
         expl = r["exploitability"]
-        ms = _fmt_ms(key, r["ms_per_iter"]) if ratio_key is None else fmt_sig(r["ms_per_iter"])
+        ms = fmt_sig(r["ms_per_iter"])
         ratio = (out["ratios"].get(ratio_key) if ratio_key
                  else ratio_or_none(r["ms_per_iter"], ours))
         print(f"{label:<20} {r['dtype']:>8} {ms:>10} {timed:>10} "
               f"{fmt(r['setup_s'], '8.3f')} {fmt(r['compile_s'], '9.3f')} "
               f"{fmt(expl.get(first), '10.3e')} {fmt(expl.get(last), '10.3e')} "
-              f"{_fmt_ratio(key, ratio_key, ratio):>9}x {_fmt_load(r):>11}")
+              f"{fmt(ratio, '.3f'):>9}x {_fmt_load(r):>11}")
     print(f"jaxsolve setup: tree {js['setup_s']:.3f} s ({out['tree_source']}), device_put "
           f"{fmt(js.get('device_put_s'), '.3f')} s (in neither setup s nor compile s)")
     compared = js.get("exploitability_check")
@@ -127,13 +112,13 @@ def print_table(key, out):
               f"(TabularPolicy), {fmt_sig(cpp['eval_ms_average_policy'])} ms "
               f"(average_policy()); jaxsolve {fmt_sig(js['eval_ms'])} ms (compile "
               f"{js['eval_compile_s']:.2f} s); ratio "
-              f"{_fmt_ratio(key, eval_key, out['ratios'][eval_key])}x (vs the faster)")
+              f"{fmt(out['ratios'][eval_key], '.3f')}x (vs the faster)")
         if cpp.get("eval_ms_reused_best_responses") is not None:
             reused_key = "pyspiel_reused_best_responses_over_jaxsolve"
             print(f"  setup left out on both sides: pyspiel with its best-response trees "
                   f"built once {fmt_sig(cpp['eval_ms_reused_best_responses'])} ms (same value: "
                   f"{cpp['reused_best_responses_agree']}); ratio "
-                  f"{_fmt_ratio(key, reused_key, out['ratios'][reused_key])}x")
+                  f"{fmt(out['ratios'][reused_key], '.3f')}x")
     else:
         print(f"exploitability eval: jaxsolve {fmt_sig(js['eval_ms'])} ms "
               f"(compile {js['eval_compile_s']:.2f} s)")
@@ -169,7 +154,7 @@ def print_summary(games: dict):
               f"{out['build_s']:>8.2f} {fmt(js.get('device_put_s'), '7.3f')} "
               f"{fmt_bytes(m['tree_bytes']):>10} "
               f"{fmt_bytes(m['device_bytes_in_use_after_tree']):>10} {fmt_bytes(peak):>10} "
-              f"{js['compile_s']:>9.2f} {_fmt_ms(key, js['ms_per_iter']):>10} "
+              f"{js['compile_s']:>9.2f} {fmt_sig(js['ms_per_iter']):>10} "
               f"{timed_label(js):>8} "
               f"{fmt(js['exploitability'].get(last), '10.3e')} {_check_status(js):>11} "
               f"{'ran' if out['openspiel_cpp'] else 'skipped':>9}")

@@ -54,19 +54,19 @@ solver.average_policy())` for C++, jitted `jaxsolve.exploitability` of
 `jaxsolve.average_policy` for jaxsolve (NashConv / 2, the same definition), and at
 every point jaxsolve's policy is also scored by `pyspiel.exploitability` (through
 `jaxsolve.openspiel.to_tabular_policy`, float64), by code nobody here wrote. The
-verdict and the printed jaxsolve / C++ ratio use that independent pyspiel score, so
-both sides are judged by the same evaluator; only where it is missing (`--no-check`,
-or pyspiel failed on the policy) do they fall back to `jaxsolve.exploitability`, and
-the output and the JSON say so. |jaxsolve - pyspiel| is printed for every point and
+printed jaxsolve / C++ ratio uses that independent pyspiel score, so both sides are
+scored by the same evaluator; only where it is missing (`--no-check`, or pyspiel
+failed on the policy) does it fall back to `jaxsolve.exploitability`, and the output
+and the JSON say so. |jaxsolve - pyspiel| is printed for every point and
 flagged MISMATCH above the tolerance of `machine.check_tolerance` (the rule
 bench_cfr.py uses too: relative, plus a few float eps times the largest payoff).
 
-Targets printed with PASS/FAIL: "more samples per second than C++ at B >= 256"
-(every measured B >= 256: ratio > 1) and "lower exploitability at equal solver time"
-(at the full budget: ratio < 1; the solvers' own time, compilation and evaluation off
-the clock, each side's last block possibly ending a little past the budget: the
-final points' times are printed beside the ratio). The ratios next to them are printed with as many
-digits as it takes to stay on the verdict's side of 1 (0.996 prints "0.996", not
+The ratios printed: (a) jaxsolve's samples per second over C++'s at each batch size
+(above 1: more samples per second) and (b) jaxsolve's exploitability over C++'s at the
+full budget (below 1: less exploitable; the solvers' own time, compilation and
+evaluation off the clock, each side's last block possibly ending a little past the
+budget: the final points' times are printed beside the ratio). They are printed with
+as many digits as it takes to stay on their side of 1 (0.996 prints "0.996", not
 "1.00"). Both are single runs with one seed: sampled solvers' exploitability is
 noisy, so read small differences in (b) with care.
 
@@ -101,48 +101,36 @@ SCHEMES = ("es", "os")
 SCHEME_LABEL = {"es": "external sampling", "os": "outcome sampling"}
 EXPLORATION = 0.6
 
-def throughput_verdict(res: dict) -> tuple[bool, float, str] | None:
-    """Target (a) from one scheme's `throughput` result: more samples per second than
-    C++ (the entry with batch_size None) at every B >= 256, i.e. every ratio > 1.
-    Returns (pass, worst ratio, detail text), or None when no B >= 256 was measured."""
-    base = next(r for r in res.values() if r["batch_size"] is None)["samples_per_s"]
-    ratios = [r["samples_per_s"] / base for r in res.values() if (r["batch_size"] or 0) >= 256]
-    if not ratios:
-        return None
-    worst = min(ratios)
-    return worst > 1, worst, f"worst ratio {figure_beside(worst, 1, 2)}x"
-
-
-def equal_time_verdict(mine: dict, theirs: dict, rtol: float, atol: float) -> dict:
-    """Target (b) for one jaxsolve contestant: lower exploitability than C++ at the
-    full budget, i.e. ratio < 1. `mine` and `theirs` are the final points of
-    `equal_time` ("exploitability"; ours may carry "pyspiel_exploitability" or
-    "pyspiel_error"). C++ is scored by pyspiel.exploitability, so ours is too where
-    that score exists (source "pyspiel"); otherwise the verdict falls back to our own
+def equal_time_comparison(mine: dict, theirs: dict, rtol: float, atol: float) -> dict:
+    """Part (b) for one jaxsolve contestant: its exploitability over C++'s at the full
+    budget (`ratio`; below 1: less exploitable). `mine` and `theirs` are the final
+    points of `equal_time` ("exploitability"; ours may carry "pyspiel_exploitability"
+    or "pyspiel_error"). C++ is scored by pyspiel.exploitability, so ours is too where
+    that score exists (source "pyspiel"); otherwise the ratio falls back to our own
     jaxsolve.exploitability (source "jaxsolve") and says why."""
     own = mine["exploitability"]
     independent = mine.get("pyspiel_exploitability")
-    verdict = {"jaxsolve_exploitability": own, "pyspiel_exploitability": independent,
-               "cpp_exploitability": theirs["exploitability"]}
+    comparison = {"jaxsolve_exploitability": own, "pyspiel_exploitability": independent,
+                  "cpp_exploitability": theirs["exploitability"]}
     if independent is not None:
         gap = compare_check(own, independent, rtol, atol)
-        verdict.update(value=independent, source="pyspiel", abs_diff=gap["abs_diff"],
-                       tolerance=gap["tolerance"], mismatch=gap["mismatch"])
+        comparison.update(value=independent, source="pyspiel", abs_diff=gap["abs_diff"],
+                          tolerance=gap["tolerance"], mismatch=gap["mismatch"])
     else:
-        verdict.update(value=own, source="jaxsolve", abs_diff=None, tolerance=None,
-                       mismatch=None,
-                       fallback_reason=mine.get("pyspiel_error",
-                                                "pyspiel check skipped (--no-check)"))
-    ratio = verdict["value"] / theirs["exploitability"] if theirs["exploitability"] \
+        comparison.update(value=own, source="jaxsolve", abs_diff=None, tolerance=None,
+                          mismatch=None,
+                          fallback_reason=mine.get("pyspiel_error",
+                                                   "pyspiel check skipped (--no-check)"))
+    ratio = comparison["value"] / theirs["exploitability"] if theirs["exploitability"] \
         else math.inf
-    verdict.update(ratio=ratio, ratio_text=figure_beside(ratio, 1, 3), passed=ratio < 1)
-    return verdict
+    comparison.update(ratio=ratio, ratio_text=figure_beside(ratio, 1, 3))
+    return comparison
 
 
 from machine import (RESULTS, add_publish_option, check_tolerance,  # noqa: E402
                      compare_check, figure_beside, machine_info, positive,
-                     refuse_published_smoke_run, report_path, target_result,
-                     verdict_word, where_written)  # experiments/machine.py
+                     refuse_published_smoke_run, report_path,
+                     where_written)  # experiments/machine.py
 
 
 # ----------------------------------------------------------------- contestants
@@ -228,7 +216,7 @@ class Ours:
             return None
         try:
             return {"pyspiel_exploitability": pyspiel_check(self.check_game, self)}
-        except Exception as e:  # noqa: BLE001 -- reported, and the verdict falls back
+        except Exception as e:  # noqa: BLE001 -- reported, and the ratio falls back
             return {"pyspiel_error": f"pyspiel could not evaluate it: {type(e).__name__}: {e}"}
 
 
@@ -365,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip part (b), exploitability at equal solver time")
     parser.add_argument("--no-check", action="store_true",
                         help="skip scoring jaxsolve's policies with pyspiel.exploitability; "
-                             "part (b)'s verdicts then use jaxsolve.exploitability")
+                             "part (b)'s ratios then use jaxsolve.exploitability")
     parser.add_argument("--x64", action="store_true", help="float64 for jaxsolve")
     parser.add_argument("--out", type=Path, default=None,
                         help="JSON file to write (default results/local/bench_mccfr.json; "
@@ -452,10 +440,10 @@ def main(argv=None) -> int:
                        "(block_until_ready) after a zero-step compile call; evaluations and "
                        "setup off the clock",
             "exploitability": "NashConv / 2 (pyspiel.exploitability; jaxsolve.exploitability)",
-            "verdict": "part (b): ratio of the pyspiel.exploitability of jaxsolve's policy "
-                       "(point key pyspiel_exploitability) to C++'s; falls back to "
-                       "jaxsolve.exploitability only without it (verdict.source, "
-                       "verdict.fallback_reason)",
+            "comparison": "part (b): ratio of the pyspiel.exploitability of jaxsolve's "
+                          "policy (point key pyspiel_exploitability) to C++'s; falls back "
+                          "to jaxsolve.exploitability only without it (comparison.source, "
+                          "comparison.fallback_reason)",
             "check_tolerance": "per game (games.<key>.check_tolerance): machine.check_tolerance "
                                "of the dtype and the game's largest |payoff|",
         },
@@ -466,8 +454,6 @@ def main(argv=None) -> int:
         "machine": machine_info(),
         "games": {},
     }
-    targets = []
-
     def save():
         out.write_text(json.dumps(results, indent=1))
 
@@ -507,11 +493,6 @@ def main(argv=None) -> int:
                 print(f"  {lbl:<26}{r['samples_per_s']:>12.4g}"
                       f"{figure_beside(r['samples_per_s'] / base, 1, 2):>8}x{r['setup_s']:>10.3f}"
                       f"{r['compile_s']:>11.2f}{r['units_per_block']:>11}")
-            verdict = throughput_verdict(res)
-            if verdict is not None:
-                ok, _, detail = verdict
-                targets.append((f"{label}, {scheme.upper()}: more samples per second than "
-                                f"C++ at B >= 256", ok, detail))
 
         for scheme in schemes:
             if args.skip_equal_time:
@@ -547,18 +528,19 @@ def main(argv=None) -> int:
                     print(f"  {lbl:<34}{p['seconds']:>9.2f}{p['samples']:>11.3g}"
                           f"{p['exploitability']:>16.4g}{cells}")
             if args.no_check:
-                print(f"  pyspiel check off (--no-check): the verdicts below use "
+                print(f"  pyspiel check off (--no-check): the ratios below use "
                       f"jaxsolve.exploitability ({dtype}) against C++'s pyspiel.exploitability "
                       "(float64)")
             else:
                 print(f"  exploitability: jaxsolve.exploitability ({dtype}); pyspiel check: "
                       f"pyspiel.exploitability (float64) of the same policy, at every point\n"
                       f"  |diff| = |exploitability - pyspiel check|, MISMATCH when > "
-                      f"{rtol:g} * pyspiel check + {atol:g}; verdicts use the pyspiel check")
+                      f"{rtol:g} * pyspiel check + {atol:g}; ratios use the pyspiel check")
             theirs = res[cpp.label]["final"]
             for o in ours:
                 mine = res[o.label]["final"]
-                v = res[o.label]["verdict"] = equal_time_verdict(mine, theirs, rtol, atol)
+                v = res[o.label]["comparison"] = equal_time_comparison(mine, theirs, rtol,
+                                                                       atol)
                 if v["source"] == "pyspiel":
                     source = "pyspiel score of our policy"
                     if v["mismatch"]:
@@ -568,19 +550,11 @@ def main(argv=None) -> int:
                 else:
                     source = (f"jaxsolve.exploitability ({dtype}), no independent score: "
                               f"{v['fallback_reason']}")
-                same = " (OpenSpiel's rule)" if o.rule == "cfr" else ""
                 print(f"  ratio {o.label} / C++ at {seconds:g} s: {v['ratio_text']} ({source}; "
                       f"final points at {mine['seconds']:.2f} s and {theirs['seconds']:.2f} s)")
-                targets.append((f"{label}, {scheme.upper()}: lower exploitability at equal "
-                                f"solver time ({seconds:g} s, B={o.batch_size}, rule "
-                                f"{o.rule}{same})", v["passed"],
-                                f"jaxsolve/C++ = {v['ratio_text']} ({source}); at "
-                                f"{mine['seconds']:.2f} s vs {theirs['seconds']:.2f} s"))
             save()
 
     results["machine"]["load_average_end"] = list(os.getloadavg())
-    # A smoke run's budgets are too short to judge the targets by (as bench_cfr.py).
-    results["targets"] = [target_result(t, ok, d, smoke=q) for t, ok, d in targets]
     save()
 
     if results["games"] and not args.skip_throughput:
@@ -593,9 +567,6 @@ def main(argv=None) -> int:
                 cells = "".join(f"{figure_beside(r['samples_per_s'] / base, 1, 2):>9}x"
                                 for r in res.values() if r["batch_size"] is not None)
                 print(f"  {g['label']:<18}{scheme.upper():<8}{cells}")
-    print("\nTargets")
-    for target in results["targets"]:
-        print(f"  [{verdict_word(target)}] {target['target']}  ({target['detail']})")
     print(f"\nmachine: {results['machine']['cpu']}, {results['machine']['cores']} cores, "
           f"load {results['machine']['load_average'][0]:.2f} -> "
           f"{results['machine']['load_average_end'][0]:.2f}; jax "

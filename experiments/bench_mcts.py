@@ -20,14 +20,12 @@ XLA:CPU sees one core, splits no op over two threads, and mctx runs at its faste
 with every median, round and ratio to `results/local/bench_mcts.json` on CPU,
 `results/local/bench_mcts_<backend>.json` on an accelerator (ignored by git, so a trial
 run replaces nothing; `--publish`: the same names directly under `results/`, the
-tracked files the README cites; `--out` wins over both). It ends with the speed
-target, our Gumbel search at least 2x mctx's simulations per second, judged on this
-process's ratio (PASS or FAIL; `pass` in the JSON).
+tracked files the README cites; `--out` wins over both).
 
 `--quick` is a smoke run (batch 16, 8 simulations, 1 round of 1 call; any of those
-given explicitly wins) that checks the script and its report in well under a minute:
-its target is printed "not judged: smoke run", `pass: null` in the JSON, and it
-writes `results/bench_mcts_quick.json` (ignored by git).
+given explicitly wins) that checks the script and its report in well under a minute,
+too short for its figures to mean anything, and writes
+`results/bench_mcts_quick.json` (ignored by git).
 
 It also times the model alone (the root call and `sims` calls of the same
 recurrent_fn on the same rows, in one jitted loop) and prints each search's overhead,
@@ -35,9 +33,9 @@ its time minus the model's, and the ratio of those overheads: the part of the ca
 that is the search's own work.
 
 `--processes N` runs the whole benchmark in N fresh processes, one after another, and
-prints each ratio's median, minimum and maximum across them (and how many Gumbel
-ratios reach the 2x target): both searches' times move by 10-20% from one process to
-the next on a shared machine, so one process's ratio is one sample.
+prints each ratio's median, minimum and maximum across them: both searches' times
+move by 10-20% from one process to the next on a shared machine, so one process's
+ratio is one sample.
 
 `--waves` adds our Gumbel search run in waves (`gumbel_policy(wave_sizes="auto")`, the
 same visit counts in fewer, wider steps) and prints its ratio to mctx as well.
@@ -68,9 +66,9 @@ import mctx
 from jaxsolve import mcts
 from jaxsolve.alphazero import network, selfplay
 from jaxsolve.games import pursuit_evasion as pe
-from machine import (RESULTS, SMOKE_RUN, add_publish_option, figure_beside,  # noqa: E402
-                     machine_info, refuse_published_smoke_run, report_path, target_result,
-                     verdict_word, version, where_written)  # experiments/machine.py
+from machine import (RESULTS, add_publish_option, machine_info,  # noqa: E402
+                     refuse_published_smoke_run, report_path, version,
+                     where_written)  # experiments/machine.py
 
 
 def _seconds(fns, params, repeats, rounds, compile_s=None):
@@ -106,7 +104,6 @@ def _ratio_report(label, ours, theirs):
     flat = lambda ts: [t for r in ts for t in r]
     ratio = statistics.median(flat(theirs)) / statistics.median(flat(ours))
     rounds = sorted(statistics.median(t) / statistics.median(o) for o, t in zip(ours, theirs))
-    # Three decimals: 1.9995 printed as "2.00x" once read as the target met.
     print(f"speed-up {label} (mctx's median time / ours; above 1: ours faster): {ratio:.3f}x  "
           f"(per round: min {rounds[0]:.2f}, "
           f"median {statistics.median(rounds):.2f}, max {rounds[-1]:.2f}; "
@@ -170,9 +167,8 @@ def _sweep(args, ours_gumbel, model_only, params):
     return results
 
 
-TARGET = 2.0  # the speed target: our Gumbel search at >= 2x mctx's simulations per second
 # The sizes of a full run, and of a --quick one: a smoke run (the script and its report
-# work; its ratio is not judged) that finishes within a minute on a 2-core CPU, most of
+# work; its ratio means nothing) that finishes within a minute on a 2-core CPU, most of
 # it compilation. An option given explicitly wins over either.
 FULL = {"batch": 256, "sims": 32, "repeats": 4, "rounds": 5}
 QUICK = {"batch": 16, "sims": 8, "repeats": 1, "rounds": 1}
@@ -215,13 +211,6 @@ def _across_processes(args, argv):
                         "max": max(ratios), "ratios": ratios}
         line = (f"{key:19s} median {statistics.median(ratios):.3f}x, min {min(ratios):.3f}x, "
                 f"max {max(ratios):.3f}x")
-        if key == "ratio_gumbel":
-            met = sum(r >= TARGET for r in ratios)
-            summary[key]["at_target"] = met
-            line += f"; at least {TARGET:g}x in {met} of {len(ratios)}"
-            if args.quick:  # as in a single run: a smoke run's ratio is not judged
-                summary[key]["not_judged"] = SMOKE_RUN
-                line += " (not judged: smoke run)"
         print(line)
     for name in ("ours_gumbel", "mctx_gumbel", "model_only"):
         ms = [r["calls"][name]["ms"] for r in reports if name in r.get("calls", {})]
@@ -244,8 +233,8 @@ def parse_args(argv=None):
         description="Our MCTS against mctx, interleaved in one process; run it under "
                     "`taskset -c 1` to time both on one core.")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: batch 16, 8 simulations, 1 round of 1 call, the target "
-                         "not judged (an explicit --batch, --sims, --repeats or --rounds wins)")
+                    help="smoke run: batch 16, 8 simulations, 1 round of 1 call (an explicit "
+                         "--batch, --sims, --repeats or --rounds wins)")
     ap.add_argument("--batch", type=int, default=None,
                     help="root states per call (default 256; --quick 16)")
     ap.add_argument("--sims", type=int, default=None,
@@ -382,14 +371,6 @@ def main(argv=None):
             print(f"  search overhead beyond the model ({model * 1e3:.2f} ms): ours "
                   f"{ours_extra * 1e3:.2f} ms, mctx {mctx_extra * 1e3:.2f} ms, "
                   f"{mctx_extra / ours_extra:.2f}x")
-    if "ratio_gumbel" in results:  # the speed target; a smoke run's is not judged
-        ratio = results["ratio_gumbel"]
-        report["targets"] = [target_result(
-            f"our Gumbel search >= {TARGET:g}x mctx's simulations per second",
-            ratio >= TARGET, f"speed-up {figure_beside(ratio, TARGET, 3)}x in this process",
-            smoke=args.quick)]
-        for target in report["targets"]:
-            print(f"[{verdict_word(target)}] {target['target']}  ({target['detail']})")
     report["load_average_after"] = list(os.getloadavg())
     _write(out_path, report)
     return results

@@ -75,9 +75,6 @@ DEFAULT_GAMES = ("kuhn", "leduc", "goofspiel5", "liars", "goofspiel6", "battlesh
 BIG_GAMES = ("goofspiel7",)
 PEERS = ("noregret", "liteefg", "openspiel")
 ONE_EVALUATION_TURN = ("openspiel",)  # it rebuilds its best-response trees every call
-TARGET_RATIO = 2.0
-TARGET_BOUND = 3.0
-LARGEST = 3  # the bound target is judged on this many of the largest games run
 
 
 # ------------------------------------------------------------------ traffic bound
@@ -468,36 +465,6 @@ def print_game(result: dict) -> None:
               f"{result['eval_floor_ms']:.3f} ms ({result['eval_x_floor']:.2f}x)")
 
 
-def targets(results: list[dict], smoke: bool) -> list[dict]:
-    """The verdicts: per iteration and per evaluation at least 2x NoRegret's on every
-    game; on the largest games, the iteration within 3x of the traffic bound and the
-    evaluation within 3x of its leaf-sum floor (a yardstick from this process and this
-    tree, where the ratio to another solver's evaluation moves with what ran before)."""
-    out = []
-    measured = [r for r in results if "noregret" in r["solvers"] and "jaxsolve" in r["solvers"]]
-    for kind, field in (("per iteration", "ratio"), ("exploitability evaluation", "eval_ratio")):
-        worst = min((r["solvers"]["noregret"][field], r["game"]) for r in measured) \
-            if measured else (None, None)
-        passed = bool(measured) and worst[0] >= TARGET_RATIO
-        detail = (f"smallest ratio {machine.figure_beside(worst[0], TARGET_RATIO, 2)}x "
-                  f"({worst[1]}) over {len(measured)} games" if measured
-                  else "NoRegret not measured")
-        out.append(machine.target_result(f"{kind} >= {TARGET_RATIO:g}x NoRegret's CFR+",
-                                         passed, detail, smoke))
-    largest = sorted((r for r in results if "x_bound" in r), key=lambda r: -r["histories"])
-    largest = largest[:LARGEST]
-    for field, what in (("x_bound", "games within {}x of the traffic bound"),
-                        ("eval_x_floor", "games' evaluation within {}x of its leaf-sum floor")):
-        judged = [r for r in largest if field in r]
-        worst = max(((r[field], r["game"]) for r in judged), default=(None, None))
-        out.append(machine.target_result(
-            f"largest {LARGEST} {what.format(f'{TARGET_BOUND:g}')}",
-            bool(judged) and worst[0] <= TARGET_BOUND,
-            f"largest multiple {machine.figure_beside(worst[0], TARGET_BOUND, 2)}x ({worst[1]})"
-            if judged else "nothing measured", smoke))
-    return out
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default=",".join(DEFAULT_GAMES),
@@ -560,11 +527,6 @@ def main(argv=None) -> int:
             report["games"].append(result)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(report, indent=1))
-    report["targets"] = targets(report["games"], args.quick)
-    path.write_text(json.dumps(report, indent=1))
-    print()
-    for t in report["targets"]:
-        print(f"{machine.verdict_word(t)}: {t['target']}: {t['detail']}")
     print(f"\nwritten to {machine.where_written(path)}")
     return 0
 

@@ -47,12 +47,12 @@ sys.path.insert(0, ROOT)
 from machine import positive  # noqa: E402  (experiments/machine.py)
 import jaxsolve  # noqa: E402
 from jaxsolve import games  # noqa: E402
-from jaxsolve.games.conjunction import SEED_COSTS  # noqa: E402
+from jaxsolve.games.conjunction import TWO_ACTION_COSTS  # noqa: E402
 
 RUN = jax.jit(jaxsolve.run, static_argnums=(0,))
 AVERAGE = jax.jit(jaxsolve.average_policy)
 THRESHOLD = 1e-3
-SEED_ITERS = 20_000
+CFR_ITERS = 20_000  # vanilla CFR's iterations: the equilibrium, the variants, the sweep
 ALGOS = {"cfr": jaxsolve.cfr, "cfr+": jaxsolve.cfr_plus, "dcfr": jaxsolve.dcfr,
          "pcfr+": jaxsolve.pcfr_plus}
 
@@ -66,7 +66,9 @@ def evaluate(tree, policy):
                 nash_conv=float(gains.sum()), exploitability=float(gains.sum() / 2))
 
 
-def seed_run(params, iters):
+def cfr_equilibrium(params, iters):
+    """Vanilla CFR's average strategy on the conjunction game of `params` after `iters`
+    iterations, with each player's expected cost and best-response gain."""
     tree = jaxsolve.compile_game(games.load("conjunction", **params))
     solver = jaxsolve.cfr()
     policy = AVERAGE(tree, RUN(solver, tree, solver.init(tree), iters))
@@ -100,7 +102,7 @@ def iterations_to_threshold(tree, cap):
         above = np.nonzero(~below)[0]
         stays = (int(above[-1]) + 2 if above.size else 1) if below[-1] else None
         rows[name] = dict(solver=solver.name, first=first, stays=stays,
-                          exploitability_at_20000=float(trace[min(SEED_ITERS, cap) - 1]),
+                          exploitability_at_20000=float(trace[min(CFR_ITERS, cap) - 1]),
                           final=float(trace[-1]), cap=cap, seconds=time.perf_counter() - t0,
                           # The solvers do not all end at one equilibrium (README).
                           expected_cost_at_cap={"alice": float(-values[0]), "bob": float(-values[1])},
@@ -116,14 +118,14 @@ def iterations_to_threshold(tree, cap):
 def terminal_cost_index(tree_of):
     """[Z, P] index into the flattened (2,2,2,2,2) cost table of each terminal's
     utility, read off a tree compiled with costs = 0, 1, ..., 31."""
-    probe = tree_of(np.arange(SEED_COSTS.size, dtype=float).reshape(SEED_COSTS.shape))
+    probe = tree_of(np.arange(TWO_ACTION_COSTS.size, dtype=float).reshape(TWO_ACTION_COSTS.shape))
     index = np.asarray(probe.utilities).round().astype(int)
     assert np.allclose(np.asarray(probe.utilities), index)
     return index
 
 
 def cost_table(m_high, collision):
-    c = SEED_COSTS.copy()
+    c = TWO_ACTION_COSTS.copy()
     c[c == -3.0] = -m_high
     c[c == -10.0] = -collision
     return c
@@ -131,11 +133,11 @@ def cost_table(m_high, collision):
 
 def sweep(grid_m, grid_c, iters):
     tree_of = lambda costs: jaxsolve.compile_game(games.load("conjunction", costs=costs))  # noqa: E731
-    tree = tree_of(SEED_COSTS)
+    tree = tree_of(TWO_ACTION_COSTS)
     index = terminal_cost_index(tree_of)
     tables = np.stack([cost_table(m, c) for m in grid_m for c in grid_c])     # [B, 2,2,2,2,2]
     utilities = tables.reshape(len(tables), -1)[:, index]                      # [B, Z, P]
-    assert np.allclose(SEED_COSTS.reshape(-1)[index], np.asarray(tree.utilities))
+    assert np.allclose(TWO_ACTION_COSTS.reshape(-1)[index], np.asarray(tree.utilities))
     batch, axes = jaxsolve.sweep(tree, utilities=utilities)
     solver = jaxsolve.cfr()
 
@@ -235,18 +237,18 @@ def main(argv=None):
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     n = 32 if args.quick else 50
-    cap = min(args.cap, SEED_ITERS) if args.quick else args.cap
+    cap = min(args.cap, CFR_ITERS) if args.quick else args.cap
     out = dict(quick=args.quick)
 
-    out["seed_run"] = seed_run({}, SEED_ITERS)
-    print_strategies("the default game", out["seed_run"])
+    out["default_game"] = cfr_equilibrium({}, CFR_ITERS)
+    print_strategies("the default game", out["default_game"])
 
-    out["variants"] = {"alice_sees_bob_priority": seed_run({"alice_sees_bob_priority": True}, SEED_ITERS),
-                       "num_actions=3": seed_run({"num_actions": 3}, SEED_ITERS)}
+    out["variants"] = {"alice_sees_bob_priority": cfr_equilibrium({"alice_sees_bob_priority": True}, CFR_ITERS),
+                       "num_actions=3": cfr_equilibrium({"num_actions": 3}, CFR_ITERS)}
     print_strategies("alice_sees_bob_priority=True (Alice sees Bob's priority)", out["variants"]["alice_sees_bob_priority"])
     print_strategies("num_actions=3 (maneuver up, down or hold)", out["variants"]["num_actions=3"])
     print(f"\n{'variant':<28}{'Alice cost':>11}{'Bob cost':>10}{'total':>9}{'exploit.':>11}")
-    for name, r in [("original", out["seed_run"])] + list(out["variants"].items()):
+    for name, r in [("default", out["default_game"])] + list(out["variants"].items()):
         a, b = r["expected_cost"]["alice"], r["expected_cost"]["bob"]
         print(f"{name:<28}{a:>11.4f}{b:>10.4f}{a + b:>9.4f}{r['exploitability']:>11.2e}")
 
@@ -271,7 +273,7 @@ def main(argv=None):
     grid_c = np.round(np.linspace(1.0, 20.0, n), 6)
     grid_m[np.argmin(np.abs(grid_m - 3.0))] = 3.0      # include the default table
     grid_c[np.argmin(np.abs(grid_c - 10.0))] = 10.0
-    res = sweep(grid_m, grid_c, SEED_ITERS)
+    res = sweep(grid_m, grid_c, CFR_ITERS)
     out["sweep"] = res
     nc = np.array(res["nash_conv"])
     print(f"\nSweep: {res['tables']} cost tables ({n} m x {n} c) in one vmapped call, "

@@ -1,7 +1,7 @@
 """What a benchmark ran on: CPU model, cores, load, package versions, JAX backend;
-and what the benchmarks share: option parsing, figures printed beside a target, the
-tolerance of the pyspiel check, where a report is written (results/local/ unless
---publish) and how a target's verdict is recorded.
+and what the benchmarks share: option parsing, figures printed beside the number they
+are compared with, the tolerance of the pyspiel check, and where a report is written
+(results/local/ unless --publish).
 
 Shared by the experiment scripts (importable because Python puts a script's own
 folder on sys.path). Each script, run as a program, first opts its process in to
@@ -106,8 +106,8 @@ def machine_info() -> dict:
 def figure_beside(value, threshold, decimals: int = 3) -> str:
     """`value` in fixed point with `decimals` decimals, or as many more as it takes for
     the printed number to compare with `threshold` as `value` does (below, equal or
-    above), so that a figure printed beside a target's verdict never reads as the
-    opposite: 9.9996 against 10 prints "9.9996", not "10.000"; 0.996 against 1 with
+    above), so that a ratio printed beside 1 (or a bound) never reads as the other
+    side of it: 9.9996 against 10 prints "9.9996", not "10.000"; 0.996 against 1 with
     2 decimals "0.996", not "1.00". None prints "-"."""
     if value is None:
         return "-"
@@ -195,22 +195,3 @@ def where_written(path: Path) -> str:
     if path.parent.resolve() == LOCAL_RESULTS.resolve():
         return f"{path} (not published: --publish writes results/{path.name})"
     return str(path)
-
-
-# ------------------------------------------------------------------ target verdicts
-# A --quick run's budgets are too short to judge a target by: its verdicts read
-# "not judged: smoke run" and its JSON says `pass: null`, as in every benchmark here.
-SMOKE_RUN = "smoke run (--quick)"
-
-
-def target_result(target: str, passed: bool, detail: str, smoke: bool) -> dict:
-    """A target's entry in a report's JSON: `pass` is None in a smoke run."""
-    return {"target": target, "pass": None if smoke else passed, "detail": detail,
-            **({"not_judged": SMOKE_RUN} if smoke else {})}
-
-
-def verdict_word(result: dict) -> str:
-    """PASS, FAIL, or "not judged: smoke run" for a `target_result`."""
-    if result["pass"] is None:
-        return "not judged: smoke run"
-    return "PASS" if result["pass"] else "FAIL"

@@ -268,7 +268,7 @@ def main(argv=None):
         with open(f"{out}/summary.json", "w") as f:
             json.dump(summary, f, indent=2, default=float)
 
-    for name, env in (("seed_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),
+    for name, env in (("base_5x5", pe.Params()), ("goal_5x5", pe.goal_variant(5)),
                       ("goal_7x7", pe.goal_variant(7)), ("goal_11x11", pe.goal_variant(11))):
         summary["exact"][name] = {"root_value": float(exact.solve(env).root_value),
                                   **evaluate.best_rates_vs_random(env)}

@@ -23,7 +23,7 @@ num_actions=3: 0 = "Maneuver up", 1 = "Maneuver down", 2 = "Hold".
 Parameters:
   costs: array of shape (2, 2, A, A, 2), A = num_actions, indexed [alice_priority,
     bob_priority, alice_action, bob_action, player] (priority 0 = High, 1 = Low).
-    Default None: for A = 2 the default cost table (SEED_COSTS below; in it each
+    Default None: for A = 2 the default cost table (TWO_ACTION_COSTS below; in it each
     operator pays -3 for maneuvering at High priority and -1 otherwise, except
     that both holding is a collision, -10 each); for A = 3 its extension
     THREE_ACTION_COSTS, built from the 2-action table by reading up/down as M:
@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve._deprecated import module_getattr
 from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
@@ -95,8 +96,10 @@ def _three_action_costs(two: np.ndarray) -> np.ndarray:
     return c
 
 
-SEED_COSTS = _default_costs()
-THREE_ACTION_COSTS = _three_action_costs(SEED_COSTS)
+TWO_ACTION_COSTS = _default_costs()
+THREE_ACTION_COSTS = _three_action_costs(TWO_ACTION_COSTS)
+# SEED_COSTS, the old name of TWO_ACTION_COSTS, works for one more version and warns.
+__getattr__ = module_getattr({"SEED_COSTS": "TWO_ACTION_COSTS"}, globals())
 
 
 class Conjunction(Game):
@@ -115,7 +118,7 @@ class Conjunction(Game):
                                 f"bool, got {alice_sees_bob_priority!r}")
         n = int(num_actions)
         if costs is None:
-            table = SEED_COSTS if n == 2 else THREE_ACTION_COSTS
+            table = TWO_ACTION_COSTS if n == 2 else THREE_ACTION_COSTS
         else:
             try:
                 table = np.array(costs, dtype=np.float64)
@@ -150,7 +153,7 @@ class Conjunction(Game):
         return [4 + 2 * self.actions]
 
     def __repr__(self) -> str:
-        default = SEED_COSTS if self.actions == 2 else THREE_ACTION_COSTS
+        default = TWO_ACTION_COSTS if self.actions == 2 else THREE_ACTION_COSTS
         costs = "None" if np.array_equal(self.costs, default) else "<array>"
         return (f"Conjunction(costs={costs}, alice_sees_bob_priority="
                 f"{self.alice_sees_bob_priority}, num_actions={self.actions})")

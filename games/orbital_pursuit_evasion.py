@@ -5,7 +5,8 @@ undetected, while a Defender chooses each turn which of its sensors to activate.
 game comes from the same tutorial on writing custom OpenSpiel games for space
 situational awareness as Mini Maneuver. The tutorial gives each sensor a detection
 probability yet detects every covered Attacker; `detection` picks either reading, and
-`infostate="seed"` reproduces the tutorial's information-state strings and tensor.
+`infostate="entry_position_turn"` reproduces the tutorial's information-state strings
+and tensor.
 
 Rules. Cells are (row, col), 0..4, row 0 at the north; the centre is (2, 2). Chance
 picks the Attacker's (player 0) entry cell uniformly: 0 = N (0,2), 1 = S (4,2),
@@ -32,15 +33,16 @@ Parameters:
   detection: "deterministic" (default): a covered Attacker is always detected; or
     "stochastic": a covered Attacker is detected with the sensor's probability (0.7
     for a corner sensor, 0.9 for the centre cross), drawn at a chance node.
-  infostate: "perfect_recall" (default) or "seed".
+  infostate: "perfect_recall" (default) or "entry_position_turn" ("seed", its old
+    name, still works in this version and warns).
     perfect_recall: Attacker "entry=N,moves=S.Stay,pos=(1,2),turn=2" -- its entry
       and its own moves (it never sees the Defender's sensor; that it was not
       detected is implied by the game going on, so there is nothing more to see).
       Defender: its "(sensor, result)" history, e.g. "s4=N,s0=N" ("no_history"
       at first), which is already perfect recall; a pending stochastic detection
       shows as "s4=?".
-    seed: the tutorial's strings: Attacker "entry=0,pos=(1,2),turn=1" (entry
-      index, position, turn; the turn does not count a winning move). These FORGET
+    entry_position_turn: the tutorial's strings: Attacker "entry=0,pos=(1,2),turn=1"
+      (entry index, position, turn; the turn does not count a winning move). These FORGET
       the Attacker's own moves: different move sequences reaching the same cell on
       the same turn (e.g. N-then-S vs Stay-Stay, or a clamped move vs Stay) share
       one infoset, so the game has IMPERFECT RECALL for the Attacker (`jaxsolve
@@ -50,7 +52,7 @@ Parameters:
 Information-state tensors, length 30 (float32) for both players:
   Defender: turn t in 0..2 occupies [10t, 10t+10): [10t + s] sensor s chosen,
     [10t + 5 + s] sensor s detected.
-  Attacker, infostate="seed": [0:4] entry one-hot, [4:29] position one-hot
+  Attacker, infostate="entry_position_turn": [0:4] entry one-hot, [4:29] position one-hot
     (row * 5 + col), [29] turn / 3.
   Attacker, infostate="perfect_recall": [0:4] entry one-hot, [4:19] move one-hot
     per turn (4 + 5 * turn + move), [19:24] row one-hot, [24:29] column one-hot,
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxsolve._deprecated import renamed
 from jaxsolve.errors import ArgumentError
 from jaxsolve.protocol import CHANCE, TERMINAL, Game, State
 
@@ -76,7 +79,8 @@ COVERAGE = (frozenset({(0, 0), (0, 1), (1, 0), (1, 1)}),
             frozenset({(3, 3), (3, 4), (4, 3), (4, 4)}),
             frozenset({(1, 2), (2, 1), (2, 2), (2, 3), (3, 2)}))
 DETECTION_PROB, (NOT_DETECTED, DETECTED) = (0.7, 0.7, 0.7, 0.7, 0.9), (0, 1)
-_DETECTIONS, _INFOSTATES = ("deterministic", "stochastic"), ("perfect_recall", "seed")
+_DETECTIONS = ("deterministic", "stochastic")
+_INFOSTATES = ("perfect_recall", "entry_position_turn")
 
 
 def _move(pos: tuple[int, int], action: int) -> tuple[int, int]:
@@ -93,6 +97,10 @@ class OrbitalPursuitEvasion(Game):
     constant_sum = 0.0
 
     def __init__(self, *, detection: str = "deterministic", infostate: str = "perfect_recall"):
+        if isinstance(infostate, str) and infostate == "seed":
+            renamed("infostate='seed'", "infostate='entry_position_turn'",
+                    "orbital_pursuit_evasion")
+            infostate = "entry_position_turn"
         if detection not in _DETECTIONS:
             raise ArgumentError(f"orbital_pursuit_evasion: parameter 'detection' must be one "
                                 f"of {_DETECTIONS}, got {detection!r}")
@@ -103,7 +111,7 @@ class OrbitalPursuitEvasion(Game):
 
     def new_initial_state(self) -> "OrbitalPursuitEvasionState":
         return OrbitalPursuitEvasionState(self.detection == "stochastic",
-                                          self.infostate == "seed")
+                                          self.infostate == "entry_position_turn")
 
     def information_state_tensor_shape(self) -> list[int]:
         return [30]
@@ -117,11 +125,11 @@ class OrbitalPursuitEvasionState(State):
     """Entry, the Attacker's moves, the Defender's (sensor, detected) history and the
     pending sensor of a stochastic detection; the position is cached."""
 
-    __slots__ = ("_stochastic", "_seed_strings", "_entry", "_pos", "_moves", "_sensed",
+    __slots__ = ("_stochastic", "_forgets_moves", "_entry", "_pos", "_moves", "_sensed",
                  "_pending", "_winner")
 
-    def __init__(self, stochastic: bool, seed_strings: bool):
-        self._stochastic, self._seed_strings = stochastic, seed_strings
+    def __init__(self, stochastic: bool, forgets_moves: bool):
+        self._stochastic, self._forgets_moves = stochastic, forgets_moves
         self._entry: int | None = None
         self._pos: tuple[int, int] | None = None
         self._moves: list[int] = []
@@ -131,7 +139,7 @@ class OrbitalPursuitEvasionState(State):
 
     def clone(self) -> "OrbitalPursuitEvasionState":
         new = OrbitalPursuitEvasionState.__new__(OrbitalPursuitEvasionState)
-        new._stochastic, new._seed_strings = self._stochastic, self._seed_strings
+        new._stochastic, new._forgets_moves = self._stochastic, self._forgets_moves
         new._entry, new._pos, new._pending, new._winner = (
             self._entry, self._pos, self._pending, self._winner)
         new._moves, new._sensed = self._moves.copy(), self._sensed.copy()
@@ -188,9 +196,9 @@ class OrbitalPursuitEvasionState(State):
             self._winner = DEFENDER
 
     def _turn(self) -> int:
-        # The "seed" strings do not count the winning move (the turn counter stops on
+        # The entry-position-turn strings do not count the winning move (the turn counter stops on
         # reaching the centre); perfect-recall strings count every move.
-        won = self._seed_strings and self._winner == ATTACKER
+        won = self._forgets_moves and self._winner == ATTACKER
         return len(self._moves) - (1 if won else 0)
 
     def returns(self) -> list[float]:
@@ -203,7 +211,7 @@ class OrbitalPursuitEvasionState(State):
             if self._entry is None:
                 return ""
             (r, c), turn = self._pos, self._turn()
-            if self._seed_strings:
+            if self._forgets_moves:
                 return f"entry={self._entry},pos=({r},{c}),turn={turn}"
             moves = ".".join(MOVE_NAMES[m] for m in self._moves)
             return f"entry={ENTRY_NAMES[self._entry]},moves={moves},pos=({r},{c}),turn={turn}"
@@ -226,7 +234,7 @@ class OrbitalPursuitEvasionState(State):
                 return t
             t[self._entry] = 1.0
             (r, c), turn = self._pos, self._turn()
-            if self._seed_strings:
+            if self._forgets_moves:
                 t[4 + r * GRID + c] = 1.0
             else:
                 for i, m in enumerate(self._moves):

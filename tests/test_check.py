@@ -73,8 +73,8 @@ def test_every_builtin_game_passes(name):
     assert str(report).endswith("result: OK")
 
 
-def test_orbital_seed_infostates_pass_but_report_imperfect_recall():
-    report = check_game(games.load("orbital_pursuit_evasion", infostate="seed"))
+def test_orbital_entry_position_turn_infostates_pass_but_report_imperfect_recall():
+    report = check_game(games.load("orbital_pursuit_evasion", infostate="entry_position_turn"))
     assert report.ok, str(report)
     assert report.perfect_recall == (False, True)
     assert report["perfect_recall"].message.startswith("player 0: imperfect recall")

@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "jaxsolve"
 
 LAYERS = [
-    # foundations: the C allocator's settings, the error hierarchy, the game
-    # protocol, progress bars (tqdm loads when one is drawn), Ctrl-C held back while
-    # a step runs, the .npz reader and atomic writer
-    ["allocator", "errors", "protocol", "progress", "interrupt", "npz"],
+    # foundations: the C allocator's settings, the error hierarchy, the warning of a
+    # renamed name, the game protocol, progress bars (tqdm loads when one is drawn),
+    # Ctrl-C held back while a step runs, the .npz reader and atomic writer
+    ["allocator", "errors", "_deprecated", "protocol", "progress", "interrupt", "npz"],
     # core: the checks of settings (no tree: the search uses them); the tree package:
     # GameTree's sizes, names and array catalogue, the layout the kernels derive, its
     # structure checks, the checks of its arrays, its .npz format, the type itself

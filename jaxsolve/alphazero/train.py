@@ -91,11 +91,12 @@ class TrainConfig:
 
     @classmethod
     def recipe(cls, grid_size: int = 5, **overrides: Any) -> "TrainConfig":
-        """The configuration the README measures and `jaxsolve pursuit train` uses by default.
+        """The configuration `jaxsolve pursuit train` uses by default.
 
-        The goal variant on a `grid_size` board, half of the self-play games from exploring
-        starts, Gumbel search with 16 simulations, a 3 x 128 MLP. (The plain defaults are
-        the base game `pe.Params()`, a forced evader win, without exploring starts.)
+        The AlphaZero page's results (docs/alphazero.md) measure it: the goal variant on
+        a `grid_size` board, half of the self-play games from exploring starts, Gumbel
+        search with 16 simulations, a 3 x 128 MLP. (The plain defaults are the base game
+        `pe.Params()`, a forced evader win, without exploring starts.)
 
         Args:
           grid_size: the board's side.
@@ -539,8 +540,8 @@ def train(cfg: TrainConfig, iterations: int | None, *, state: TrainState | None 
     once), so that state is never lost half-way.
 
     The config's defaults are the base game (`pe.Params()`, a forced evader win) and
-    no exploring starts; the recipe the README measures (and the CLI's defaults) is
-    `TrainConfig.recipe(grid_size)`.
+    no exploring starts; the recipe the AlphaZero page's results measure (and the CLI's
+    defaults) is `TrainConfig.recipe(grid_size)`.
 
     Args:
       cfg: the training settings.

@@ -15,7 +15,7 @@ and `sweep` check the exploitability (`_checks`). Bad input ends in one line on
 stderr and exit code 2; Ctrl-C in a long command saves its last completed chunk,
 prints the command that resumes it and exits with 130. The `jaxsolve` program prints
 a warning as one line, `jaxsolve: warning: ...`, without the file and line that
-raised it.
+raised it, and shows each use of a renamed name (`jaxsolve._deprecated`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import jax
 import jaxlib
 
 from jaxsolve import __version__ as jaxsolve_version
-from jaxsolve import allocator
+from jaxsolve import _deprecated, allocator
 from jaxsolve.cli import check, games, pursuit, solve, sweep
 from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, devices_text
 from jaxsolve.cli._pipe import PipeSafeStdout
@@ -157,11 +157,13 @@ def program(argv: Sequence[str] | None = None) -> int:
     """The `jaxsolve` program (its console script and `python -m jaxsolve`): `main`, in
     a process of its own, which first keeps large freed blocks in the C heap
     (`jaxsolve.keep_freed_memory`; `JAXSOLVE_SYSTEM_MALLOC=1` leaves the C allocator as
-    it is) and prints warnings as `show_warning` does. The settings hold for the whole
-    process, so only a program that owns its process applies them, before its first
-    computation."""
+    it is), prints warnings as `show_warning` does and shows every warning of an old
+    name given (`--variant seed`, `--param infostate=seed`), which Python hides by default
+    outside `__main__`. The settings hold for the whole process, so only a program
+    that owns its process applies them, before its first computation."""
     allocator.keep_freed_memory()
     warnings.showwarning = show_warning
+    warnings.filterwarnings("always", message=_deprecated.MESSAGE, category=DeprecationWarning)
     return main(argv)
 
 

@@ -31,6 +31,7 @@ import sys
 
 import jax
 
+from jaxsolve._deprecated import renamed
 from jaxsolve.alphazero import exact
 from jaxsolve.cli._base import CLIError, number_arg
 from jaxsolve.cli._output import check_writable
@@ -48,6 +49,14 @@ _fraction = number_arg(float, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
 # Params.threshold: at 1 or above the detection rate never exceeds it (NaN fails too).
 _threshold = number_arg(float, "must lie in [0, 1)", lambda v: 0.0 <= v < 1.0)
 _seed = number_arg(int, "must lie in [0, 2^31)", lambda v: 0 <= v < 2 ** 31)
+
+
+def _variant(text: str) -> str:
+    """--variant's value as given; "seed", the old name of "base", warns and is "base"."""
+    if text == "seed":
+        renamed("--variant seed", "--variant base", "pursuit")
+        return "base"
+    return text
 
 
 # Defaults of the options a checkpoint also records. They are applied late
@@ -73,7 +82,7 @@ def _setting(args, name, recorded=None):
 def _variant_defaults(variant: str, grid: int, turns: int | None = None) -> dict:
     """turns, threshold and start of `variant` on a `grid` board when left out: goal
     (`pe.goal_variant`) grid + 1 turns, one detection allowed (threshold 1 / turns, of
-    the `turns` given if any), the middle of the top row; seed (`pe.Params`) 20 turns,
+    the `turns` given if any), the middle of the top row; base (`pe.Params`) 20 turns,
     0.5, the centre."""
     if variant == "goal":
         t = grid + 1
@@ -87,7 +96,7 @@ def _recorded_game_options(env: pe.Params) -> dict:
     threshold, start), for the options not given: the goal variant is the one with a
     goal row; turns, threshold and start are None where they are the variant's defaults
     (so they follow a --grid or --turns given, as a left-out option does)."""
-    variant = "seed" if env.goal_row is None else "goal"
+    variant = "base" if env.goal_row is None else "goal"
     default = _variant_defaults(variant, env.grid_size, env.max_turns)
     values = {"turns": env.max_turns, "threshold": env.threshold, "start": env.start}
     return {"variant": variant, "grid": env.grid_size, "sensor": env.sensor,
@@ -135,7 +144,7 @@ _AS_OPTION = {
     "grid_size": lambda v: f"--grid {v}", "max_turns": lambda v: f"--turns {v}",
     "threshold": lambda v: f"--threshold {v!r}", "sensor": lambda v: f"--sensor {v}",
     "evader_start": lambda v: f"--start {v[0]} {v[1]}",
-    "goal_row": lambda v: f"--variant {'seed' if v is None else 'goal'}",
+    "goal_row": lambda v: f"--variant {'base' if v is None else 'goal'}",
     "hidden": lambda v: "--hidden " + " ".join(map(str, v))}
 
 
@@ -364,25 +373,25 @@ def _game_options(parser, left_out: str | None = None):
     p = parser.add_argument_group(
         "the game" + (f" (an option left out is {left_out}, not the default named)"
                       if left_out else ""))
-    p.add_argument("--variant", choices=["seed", "goal"], default=None,
-                   help="seed: the base game (20 turns from the centre, a forced evader "
-                        "win); goal (default): cross the grid")
+    p.add_argument("--variant", type=_variant, choices=["base", "goal"], default=None,
+                   help="base: the game's base rules (20 turns from the centre, no goal "
+                        "row: a forced evader win); goal (default): cross the grid")
     p.add_argument("--grid", type=_grid, default=None, help="board side, odd (default 5)")
     p.add_argument("--sensor", choices=["ray", "wedge"], default=None,
                    help="ray (default): the cells along the sensor's direction; wedge: the "
                         "3-cell cone next to the sensor")
     p.add_argument("--turns", type=_at_least_one, default=None, metavar="T",
                    help="defender moves in a game (default: grid + 1 with --variant goal, "
-                        "20 with seed)")
+                        "20 with base)")
     p.add_argument("--threshold", type=_threshold, default=None, metavar="X",
                    help="the defender wins if detections / turns exceed X, in [0, 1); 0: "
                         "a single detection wins (default: with --variant goal 1 / turns, "
                         "one detection allowed, so 1/T with --turns T, and --turns 1 needs "
-                        "--threshold; 0.5 with seed)")
+                        "--threshold; 0.5 with base)")
     p.add_argument("--start", type=_non_negative, nargs=2, default=None, metavar=("X", "Y"),
                    help="the evader's starting cell, x the column and y the row, (0, 0) the "
                         "top-left corner (default: the middle of the top row, grid//2 0, "
-                        "with --variant goal; the centre with seed)")
+                        "with --variant goal; the centre with base)")
 
 
 def _agent_options(p, *, from_checkpoint: str):

@@ -27,7 +27,7 @@ def play(params, actions, step_fn):
     return state
 
 
-def test_initial_state_is_the_seed_observation():
+def test_initial_state_is_the_default_observation():
     s = pe.init(DEFAULT, jax.random.key(0))
     assert s.observation.shape == (35,)
     expected = np.zeros(35, np.float32)
@@ -104,7 +104,7 @@ def test_threshold_is_strict_and_terminal_is_absorbing(step_fn):
     (0.99, 3, 2),             # 2/3 is not above 0.99, 3/3 is
     (1 / 6, 6, 1),            # goal_variant(5)'s threshold: 1/6 is not above itself
 ])
-def test_max_detections_follows_the_seeds_strict_rule(threshold, turns, allowed):
+def test_max_detections_follows_the_strict_rule(threshold, turns, allowed):
     p = pe.Params(grid_size=3, max_turns=turns, threshold=threshold)
     assert p.max_detections == allowed
     # And literally the rule's comparison on either side of the boundary.

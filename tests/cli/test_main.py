@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import jax
+import pytest
 
 import jaxsolve
 from jaxsolve import cli
@@ -125,6 +126,28 @@ def test_the_program_prints_a_warning_as_its_message_alone(tmp_path):
     assert "jaxsolve: warning: imperfect recall: player 0 reaches" in done.stderr, done.stderr
     assert "Warning" not in done.stderr and ".py:" not in done.stderr, done.stderr
     assert warnings.showwarning is not cli.show_warning
+
+
+def test_the_program_shows_an_old_name_as_one_warning_line():
+    """Python hides a DeprecationWarning raised outside __main__; the program shows
+    the one of an old name given on its command line, as one line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxsolve", "pursuit", "solve", "--variant", "seed", "--grid",
+         "3"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ("jaxsolve: warning: pursuit: --variant seed is renamed --variant "
+                           "base; the old name goes in jaxsolve 0.3.0\n")
+    assert '"winner": "evader"' in done.stdout
+
+
+def test_an_old_game_parameter_value_works_on_the_command_line_and_warns(capsys):
+    with pytest.warns(DeprecationWarning, match="infostate='seed' is renamed"):
+        assert cli.main(["check", "orbital_pursuit_evasion", "--param", "infostate=seed",
+                         "--max-nodes", "100", "--playouts", "5"]) == 0
+    # The game checked forgets the Attacker's moves, in entry_position_turn's strings.
+    out = capsys.readouterr().out
+    assert "player 0 has imperfect recall" in out
+    assert re.search(r"'entry=\d,pos=\(\d,\d\),turn=\d'", out), out
 
 
 def test_show_warning_writes_one_line_without_a_file_or_class():

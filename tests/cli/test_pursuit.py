@@ -21,7 +21,7 @@ from jaxsolve.alphazero import evaluate, exact, train
 from jaxsolve.checkpoint import save_checkpoint
 from jaxsolve.games import pursuit_evasion as pe
 
-TINY = ["--variant", "seed", "--grid", "3", "--hidden", "8", "--games", "4",
+TINY = ["--variant", "base", "--grid", "3", "--hidden", "8", "--games", "4",
         "--simulations", "2", "--eval-every", "0"]
 
 
@@ -44,7 +44,7 @@ def _assert_same_checkpoint(a, b):
 
 def _untrained(path, step=0, with_config=True):
     """A checkpoint as `train` saves it (with its config unless `with_config` is
-    False), of the 3x3 base game (--variant seed), at iteration `step`, untrained."""
+    False), of the 3x3 base game (--variant base), at iteration `step`, untrained."""
     cfg = train.TrainConfig(env=pe.Params(grid_size=3), hidden=(8,), games_per_iter=4)
     state = train.init(cfg)[1]._replace(step=jnp.int32(step))
     train.save(str(path), state, config=cfg if with_config else None)
@@ -192,16 +192,16 @@ def test_a_checkpoint_without_config_says_what_it_assumes(tmp_path, capsys, monk
     path = tmp_path / "bare.npz"
     _untrained(path, with_config=False)
     _fake_rates(monkeypatch)
-    assert pursuit("eval", "--variant", "seed", "--grid", "3", "--hidden", "8",
+    assert pursuit("eval", "--variant", "base", "--grid", "3", "--hidden", "8",
                    "--checkpoint", str(path)) == 0
     assert (f"pursuit: note: {path} records no configuration (saved without config=); "
-            "assuming variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=16, "
+            "assuming variant=base, grid=3, sensor=ray, hidden=(8,), simulations=16, "
             "search=gumbel") in capsys.readouterr().err
     # Read with the wrong width, it is refused, and the note (not only one after a
     # successful load) says what was assumed.
-    assert pursuit("eval", "--variant", "seed", "--grid", "3", "--checkpoint", str(path)) == 2
+    assert pursuit("eval", "--variant", "base", "--grid", "3", "--checkpoint", str(path)) == 2
     err = capsys.readouterr().err
-    assert "assuming variant=seed, grid=3, sensor=ray, hidden=(128, 128, 128)" in err
+    assert "assuming variant=base, grid=3, sensor=ray, hidden=(128, 128, 128)" in err
     assert "written for another configuration" in err
 
 
@@ -283,8 +283,8 @@ def _root_value(params):
 
 
 @pytest.mark.parametrize("argv, params, ignored", [
-    # Seed rules, each option over Params' default (20 turns, 0.5, the centre).
-    (["--variant", "seed", "--grid", "3", "--turns", "2", "--threshold", "0",
+    # Base rules, each option over Params' default (20 turns, 0.5, the centre).
+    (["--variant", "base", "--grid", "3", "--turns", "2", "--threshold", "0",
       "--start", "0", "0"],
      pe.Params(grid_size=3, max_turns=2, threshold=0.0, evader_start=(0, 0)), None),
     # Goal variant, 5x5 in 4 turns: seen once is allowed by 1/4, lost with 0.
@@ -344,7 +344,7 @@ def test_bad_turns_threshold_or_start_is_one_line_naming_the_option(command, arg
                                                                      tmp_path, capsys):
     path = tmp_path / "az.npz"
     if command == "eval":
-        _untrained(path)  # a 3x3 seed checkpoint: the options are read over its game
+        _untrained(path)  # a 3x3 base-game checkpoint: the options are read over its game
     extra = [] if command == "solve" else ["--checkpoint", str(path)]
     assert pursuit(command, *argv, *extra) == 2
     err = capsys.readouterr().err
@@ -427,21 +427,31 @@ def test_a_checkpoint_records_turns_threshold_and_start_for_eval(tmp_path, capsy
 def test_help_gives_each_variants_default_turns_threshold_and_start(command, capsys):
     assert pursuit(command, "--help") == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: grid + 1 with --variant goal, 20 with seed)" in text
+    assert "(default: grid + 1 with --variant goal, 20 with base)" in text
     assert ("(default: with --variant goal 1 / turns, one detection allowed, so 1/T with "
-            "--turns T, and --turns 1 needs --threshold; 0.5 with seed)") in text
+            "--turns T, and --turns 1 needs --threshold; 0.5 with base)") in text
     assert ("(default: the middle of the top row, grid//2 0, with --variant goal; the centre "
-            "with seed)") in text
+            "with base)") in text
 
 
-def test_pursuit_solve_reports_the_seed_game_as_an_evader_win(capsys):
+def test_pursuit_solve_reports_the_base_game_as_an_evader_win(capsys):
     # Hand derivation: the defender's sensor sits on the centre cell and never sees
     # it, so an evader that stays at the centre (its start) is never detected and
     # wins; the exact solver must say so through the command line.
-    assert cli.main(["pursuit", "solve", "--variant", "seed"]) == 0
+    assert cli.main(["pursuit", "solve", "--variant", "base"]) == 0
     out = capsys.readouterr().out
     assert '"winner": "evader"' in out and '"root_value": 1.0' in out
 
+
+
+def test_variant_seed_is_the_old_name_of_base(capsys):
+    """--variant seed, the old name, still solves the base game, and warns."""
+    with pytest.warns(DeprecationWarning, match="--variant seed is renamed --variant base"):
+        assert cli.main(["pursuit", "solve", "--variant", "seed", "--grid", "3"]) == 0
+    old = capsys.readouterr().out
+    assert cli.main(["pursuit", "solve", "--variant", "base", "--grid", "3"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(old)
+    assert json.loads(old)["params"]["goal_row"] is None  # not the goal variant
 
 
 def test_pursuit_goal_variant_takes_the_sensor_option(capsys):
@@ -509,8 +519,8 @@ def _pursuit_checkpoint(path, *argv):
 def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
     # A checkpoint trained with the ray sensor does not resume under --sensor wedge.
     ckpt = tmp_path / "pe.npz"
-    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
-    assert cli.main(["pursuit", "train", "--variant", "seed", "--grid", "3", "--hidden", "8",
+    _pursuit_checkpoint(ckpt, "--variant", "base", "--grid", "3", "--hidden", "8")
+    assert cli.main(["pursuit", "train", "--variant", "base", "--grid", "3", "--hidden", "8",
                      "--sensor", "wedge", "--resume", "--checkpoint", str(ckpt)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and (f"--checkpoint {ckpt} was trained with --sensor ray; "
@@ -521,9 +531,9 @@ def test_pursuit_resume_refuses_a_checkpoint_of_another_game(tmp_path, capsys):
 def test_pursuit_eval_names_a_truncated_checkpoint(tmp_path, capsys):
     # `head -c 3000 pe.npz > t.npz` is named, not a zipfile.BadZipFile traceback.
     ckpt, truncated = tmp_path / "pe.npz", tmp_path / "t.npz"
-    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8")
+    _pursuit_checkpoint(ckpt, "--variant", "base", "--grid", "3", "--hidden", "8")
     truncated.write_bytes(ckpt.read_bytes()[:3000])
-    assert cli.main(["pursuit", "eval", "--variant", "seed", "--grid", "3", "--hidden", "8",
+    assert cli.main(["pursuit", "eval", "--variant", "base", "--grid", "3", "--hidden", "8",
                      "--checkpoint", str(truncated)]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{truncated}: not a readable checkpoint (BadZipFile" in err
@@ -550,7 +560,7 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
     # were repeated; a repeated flag that differs from training is still refused.
     from jaxsolve.games import pursuit_evasion as pe  # noqa: PLC0415
     ckpt = tmp_path / "pe.npz"
-    _pursuit_checkpoint(ckpt, "--variant", "seed", "--grid", "3", "--hidden", "8",
+    _pursuit_checkpoint(ckpt, "--variant", "base", "--grid", "3", "--hidden", "8",
                         "--simulations", "2", "--search", "puct")
     seen = _eval_spy(monkeypatch)
     assert cli.main(["pursuit", "eval", "--checkpoint", str(ckpt)]) == 0
@@ -562,7 +572,7 @@ def test_pursuit_eval_takes_the_settings_left_out_from_the_checkpoint(tmp_path, 
     assert sorted(np.shape(x) for x in jax.tree.leaves(seen["params"])) == sorted(
         [(pe.Params(grid_size=3).obs_size, 8), (8,), (8, 9), (9,), (8, 1), (1,)])
     err = capsys.readouterr().err
-    assert (f"from {ckpt}: variant=seed, grid=3, sensor=ray, hidden=(8,), simulations=2, "
+    assert (f"from {ckpt}: variant=base, grid=3, sensor=ray, hidden=(8,), simulations=2, "
             "search=puct, seed=0") in err
 
     # Search settings given override the checkpoint's; the network must match.

@@ -1,6 +1,6 @@
-"""bench_cfr's verdicts and checks, without running any benchmark: the H200 targets are
-judged only on an H200, printed figures never read as the other side of a target, and
-the pyspiel check of our exploitability flags a mismatch above its tolerance only."""
+"""bench_cfr's parts, without running any benchmark: figures print with the digits
+they need, the pyspiel check of our exploitability flags a mismatch above its
+tolerance only, and every timed block is kept."""
 
 import importlib
 import sys
@@ -11,13 +11,9 @@ import pytest
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
-CPU = {"jax_backend": "cpu", "device_kind": "cpu"}
-H200 = {"jax_backend": "gpu", "device_kind": "NVIDIA H200"}
-H100 = {"jax_backend": "gpu", "device_kind": "NVIDIA H100 80GB HBM3"}
-
 
 # bench_cfr.py is the command line; its parts sit beside it (bench_cfr_<part>.py).
-PARTS = ("games", "memory", "solvers", "targets", "tables", "worker")
+PARTS = ("games", "memory", "solvers", "tables", "worker")
 
 
 @pytest.fixture
@@ -32,45 +28,7 @@ def cfr(monkeypatch):
                                  machine=importlib.import_module("machine"), **modules)
 
 
-def _leduc(ms, cpp_ratio=50.0, quick=False):
-    return {"leduc": {"quick": quick, "jaxsolve": {"ms_per_iter": ms},
-                      "ratios": {"cpp_ms_per_iter_over_jaxsolve": cpp_ratio}}}
-
-
-def _check(checks, text):
-    return next(c for c in checks if c["target"].startswith(text))
-
-
-def test_h200_targets_are_judged_only_on_an_h200(cfr):
-    leduc_ms = "Leduc <= 0.3 ms"
-    for probe in (CPU, H100, None):
-        check = _check(cfr.targets.targets(_leduc(0.159), probe), leduc_ms)
-        assert check["met"] is None and check["value"] == 0.159
-        assert check["reason"].startswith("not measured on an H200 (ran on ")
-        assert "(not judged: not measured on an H200" in cfr.targets.format_check(check)
-    assert "(ran on cpu/cpu)" in _check(cfr.targets.targets(_leduc(0.159), CPU),
-                                        leduc_ms)["reason"]
-    # On a (fake) H200 probe: judged both ways.
-    assert _check(cfr.targets.targets(_leduc(0.159), H200), leduc_ms)["met"] is True
-    assert _check(cfr.targets.targets(_leduc(0.31), H200), leduc_ms)["met"] is False
-    # The game's own worker facts win over the probe (a --merge can mix machines).
-    on_cpu = _leduc(0.159)
-    on_cpu["leduc"].update(CPU)
-    assert _check(cfr.targets.targets(on_cpu, H200), leduc_ms)["met"] is None
-    # A quick run is a smoke run even on an H200; the ratio targets are not judged.
-    quick = cfr.targets.targets(_leduc(0.159, quick=True), H200)
-    assert _check(quick, leduc_ms)["met"] is None
-    assert _check(quick, "Leduc >= 10x")["met"] is None
-    assert "smoke run" in _check(quick, "Leduc >= 10x")["reason"]
-    # A full run's ratio targets are judged anywhere (they are not H200 targets).
-    assert _check(cfr.targets.targets(_leduc(0.159), CPU), "Leduc >= 10x")["met"] is True
-
-
-def test_printed_figures_never_cross_the_target(cfr):
-    # The full target line: 9.996 against >= 10 is printed 9.996x, NOT met.
-    line = cfr.targets.format_check(
-        _check(cfr.targets.targets(_leduc(0.159, cpp_ratio=9.996), CPU), "Leduc >= 10x"))
-    assert line == "target: Leduc >= 10x faster/iter than C++ CFR+: 9.996x (NOT met)"
+def test_times_print_with_four_significant_digits(cfr):
     assert cfr.tables.fmt_sig(90.34785) == "90.35"
     assert cfr.tables.fmt_sig(0.000912) == "0.0009120"
 
@@ -154,21 +112,12 @@ def test_counts_and_budgets_must_be_positive(cfr, capsys, argv, named):
     assert named in capsys.readouterr().err
 
 
-def test_another_solver_is_timed_alone_and_judged_by_no_cfr_plus_target(cfr):
+def test_every_full_width_solver_can_be_timed(cfr):
     import jaxsolve
 
     full_width = sorted(k for k, factory in jaxsolve.SOLVERS.items()
                         if factory().state_type is jaxsolve.CFRState)
     assert sorted(cfr.games.SOLVER_NAMES) == full_width
-    other = _leduc(0.159)
-    other["leduc"]["solver"] = "pcfr+"
-    for probe in (CPU, H200):
-        for text in ("Leduc <= 0.3 ms", "Leduc >= 10x"):
-            check = _check(cfr.targets.targets(other, probe), text)
-            assert check["met"] is None
-    assert _check(cfr.targets.targets(other, H200), "Leduc <= 0.3 ms")["reason"] == \
-        "the target is for CFR+, this run is pcfr+"
-    assert _check(cfr.targets.targets(_leduc(0.159), H200), "Leduc <= 0.3 ms")["met"] is True
 
 
 def test_any_openspiel_game_by_its_spec(cfr, capsys):
@@ -194,18 +143,9 @@ def test_any_openspiel_game_by_its_spec(cfr, capsys):
     assert "unknown game(s) ['openspiel:']" in capsys.readouterr().err
 
 
-def test_a_ratio_from_fewer_than_three_timed_blocks_is_not_judged(cfr):
+def test_the_table_says_what_was_timed(cfr):
     """`--liars-iters 20` times C++ in one block of 20 iterations, its cold first one
-    included: the table says what was timed (not "1x100") and the target is not
-    judged."""
-    liars = {"liars": {"jaxsolve": {"timed_blocks": 5, "ms_per_iter": 1.0},
-                       "openspiel_cpp": {"timed_blocks": 1},
-                       "ratios": {"cpp_ms_per_iter_over_jaxsolve": 8.0}}}
-    check = _check(cfr.targets.targets(liars, CPU), "liar's dice >= 3x")
-    assert check["met"] is None and check["value"] == 8.0
-    assert check["reason"].startswith("fewer than 3 timed blocks (openspiel_cpp 1)")
-    liars["liars"]["openspiel_cpp"]["timed_blocks"] = 3
-    assert _check(cfr.targets.targets(liars, CPU), "liar's dice >= 3x")["met"] is True
+    included: the table says so ("1 in 20 it"), not "1x100"."""
     label = cfr.tables.timed_label
     assert label({"timed_blocks": 1, "block_iters": 100, "iterations_done": 20}) == "1 in 20 it"
     assert label({"timed_blocks": 5, "block_iters": 100, "iterations_done": 500}) == "5x100"

@@ -34,26 +34,6 @@ def test_traffic_of_kuhn_counted_by_hand(peers):
     assert peers.evaluation_bytes(tree) == 3 * 480 + 384
 
 
-def _result(game, histories, ratio, eval_ratio, x_bound, eval_x_floor):
-    return {"game": game, "histories": histories, "x_bound": x_bound,
-            "eval_x_floor": eval_x_floor,
-            "solvers": {"jaxsolve": {}, "noregret": {"ratio": ratio, "eval_ratio": eval_ratio}}}
-
-
-def test_verdicts_take_the_worst_game_of_each_measure(peers):
-    # Four games: the smallest is left out of the largest-three measures, so its
-    # 9x multiples do not fail them; each verdict names its worst game.
-    results = [_result("a", 10, 5.0, 3.0, 9.0, 9.0), _result("b", 100, 2.5, 1.5, 2.0, 2.9),
-               _result("c", 1000, 2.1, 2.2, 2.9, 1.1), _result("d", 10_000, 3.0, 2.5, 1.0, 3.2)]
-    verdicts = {v["target"]: v for v in peers.targets(results, smoke=False)}
-    iteration, evaluation, bound, floor = verdicts.values()
-    assert iteration["pass"] and "2.10x (c)" in iteration["detail"]
-    assert not evaluation["pass"] and "1.50x (b)" in evaluation["detail"]
-    assert bound["pass"] and "2.90x (c)" in bound["detail"]
-    assert not floor["pass"] and "3.20x (d)" in floor["detail"]
-    assert "leaf-sum floor" in list(verdicts)[3]
-
-
 def test_the_floor_is_the_leaf_sums_plus_the_other_bytes_at_the_bandwidth(peers):
     from conftest import pyspiel_tree
 
@@ -124,4 +104,4 @@ def test_a_tiny_run_skips_missing_peers_and_agrees_with_openspiel(peers, tmp_pat
                                                          abs=1e-6)
     assert theirs["ratio"] > 0 and kuhn["bound_ms"] > 0
     assert kuhn["floor_ms"] > kuhn["leaf_sums_ms"] > 0
-    assert [t["pass"] for t in report["targets"]][:2] == [False, False]  # NoRegret absent
+    assert "targets" not in report  # what was measured, no goals

@@ -93,7 +93,7 @@ def test_the_local_results_are_ignored_by_git():
 @pytest.mark.parametrize("name, argv, says", [
     # Unchecked, each would run to the end and publish figures of -5 or 0 iterations
     # (exit 0), or fail in a traceback after the solves.
-    ("seed_games", ["--iters", "-5"], "argument --iters: must be an integer above 0, got -5"),
+    ("game_values", ["--iters", "-5"], "argument --iters: must be an integer above 0, got -5"),
     ("conjunction", ["--cap", "0"], "argument --cap: must be an integer above 0, got 0"),
     ("spoof_rounds", ["--max-rounds", "0"], "argument --max-rounds: must be an integer above 0"),
     ("maneuver_detection", ["--iters", "0"], "argument --iters: must be an integer above 0"),
@@ -103,7 +103,7 @@ def test_the_local_results_are_ignored_by_git():
     ("convergence", ["--thresholds", "abc"], "--thresholds must be comma-separated numbers"),
     ("convergence", ["--out", str(EXPERIMENTS)], "is a folder; give the JSON file's path"),
 ])
-def test_seed_game_scripts_refuse_bad_options_at_once(script, capsys, name, argv, says):
+def test_game_scripts_refuse_bad_options_at_once(script, capsys, name, argv, says):
     with pytest.raises(SystemExit) as exit_info:
         script(name).main(argv)
     assert exit_info.value.code == 2

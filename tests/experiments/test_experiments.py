@@ -1,5 +1,6 @@
-"""The benchmark that judges the MCTS speed target: its ratio arithmetic against hand
-values, and an end-to-end run at tiny sizes (the script and its report, not speed)."""
+"""The MCTS benchmark: its ratio arithmetic against hand values, and an end-to-end run
+at tiny sizes (the script and its report, not speed); the helpers every benchmark
+shares; the AlphaZero experiment's heatmap and its failure handling."""
 
 import json
 import sys
@@ -46,10 +47,7 @@ def test_bench_mcts_runs_and_writes_its_report(tmp_path, monkeypatch, capsys):
     ratio = report["ratio_gumbel"]
     assert ratio["ratio"] == results["ratio_gumbel"] and len(ratio["per_round"]) == 2
     assert report["overhead_ms_gumbel"]["model_alone"] == report["calls"]["model_only"]["ms"]
-    # Not a smoke run: the speed target is judged on this process's ratio.
-    [target] = report["targets"]
-    assert target["pass"] is (ratio["ratio"] >= bench_mcts.TARGET) and "not_judged" not in target
-    assert f"[{'PASS' if target['pass'] else 'FAIL'}] our Gumbel search >= 2x" in printed
+    assert "targets" not in report  # what was measured, no goals
 
 
 def test_bench_mcts_quick_is_a_small_smoke_run(monkeypatch):
@@ -64,19 +62,6 @@ def test_bench_mcts_quick_is_a_small_smoke_run(monkeypatch):
     assert not full.quick and [getattr(full, s) for s in sizes] == [256, 32, 4, 5]
 
 
-def test_a_smoke_runs_target_is_not_judged(monkeypatch):
-    """The verdict every benchmark's --quick records and prints (machine.target_result)."""
-    monkeypatch.syspath_prepend(str(EXPERIMENTS))
-    from machine import target_result, verdict_word
-
-    smoke = target_result("ours >= 2x", False, "1.6x", smoke=True)
-    assert smoke == {"target": "ours >= 2x", "pass": None, "detail": "1.6x",
-                     "not_judged": "smoke run (--quick)"}
-    assert verdict_word(smoke) == "not judged: smoke run"
-    assert verdict_word(target_result("ours >= 2x", False, "1.6x", smoke=False)) == "FAIL"
-    assert verdict_word(target_result("ours >= 2x", True, "2.1x", smoke=False)) == "PASS"
-
-
 def test_timing_rotates_the_order_and_times_the_first_call_apart(monkeypatch):
     bench_mcts = _bench_mcts(monkeypatch)
     calls = []
@@ -89,10 +74,10 @@ def test_timing_rotates_the_order_and_times_the_first_call_apart(monkeypatch):
     assert all(len(rounds) == 3 and all(len(r) == 1 for r in rounds) for rounds in times.values())
 
 
-def test_figures_beside_a_target_read_the_right_way(monkeypatch):
+def test_figures_beside_a_threshold_read_the_right_way(monkeypatch):
     monkeypatch.syspath_prepend(str(EXPERIMENTS))
     from machine import figure_beside
-    assert figure_beside(9.96, 10, 1) == "9.96"  # "10.0" would read as meeting >= 10
+    assert figure_beside(9.96, 10, 1) == "9.96"  # "10.0" would read as equal to 10
     assert figure_beside(9.9996, 10, 3) == "9.9996"
     assert figure_beside(0.996, 1, 2) == "0.996"
     assert figure_beside(1.0004, 1, 2) == "1.0004"
@@ -111,8 +96,7 @@ def test_figures_beside_a_target_read_the_right_way(monkeypatch):
 def test_processes_run_the_same_benchmark_apart_and_summarise_by_hand(tmp_path, monkeypatch,
                                                                       capsys):
     # Three fake child processes with Gumbel ratios 1.9, 2.1, 2.0 and PUCT 5, 6, 4: the
-    # summary's medians are 2.0 and 5, its extremes the smallest and largest, and two of
-    # three reach 2x.
+    # summary's medians are 2.0 and 5, its extremes the smallest and largest.
     import subprocess
     bench_mcts = _bench_mcts(monkeypatch)
     runs, argvs = iter([(1.9, 5.0), (2.1, 6.0), (2.0, 4.0)]), []
@@ -131,10 +115,10 @@ def test_processes_run_the_same_benchmark_apart_and_summarise_by_hand(tmp_path, 
     assert all(a[:2] == ["--rounds", "2"] and a.count("--out") == 1 and
                not any(w.startswith("--processes") for w in a) for a in argvs)
     assert summary["ratio_gumbel"] == {"median": 2.0, "min": 1.9, "max": 2.1,
-                                       "ratios": [1.9, 2.1, 2.0], "at_target": 2}
+                                       "ratios": [1.9, 2.1, 2.0]}
     assert summary["ratio_puct"]["median"] == 5.0
     assert summary["mctx_gumbel_ms"] == {"median": 10.0, "min": 10.0, "max": 10.0}
-    assert "at least 2x in 2 of 3" in capsys.readouterr().out
+    assert "median 2.000x, min 1.900x, max 2.100x" in capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["processes"] == 3 and len(report["runs"]) == 3
 

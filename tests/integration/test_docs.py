@@ -289,7 +289,8 @@ def test_readme_is_short_and_its_figures_are_the_committed_ones():
 def test_pages_speak_of_the_product_not_its_history(path):
     text = (ROOT / path).read_text()
     for words in ("seed 00", "seed game", "the seed's", "session ", "target met",
-                  "targets met", "no GPU was lent"):
+                  "targets met", "no GPU was lent", 'infostate="seed"', "variant seed",
+                  "seed_costs", "seed_games", "test_seed_", "gpu_session"):
         assert words not in text.lower(), f"{path}: {words!r}"
 
 

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The GPU measurements, one stage per call of the lent accelerator machine, each well
-# inside its 10-minute limit, every report and log written under $OUT.
+# The GPU benchmarks, in three stages that each finish within ten minutes, from a copy
+# of the repository that is not installed; every report and log goes to $OUT
+# (default /tmp/gpu_out), with the GPU's name, memory and driver in machine.txt.
 #
-#   bash experiments/gpu_session.sh cfr-small   # CFR+ on Leduc, liar's dice, Goofspiel 5, Battleship
-#   bash experiments/gpu_session.sh cfr-big     # CFR+ on Goofspiel 6 and 7 (10^6, 4.8 * 10^7 histories)
-#   bash experiments/gpu_session.sh mcts        # our MCTS against mctx, with waves; GPU tests
+#   bash experiments/bench_gpu.sh cfr-small   # CFR+ on Leduc, liar's dice, Goofspiel 5, Battleship
+#   bash experiments/bench_gpu.sh cfr-big     # CFR+ on Goofspiel 6 and 7 (10^6, 4.8 * 10^7 histories)
+#   bash experiments/bench_gpu.sh mcts        # our MCTS against mctx, with waves; the GPU tests
 #
-# That machine has JAX, flax, optax, chex, scipy and tqdm but no mctx or OpenSpiel and
-# no network: their wheels travel in .whl (ignored by git; carry it), fetched here with
+# Writes bench_cfr_gpu_small.json, bench_cfr_gpu_big.json and bench_mcts_gpu.json
+# (bench_cfr.py's and bench_mcts.py's reports) beside each stage's log. A machine
+# without network access installs mctx and OpenSpiel from wheels in .whl (ignored by
+# git), downloaded beforehand with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
 #     --platform manylinux_2_17_x86_64 -d .whl mctx==0.0.71 open_spiel==2.0.2 ml-collections
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stage="${1:?usage: gpu_session.sh cfr-small|cfr-big|mcts}"
+stage="${1:?usage: bench_gpu.sh cfr-small|cfr-big|mcts}"
 out="${OUT:-/tmp/gpu_out}"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -32,7 +35,7 @@ fi
   python3 -c "import jax; print('jax', jax.__version__, jax.devices())"
 } 2>&1 | tee "$out/machine.txt"
 
-# Leaves room for the report to be written and the files to come back.
+# Each stage stops within ten minutes, with room left to write its report.
 limit=540
 case "$stage" in
   cfr-small)

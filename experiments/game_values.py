@@ -1,7 +1,7 @@
 """Mini Maneuver and Orbital Pursuit-Evasion (both detection modes) solved and checked.
 
-    python experiments/seed_games.py            # 1,000 CFR+ iterations, OpenSpiel on all
-    python experiments/seed_games.py --quick    # OpenSpiel only on Mini Maneuver
+    python experiments/game_values.py            # 1,000 CFR+ iterations, OpenSpiel on all
+    python experiments/game_values.py --quick    # OpenSpiel only on Mini Maneuver
 
 For each game: jaxsolve's CFR+ (float64) for `--iters` iterations; the average
 strategy (full table in the JSON, the decisions that matter printed), its value and
@@ -15,13 +15,14 @@ calls `get_type()`, `num_distinct_actions()`, `new_initial_state()` and, on stat
 usual protocol methods. `jaxsolve.openspiel.as_openspiel_game` supplies those few on top of our
 protocol game (a thin adapter; no game logic), so OpenSpiel walks the same tree with
 its own code. OpenSpiel's CFR+ uses the same conventions as ours (alternating
-updates, RM+, linear averaging), so the average policies must agree iterate for
-iterate; the JSON records the largest difference. OpenSpiel's Python CFR is a
+updates, RM+, linear averaging), so in float64 the average policies agree to about
+1e-9 after every iteration until a regret ties at zero, where round-off parts the
+trajectories (docs/correctness.md, "Ties"); the JSON records the largest difference. OpenSpiel's Python CFR is a
 recursive tree walk, about 1 s per iteration on Orbital Pursuit-Evasion (47k-62k
 terminals), so there it runs `--os-iters` iterations (default 100) and is compared
 with ours after the same number.
 
-Writes results/seed_games.json and results/seed_games.png.
+Writes results/game_values.json and results/game_values.png.
 """
 
 from __future__ import annotations
@@ -185,10 +186,10 @@ def main(argv=None):
         print(f"{row['title']:<30}{row['iterations']:>6}{row['value']:>+11.6f}"
               f"{row['lp_value']:>+11.6f}{row['exploitability']:>11.2e}{os_txt:>46}")
 
-    with open(os.path.join(args.out, "seed_games.json"), "w") as f:
+    with open(os.path.join(args.out, "game_values.json"), "w") as f:
         json.dump(dict(solver="cfr+", dtype="float64", quick=args.quick, games=rows), f, indent=1)
-    plot(rows, trees, policies, os.path.join(args.out, "seed_games.png"))
-    print(f"\nwrote {args.out}/seed_games.json and seed_games.png")
+    plot(rows, trees, policies, os.path.join(args.out, "game_values.png"))
+    print(f"\nwrote {args.out}/game_values.json and game_values.png")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
 from jaxsolve import games
 from jaxsolve.protocol import CHANCE, TERMINAL
 
-SEED_GAMES = ["mini_maneuver", "orbital_pursuit_evasion", "maneuver_detection",
+SMALL_GAMES = ["mini_maneuver", "orbital_pursuit_evasion", "maneuver_detection",
               "conjunction", "spoof"]
 
 
@@ -99,8 +99,8 @@ def expected_returns(game, policy) -> np.ndarray:
     return total
 
 
-def test_registry_loads_every_seed_game():
-    for name in SEED_GAMES:
+def test_registry_loads_every_small_game():
+    for name in SMALL_GAMES:
         assert name in games.names()
         game = games.load(name)
         assert game.num_players() == 2
@@ -162,7 +162,7 @@ def test_mini_maneuver_equilibrium_by_hand():
 
 # -- Orbital Pursuit-Evasion -------------------------------------------------------------
 @pytest.mark.parametrize("detection", ["deterministic", "stochastic"])
-@pytest.mark.parametrize("infostate", ["perfect_recall", "seed"])
+@pytest.mark.parametrize("infostate", ["perfect_recall", "entry_position_turn"])
 def test_orbital_structure(detection, infostate):
     game = games.load("orbital_pursuit_evasion", detection=detection, infostate=infostate)
     histories, own, terminals, chance = walk(game)
@@ -180,7 +180,7 @@ def test_orbital_structure(detection, infostate):
     assert len(own[1]) == 31
     recall = perfect_recall(own)
     assert recall[1]
-    # "seed" strings (entry, position, turn) forget the Attacker's own moves.
+    # The entry-position-turn strings forget the Attacker's own moves.
     assert recall[0] == (infostate == "perfect_recall")
 
 
@@ -221,7 +221,7 @@ def test_orbital_value_by_hand(detection, value):
 
 
 def test_orbital_names_and_tensors():
-    game = games.load("orbital_pursuit_evasion", infostate="seed")
+    game = games.load("orbital_pursuit_evasion", infostate="entry_position_turn")
     state = game.new_initial_state()
     assert state.action_to_string(CHANCE, 0) == "Entry N"
     state = state.child(0).child(0)       # enter north, Defender uses the NW sensor
@@ -418,7 +418,7 @@ def test_conjunction_structure():
     # Returns are the cost table's entries: all 16 rows of the course project's table,
     # copied as literals in its column order:
     # Alice priority, Bob priority, A action, B action -> (Alice cost, Bob cost).
-    seed_table = {
+    project_table = {
         "HHMM": (-3, -3), "HHMH": (-3, -1), "HHHM": (-1, -3), "HHHH": (-10, -10),
         "HLMM": (-3, -1), "HLMH": (-3, -1), "HLHM": (-1, -1), "HLHH": (-10, -10),
         "LHMM": (-1, -3), "LHMH": (-1, -1), "LHHM": (-1, -3), "LHHH": (-10, -10),
@@ -432,9 +432,9 @@ def test_conjunction_structure():
         for player, _, a in path:
             key += state.action_to_string(player, a).split()[-1][0]
             state = state.child(a)
-        assert returns == list(seed_table[key]), key
+        assert returns == list(project_table[key]), key
         seen.add(key)
-    assert seen == set(seed_table)
+    assert seen == set(project_table)
     assert counts(walk(games.load("conjunction", alice_sees_bob_priority=True))[1]) == (4, 4)
     three = games.load("conjunction", num_actions=3)
     _, own3, terminals3, _ = walk(three)
@@ -487,7 +487,7 @@ def _assert_conjunction_equilibrium(game, alice, bob, values):
 
 
 def test_conjunction_second_equilibrium_by_hand():
-    # Where CFR+, LCFR, DCFR and PCFR+ end (test_seed_equilibria.py): Alice always
+    # Where CFR+, LCFR, DCFR and PCFR+ end (test_small_game_equilibria.py): Alice always
     # maneuvers (0 = M); Bob holds after her M when High (-1 against -3) and mixes when
     # Low (-1 either way); after her H, which she never plays, he holds with
     # probability q. Values: Alice (-3 - 1) / 2 = -2 whatever Bob does after her M;
@@ -584,3 +584,31 @@ def test_custom_parameters_are_used():
                     payoff_undetected=[[0.0], [1.0]], payoff_detected=[[0.0], [-1.0]])
     _, own, terminals, _ = walk(md)
     assert counts(own) == (2, 1) and len(terminals) == 4
+
+
+# -- old names, kept for one version -----------------------------------------------------
+def test_orbital_infostate_seed_still_builds_the_entry_position_turn_game():
+    """infostate="seed", the old name, builds the entry-position-turn game, with a
+    DeprecationWarning attributed to the caller's line (through games.load), so that
+    Python's filters treat it as the caller's."""
+    with pytest.warns(DeprecationWarning, match="infostate='entry_position_turn'") as caught:
+        old = games.load("orbital_pursuit_evasion", infostate="seed")
+    assert [w.filename for w in caught] == [__file__]
+    new = games.load("orbital_pursuit_evasion", infostate="entry_position_turn")
+    assert repr(old) == repr(new)
+    # The same histories, cut into the same infosets with the same strings.
+    (old_histories, old_own, *_), (new_histories, new_own, *_) = walk(old), walk(new)
+    assert old_histories == new_histories and old_own == new_own
+
+
+def test_conjunction_seed_costs_is_the_old_name_of_two_action_costs():
+    from jaxsolve.games import conjunction
+
+    with pytest.warns(DeprecationWarning, match="conjunction.TWO_ACTION_COSTS") as caught:
+        from jaxsolve.games.conjunction import SEED_COSTS
+    assert [w.filename for w in caught] == [__file__]
+    assert SEED_COSTS is conjunction.TWO_ACTION_COSTS
+    assert np.array_equal(games.load("conjunction", costs=SEED_COSTS).costs,
+                          games.load("conjunction").costs)
+    with pytest.raises(AttributeError, match="NO_SUCH_COSTS"):
+        conjunction.NO_SUCH_COSTS  # noqa: B018 - only the old names are served

@@ -151,7 +151,7 @@ def test_conjunction_vanilla_cfr_20000_iterations():
     assert np.all(gains >= -1e-12) and np.all(gains < CFR_NASH_CONV)
     # Where this run ends. The game has a continuum of equilibria (Low-priority
     # Alice pays -1 whether she maneuvers or holds against a Bob who maneuvers after
-    # her hold, test_games_seed.py's derivation), so the one a run ends at is not
+    # her hold, test_games_small.py's derivation), so the one a run ends at is not
     # determined by equilibrium alone; the four rows below follow from the cost table
     # and regret matching. At a row whose action a is never worse than the other, b,
     # and strictly better at the first iteration, the cumulative regret
@@ -186,7 +186,7 @@ def test_conjunction_cfr_plus_family_reaches_another_equilibrium(make):
     """The README's iteration counts compare solvers that end at different equilibria.
 
     CFR+, LCFR, DCFR and PCFR+ settle where Alice always maneuvers, at costs 2 / 1 (the
-    derivation is test_games_seed.py's second conjunction test): there High Alice's
+    derivation is test_games_small.py's second conjunction test): there High Alice's
     maneuver (-3) is a best reply only because Bob holds after her hold, which she never
     plays, with probability q >= 2/9 (holding costs her -10 q - (1 - q) <= -3), though
     holding there would cost Bob -10 against -3 or -1: a Nash equilibrium that is not
