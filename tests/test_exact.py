@@ -142,7 +142,7 @@ DOCUMENT_GAMES = [
     pytest.param(("orbital_pursuit_evasion", {"detection": "deterministic"}),
                  marks=pytest.mark.slow),
 ]
-# Derived by hand (tests/integration/test_seed_equilibria.py explains each).
+# Derived by hand (tests/integration/test_small_game_equilibria.py explains each).
 HAND_VALUES = {("mini_maneuver", ()): -0.5,
                ("orbital_pursuit_evasion", (("detection", "deterministic"),)): -1.0,
                ("orbital_pursuit_evasion", (("detection", "stochastic"),)): -0.8}
