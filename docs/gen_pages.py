@@ -12,9 +12,9 @@ with `GENERATORS[NAME]()` while MkDocs builds:
 * `rerunning`: the benchmarks `make bench-all` reruns, read from the Makefile.
 
 A figure inside a sentence is written inline as `{{ figure: FILE.NAME }}` and replaced
-with `figure("FILE.NAME")`: `FIGURES["FILE.NAME"]` is a results file and a small
-function of its contents, and FILE is that file's name (`pursuit.` reads
-results/pursuit/summary.json). For example, "lean trees hold
+with `figure("FILE.NAME")`: `FIGURES["FILE.NAME"]` pairs a results file with a small
+function of its contents, FILE being that file's name without `.json` (`pursuit.`
+reads results/pursuit/summary.json). For example, "lean trees hold
 {{ figure: bench_peers.bytes_per_history }} bytes a history" becomes "... 24–33 bytes
 ...". The braces are neither Markdown nor Python, so no code block holds them by
 accident. An unknown name, a key missing from the results file, or a `{{ figure` that
@@ -606,9 +606,20 @@ def _peer_checks(data: dict, peer: str) -> tuple[list[str], list[str], float]:
     return same, apart, gap
 
 
+def _peers_same(peer: str):
+    def render(data: dict) -> str:
+        same, _, _ = _peer_checks(data, peer)
+        if not same:
+            raise ValueError(f"{peer} agrees with jaxsolve on no game: reword the sentence")
+        return _and(same)
+    return render
+
+
 def _peers_apart(peer: str):
     def render(data: dict) -> str:
         _, apart, gap = _peer_checks(data, peer)
+        if not apart:
+            raise ValueError(f"{peer} parts from jaxsolve on no game: reword the sentence")
         return f"{100 * gap:.2g}% of ours on {_and(apart)}"
     return render
 
@@ -652,8 +663,11 @@ def _abstraction(name: str, field: str):
 
 def _unfaulted(data: dict) -> str:
     """The games whose evaluation faults no page under either malloc setting."""
-    return _and([g["game"] for g in data["games"]
-                 if g["system"]["faults_per_eval"] == 0 and g["kept"]["faults_per_eval"] == 0])
+    games = [g["game"] for g in data["games"]
+             if g["system"]["faults_per_eval"] == 0 and g["kept"]["faults_per_eval"] == 0]
+    if not games:
+        raise ValueError("every game faults pages: reword the sentence around this figure")
+    return _and(games)
 
 
 PURSUIT = "pursuit/summary.json"
@@ -668,10 +682,8 @@ FIGURES = {
         f"{_ratio(min(d['ratio_gumbel']['per_round']))} to "
         f"{_ratio(max(d['ratio_gumbel']['per_round']))}")),
     "bench_peers.bytes_per_history": ("bench_peers.json", _bytes_per_history),
-    "bench_peers.noregret_same": ("bench_peers.json",
-                                  lambda d: _and(_peer_checks(d, "noregret")[0])),
-    "bench_peers.openspiel_same": ("bench_peers.json",
-                                   lambda d: _and(_peer_checks(d, "openspiel")[0])),
+    "bench_peers.noregret_same": ("bench_peers.json", _peers_same("noregret")),
+    "bench_peers.openspiel_same": ("bench_peers.json", _peers_same("openspiel")),
     "bench_peers.noregret_apart": ("bench_peers.json", _peers_apart("noregret")),
     "bench_peers.openspiel_apart": ("bench_peers.json", _peers_apart("openspiel")),
     "bench_peers.pyspiel_eval_range": ("bench_peers.json", lambda d: " to ".join(
