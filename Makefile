@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test docs docs-check bench bench-peers
+.PHONY: demo test docs docs-check bench bench-peers bench-all
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,3 +65,28 @@ $(BENCH_STAMP): pyproject.toml
 
 bench-peers: $(BENCH_STAMP)
 	.venv-bench/bin/python experiments/bench_peers.py
+
+# Every experiment whose results file the docs read, rerun one after another in
+# .venv-bench (the environment with the peers) and written to the tracked files under
+# results/ (`--publish`; abstraction, convergence, conjunction and spoof_rounds write
+# there by default). The next `make docs` then shows the new figures. After each
+# command, what it measures and its minutes on 2 CPU cores: the performance page's
+# "Rerunning" table is generated from these lines, and a test checks that the total
+# printed first is their sum. `make -n bench-all` lists the commands; `make -k
+# bench-all` goes on past a failing one.
+BENCH_PY := .venv-bench/bin/python
+
+bench-all: $(BENCH_STAMP)
+	@echo "bench-all: 12 experiments, about 61 minutes on 2 CPU cores"
+	$(BENCH_PY) experiments/bench_peers.py --publish  # CFR+ against NoRegret, LiteEFG and OpenSpiel: 15 min
+	$(BENCH_PY) experiments/bench_cfr.py --publish  # CFR+ against OpenSpiel's C++ and JaxCFR: 7 min
+	$(BENCH_PY) experiments/bench_mccfr.py --publish  # MCCFR against OpenSpiel's C++: 8 min
+	$(BENCH_PY) experiments/bench_mcts.py --publish  # MCTS against mctx: 2 min
+	$(BENCH_PY) experiments/bench_malloc.py --publish  # jaxsolve's malloc settings against glibc's defaults: 3 min
+	$(BENCH_PY) experiments/bench_rules.py --publish  # a rule of one's own against the built-in: 5 min
+	$(BENCH_PY) experiments/convergence.py  # the solvers' exploitability against time: 10 min
+	$(BENCH_PY) experiments/cfr_variants.py --publish  # the CFR family after 100 and 1000 iterations: 2 min
+	$(BENCH_PY) experiments/abstraction.py  # Leduc on coarsened infosets: 1 min
+	$(BENCH_PY) experiments/pursuit_alphazero.py --publish  # AlphaZero on pursuit-evasion: 6 min
+	$(BENCH_PY) experiments/conjunction.py  # the conjunction game and its cost-table sweep: 1 min
+	$(BENCH_PY) experiments/spoof_rounds.py  # Spoof's value by number of rounds: 1 min

@@ -4,13 +4,26 @@ A page holds a marker line, `<!-- generated: NAME -->`, and `docs/hooks.py` repl
 with `GENERATORS[NAME]()` while MkDocs builds:
 
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
-* `bench_peers`, `bench_peers_eval`, `bench_malloc`, `bench_cfr`, `bench_mccfr`,
-  `bench_mcts`, `convergence`: the performance tables, read from the committed `results/*.json`,
-  each headed by the date, machine and command that produced it;
+* `bench_peers`, `bench_peers_eval`, `bench_peers_bounds`, `bench_malloc`, `bench_cfr`,
+  `bench_mccfr`, `bench_mcts`, `bench_rules`, `convergence`, `cfr_variants`,
+  `abstraction`, `pursuit`: the results tables, read from the committed
+  `results/*.json`, each headed by the date, machine and command that produced it;
+* `games`, `big_games`: sizes computed from the games and builders while the page is built;
+* `rerunning`: the benchmarks `make bench-all` reruns, read from the Makefile.
 * `changelog`: CHANGELOG.md at the repository root, whole, so that the site's
   changelog page is the file itself.
 
-Run it by hand to see one part: `python docs/gen_pages.py cli`.
+A figure inside a sentence is written inline as `{{ figure: FILE.NAME }}` and replaced
+with `figure("FILE.NAME")`: `FIGURES["FILE.NAME"]` pairs a results file with a small
+function of its contents, FILE being that file's name without `.json` (`pursuit.`
+reads results/pursuit/summary.json). For example, "lean trees hold
+{{ figure: bench_peers.bytes_per_history }} bytes a history" becomes "... 24–33 bytes
+...". The braces are neither Markdown nor Python, so no code block holds them by
+accident. An unknown name, a key missing from the results file, or a `{{ figure` that
+does not parse stops the build, so that a typo or a renamed key cannot leave a hole.
+
+Run it by hand to see one part or one figure: `python docs/gen_pages.py cli`,
+`python docs/gen_pages.py bench_peers.bytes_per_history`.
 """
 
 from __future__ import annotations
@@ -29,6 +42,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
+FIGURE = re.compile(r"\{\{ figure: ([a-z0-9_]+\.[a-z0-9_]+) \}\}")
+FIGURE_START = "{{ figure"  # what every inline figure begins with, parsed or not
 HELP_WIDTH = 76  # columns of the --help text: what the page shows without scrolling
 
 
@@ -343,6 +358,46 @@ def bench_mcts(data: dict | None = None) -> str:
                 "jaxsolve beyond the model (ms)", "mctx beyond the model (ms)"], rows)])
 
 
+def bench_rules(data: dict | None = None) -> str:
+    """ms per iteration of a `cfr_variant` of one's own against the built-in `cfr_plus()`,
+    and XLA's count of each compiled iteration's bytes and flops against the built-in's."""
+    data = data or _load("bench_rules.json")
+    solvers = [row["solver"] for row in data["games"][0]["rows"]]
+    timing, cost = [], []
+    for game in data["games"]:
+        rows = {row["solver"]: row for row in game["rows"]}
+        timing.append([game["game"], *(
+            f"{_num(rows[s]['ms_per_iteration'])} ({rows[s]['ratio_to_builtin']:.2f}×)"
+            if s in rows else "—" for s in solvers)])
+        cost.append([game["game"], *(
+            f"{rows[s]['bytes_ratio']:.2f}, {rows[s]['flops_ratio']:.2f}" if s in rows else "—"
+            for s in solvers)])
+    return "\n".join([
+        _source("bench_rules.json", data.get("date"), data["machine"],
+                _without_out(data["command"].split())), "",
+        "Milliseconds per iteration (median after compilation, float32) and the ratio to "
+        "`cfr_plus()`:", "",
+        _table(["game", *solvers], timing), "",
+        "Bytes accessed and flops of one compiled iteration, each over `cfr_plus()`'s "
+        "(XLA's cost analysis):", "",
+        _table(["game", *solvers], cost)])
+
+
+def cfr_variants(data: dict | None = None) -> str:
+    """Each full-width solver's exploitability after a fixed number of iterations."""
+    data = data or _load("cfr_variants.json")
+    checkpoints = [str(n) for n in data["checkpoints"]]
+    games = list(data["games"].values())
+    solvers = list(dict.fromkeys(s for g in games for s in g["solvers"]))
+    rows = [[f"`{s}()`", *(_sci(g["solvers"][s][n]) if s in g["solvers"] else "—"
+                           for g in games for n in checkpoints)] for s in solvers]
+    header = ["solver", *(f"{g['label']}, {n}" for g in games for n in checkpoints)]
+    return "\n".join([
+        _source("cfr_variants.json", data.get("date"), data["machine"],
+                _without_out(data["command"].split())), "",
+        _table(header, rows)])
+
+
 def convergence(data: dict | None = None) -> str:
     """Each solver's exploitability at the end of the same solver-time budget."""
     data = data or _load("convergence.json")
@@ -424,6 +479,38 @@ def pursuit(data: dict | None = None) -> str:
         _table(["simulations", "wins as evader", "wins as defender", "mistake rate"], sims)])
 
 
+# ---------------------------------------------------------------- rerunning
+BENCH_ALL = re.compile(r"^bench-all:.*\n((?:\t.*\n?)+)", re.M)
+BENCH_LINE = re.compile(r"^\t\$\(BENCH_PY\) (experiments/\S+\.py[^#]*?)\s*# (.+): (\d+) min$")
+BENCH_TOTAL = re.compile(r"^\t@echo \"bench-all: (\d+) experiments, about (\d+) minutes")
+
+
+def bench_all(makefile: str | None = None) -> tuple[list[tuple[str, str, int]], tuple[int, int]]:
+    """The Makefile's `bench-all` recipe: (command, what it measures, minutes) per
+    experiment, and the (experiments, minutes) its first line announces."""
+    text = makefile if makefile is not None else (ROOT / "Makefile").read_text()
+    recipe = BENCH_ALL.search(text)
+    if recipe is None:
+        raise ValueError("the Makefile has no bench-all target")
+    lines = recipe.group(1).splitlines()
+    total = BENCH_TOTAL.match(lines[0])
+    runs = [BENCH_LINE.match(line) for line in lines[1:]]
+    if total is None or not all(runs):
+        raise ValueError("bench-all's recipe is an echo of the total, then lines "
+                         "`$(BENCH_PY) experiments/X.py ...  # what: N min`")
+    return ([(m.group(1), m.group(2), int(m.group(3))) for m in runs],
+            (int(total.group(1)), int(total.group(2))))
+
+
+def rerunning(makefile: str | None = None) -> str:
+    """The experiments behind the docs' figures, as `make bench-all` reruns them."""
+    runs, (_, total) = bench_all(makefile)
+    rows = [[f"`python {command}`", what, f"{minutes} min"] for command, what, minutes in runs]
+    return "\n".join([_table(["command", "what", "time on 2 cores"], rows), "",
+                      f"`make bench-all` runs them all, one after another, in about "
+                      f"{total} minutes on 2 CPU cores."])
+
+
 # ---------------------------------------------------------------- games
 GAME_VARIANTS = (("kuhn_poker", {}), ("kuhn_poker", {"players": 3}), ("leduc_poker", {}),
                  ("mini_maneuver", {}), ("orbital_pursuit_evasion", {}),
@@ -499,26 +586,180 @@ def changelog() -> str:
     return (ROOT / "CHANGELOG.md").read_text()
 
 
+# ---------------------------------------------------------------- inline figures
+def _and(words: list[str]) -> str:
+    return " and ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _share(x: float) -> str:
+    """A share in three significant digits: 0.9453 as 94.5%, 1.0 as 100%."""
+    return f"{100 * x:.3g}%"
+
+
+def _duration(ms: float) -> str:
+    return f"{_num(ms, 2)} ms" if ms < 1000 else f"{_num(ms / 1000, 2)} s"
+
+
+def _peer_checks(data: dict, peer: str) -> tuple[list[str], list[str], float]:
+    """The games where `peer`'s average after the check iterations has jaxsolve's
+    exploitability to six digits, the others, and the largest relative gap there."""
+    same, apart, gap = [], [], 0.0
+    for game in data["games"]:
+        ours = game["solvers"]["jaxsolve"]["check_exploitability"]
+        theirs = game["solvers"].get(peer, {}).get("check_exploitability")
+        if theirs is None:
+            continue
+        relative = abs(theirs - ours) / abs(ours)
+        if relative < 5e-6:
+            same.append(game["game"])
+        else:
+            apart.append(game["game"])
+            gap = max(gap, relative)
+    return same, apart, gap
+
+
+def _peers_same(peer: str):
+    def render(data: dict) -> str:
+        same, _, _ = _peer_checks(data, peer)
+        if not same:
+            raise ValueError(f"{peer} agrees with jaxsolve on no game: reword the sentence")
+        return _and(same)
+    return render
+
+
+def _peers_apart(peer: str):
+    def render(data: dict) -> str:
+        _, apart, gap = _peer_checks(data, peer)
+        if not apart:
+            raise ValueError(f"{peer} parts from jaxsolve on no game: reword the sentence")
+        return f"{100 * gap:.2g}% of ours on {_and(apart)}"
+    return render
+
+
+def _bytes_per_history(data: dict) -> str:
+    """The range of a lean tree's bytes per history over the games of 10⁵ histories
+    and more (the small games' fixed arrays weigh more per history)."""
+    per = [g["solvers"]["jaxsolve"]["tree_bytes"] / g["histories"] for g in data["games"]
+           if g["histories"] >= 100_000]
+    return f"{min(per):.0f}–{max(per):.0f}"
+
+
+def _closest_equal_time(data: dict) -> str:
+    """The equal-time run of ours that comes closest to OpenSpiel's C++ exploitability."""
+    best = None
+    for game in data["games"].values():
+        for scheme, runs in game["equal_time"].items():
+            cpp = next(v for k, v in runs.items() if k.startswith("C++"))["final"]["exploitability"]
+            for key, run in runs.items():
+                if key.startswith("C++"):
+                    continue
+                value = run.get("pyspiel_exploitability", run["final"]["exploitability"])
+                if best is None or value / cpp > best[0]:
+                    best = (value / cpp, game["label"], scheme, run["batch_size"])
+    ratio, label, scheme, batch = best
+    name = {"es": "external", "os": "outcome"}.get(scheme, scheme)
+    return f"{name} sampling on {label} at B = {batch}, at {_ratio(ratio)} C++'s exploitability"
+
+
+def _convergence_final(game: str, solver: str):
+    def render(data: dict) -> str:
+        return _num(data["games"][game]["runs"][solver]["points"][-1]["value"], 2)
+    return render
+
+
+def _abstraction(name: str, field: str):
+    def render(data: dict) -> str:
+        return _num(next(r for r in data["rows"] if r["abstraction"] == name)[field], 2)
+    return render
+
+
+def _unfaulted(data: dict) -> str:
+    """The games whose evaluation faults no page under either malloc setting."""
+    games = [g["game"] for g in data["games"]
+             if g["system"]["faults_per_eval"] == 0 and g["kept"]["faults_per_eval"] == 0]
+    if not games:
+        raise ValueError("every game faults pages: reword the sentence around this figure")
+    return _and(games)
+
+
+PURSUIT = "pursuit/summary.json"
+FIGURES = {
+    "abstraction.jq_true": ("abstraction.json", _abstraction("J=Q", "exploitability_true")),
+    "abstraction.jq_abstract": ("abstraction.json",
+                                _abstraction("J=Q", "exploitability_abstract")),
+    "bench_malloc.unfaulted": ("bench_malloc.json", _unfaulted),
+    "bench_mccfr.closest_equal_time": ("bench_mccfr.json", _closest_equal_time),
+    "bench_mcts.model_calls": ("bench_mcts.json", lambda d: str(d["sims"] + 1)),
+    "bench_mcts.gumbel_ratio_rounds": ("bench_mcts.json", lambda d: (
+        f"{_ratio(min(d['ratio_gumbel']['per_round']))} to "
+        f"{_ratio(max(d['ratio_gumbel']['per_round']))}")),
+    "bench_peers.bytes_per_history": ("bench_peers.json", _bytes_per_history),
+    "bench_peers.noregret_same": ("bench_peers.json", _peers_same("noregret")),
+    "bench_peers.openspiel_same": ("bench_peers.json", _peers_same("openspiel")),
+    "bench_peers.noregret_apart": ("bench_peers.json", _peers_apart("noregret")),
+    "bench_peers.openspiel_apart": ("bench_peers.json", _peers_apart("openspiel")),
+    "bench_peers.pyspiel_eval_range": ("bench_peers.json", lambda d: " to ".join(
+        _duration(f(g["solvers"]["openspiel"]["eval_ms"] for g in d["games"]))
+        for f in (min, max))),
+    "conjunction.cfr_iterations": ("conjunction.json",
+                                   lambda d: f"{d['default_game']['iterations']:,}"),
+    "conjunction.cfr_costs": ("conjunction.json", lambda d: " and ".join(
+        f"{d['default_game']['expected_cost'][p]:.4f}" for p in ("alice", "bob"))),
+    "conjunction.sweep_tables": ("conjunction.json", lambda d: f"{d['sweep']['tables']:,}"),
+    "convergence.seconds": ("convergence.json", lambda d: f"{d['config']['seconds']:g}"),
+    "convergence.leduc_cfr_plus": ("convergence.json", _convergence_final("leduc", "cfr+")),
+    "convergence.leduc_es_mccfr": ("convergence.json",
+                                   _convergence_final("leduc", "es-mccfr")),
+    "pursuit.random_evader_5x5": (PURSUIT, lambda d: _share(
+        1 - d["exact"]["goal_5x5"]["best_vs_random_as_defender"])),
+    "pursuit.baseline_iterations": (PURSUIT, lambda d: str(d["goal_5x5"]["final"]["iteration"])),
+    "pursuit.vs_mcts_as_evader": (PURSUIT, lambda d: _share(
+        d["goal_5x5"]["vs_pure_mcts"]["win_vs_mcts_as_evader"])),
+    "pursuit.vs_mcts_as_defender": (PURSUIT, lambda d: _share(
+        d["goal_5x5"]["vs_pure_mcts"]["win_vs_mcts_as_defender"])),
+    "pursuit.heatmap_agreement": (PURSUIT, lambda d: _share(
+        d["goal_5x5"]["heatmap_sign_agreement"])),
+}
+
+
+def figure(name: str, data: dict | None = None) -> str:
+    """The inline figure `name` (a key of FIGURES), read from its results file, or
+    from `data` where given."""
+    if name not in FIGURES:
+        raise KeyError(f"unknown figure {name!r}; known: {sorted(FIGURES)}")
+    file, render = FIGURES[name]
+    return render(_load(file) if data is None else data)
+
+
 GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_peers_eval,
               "bench_peers_bounds": bench_peers_bounds, "bench_malloc": bench_malloc,
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
+              "bench_rules": bench_rules, "cfr_variants": cfr_variants,
               "abstraction": abstraction, "pursuit": pursuit,
-              "games": games_table, "changelog": changelog}
+              "games": games_table, "rerunning": rerunning, "changelog": changelog}
 
 
 def fill(markdown: str) -> str:
-    """`markdown` with every marker replaced by its generated part; an unknown marker
-    is an error, so that a typo fails the build instead of leaving a hole."""
+    """`markdown` with every marker replaced by its generated part and every inline
+    figure by its value; an unknown name or a `{{ figure` that does not parse is an
+    error, so that a typo fails the build instead of leaving a hole."""
     def replace(match: re.Match) -> str:
         name = match.group(1)
         if name not in GENERATORS:
             raise KeyError(f"unknown generated part {name!r}; known: {sorted(GENERATORS)}")
         return GENERATORS[name]()
+    # Figures first, in the page's own text: a generated part (the changelog, say) may
+    # quote the figure syntax and is not itself a page to fill.
+    markdown = FIGURE.sub(lambda m: figure(m.group(1)), markdown)
+    if FIGURE_START in markdown:
+        at = markdown.index(FIGURE_START)
+        raise ValueError(f"malformed inline figure {markdown[at:at + 60]!r}; write "
+                         "{{ figure: FILE.NAME }}")
     return MARKER.sub(replace, markdown)
 
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or sorted(GENERATORS):
-        print(GENERATORS[name]())
+        print(figure(name) if "." in name else GENERATORS[name]())
         print()

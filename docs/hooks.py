@@ -1,7 +1,8 @@
 """MkDocs hooks (`hooks:` in mkdocs.yml).
 
 * The generated parts of the pages (the command line's `--help`, the performance
-  tables) are filled in from the code and from results/*.json: see docs/gen_pages.py.
+  tables) and the inline figures of their sentences (`{{ figure: FILE.NAME }}`) are
+  filled in from the code, the Makefile and results/*.json: see docs/gen_pages.py.
 * The plots of results/ are served as site/results/..., so the pages show the figures
   the experiments wrote without a copy under docs/.
 """
