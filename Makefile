@@ -77,7 +77,7 @@ bench-peers: $(BENCH_STAMP)
 BENCH_PY := .venv-bench/bin/python
 
 bench-all: $(BENCH_STAMP)
-	@echo "bench-all: 12 experiments, about 61 minutes on 2 CPU cores"
+	@echo "bench-all: 13 experiments, about 81 minutes on 2 CPU cores"
 	$(BENCH_PY) experiments/bench_peers.py --publish  # CFR+ against NoRegret, LiteEFG and OpenSpiel: 15 min
 	$(BENCH_PY) experiments/bench_cfr.py --publish  # CFR+ against OpenSpiel's C++ and JaxCFR: 7 min
 	$(BENCH_PY) experiments/bench_mccfr.py --publish  # MCCFR against OpenSpiel's C++: 8 min
@@ -86,6 +86,7 @@ bench-all: $(BENCH_STAMP)
 	$(BENCH_PY) experiments/bench_rules.py --publish  # a rule of one's own against the built-in: 5 min
 	$(BENCH_PY) experiments/convergence.py  # the solvers' exploitability against time: 10 min
 	$(BENCH_PY) experiments/cfr_variants.py --publish  # the CFR family after 100 and 1000 iterations: 2 min
+	$(BENCH_PY) experiments/variant_sweep.py --publish  # PDCFR+'s and DCFR's hyperparameter grids: 20 min
 	$(BENCH_PY) experiments/abstraction.py  # Leduc on coarsened infosets: 1 min
 	$(BENCH_PY) experiments/pursuit_alphazero.py --publish  # AlphaZero on pursuit-evasion: 6 min
 	$(BENCH_PY) experiments/conjunction.py  # the conjunction game and its cost-table sweep: 1 min

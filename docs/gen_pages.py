@@ -5,7 +5,7 @@ with `GENERATORS[NAME]()` while MkDocs builds:
 
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
 * `bench_peers`, `bench_peers_eval`, `bench_peers_bounds`, `bench_malloc`, `bench_cfr`,
-  `bench_mccfr`, `bench_mcts`, `bench_rules`, `convergence`, `cfr_variants`,
+  `bench_mccfr`, `bench_mcts`, `bench_rules`, `convergence`, `cfr_variants`, `variant_sweep`,
   `abstraction`, `pursuit`: the results tables, read from the committed
   `results/*.json`, each headed by the date, machine and command that produced it;
 * `games`, `big_games`: sizes computed from the games and builders while the page is built;
@@ -398,6 +398,53 @@ def cfr_variants(data: dict | None = None) -> str:
         _table(header, rows)])
 
 
+def variant_sweep(data: dict | None = None) -> str:
+    """Per game, each hyperparameter grid's best setting against the authors' default,
+    and the best built-in at its defaults, after the sweep's last checkpoint."""
+    data = data or _load("variant_sweep.json")
+    alphas, gammas = data["alphas"], data["gammas"]
+    last = data["checkpoints"][-1]
+    rows = []
+    for game in data["games"].values():
+        cells = [game["label"]]
+        for name, grid in game["grids"].items():
+            default = game["defaults"][name]["relative"][-1]  # the built-in, same settings
+            best = grid["best"]
+            cells += [f"{_sci(default)}",
+                      f"{_sci(best['relative'])} (α {best['alpha']:g}, γ {best['gamma']:g})"]
+        builtins = {k: v["relative"][-1] for k, v in game["defaults"].items()}
+        leader = min(builtins, key=builtins.get)
+        cells.append(f"`{leader}()`: {_sci(builtins[leader])}")
+        rows.append(cells)
+    grids = list(data["grids"])
+    header = ["game"]
+    for name in grids:
+        alpha, gamma = data["grids"][name]["default"]
+        header += [f"{name}, default (α {alpha:g}, γ {gamma:g})", f"{name}, best of the grid"]
+    header.append("best built-in at its defaults")
+    return "\n".join([
+        _source("variant_sweep.json", data.get("date"), data["machine"],
+                _without_out(data["command"].split())), "",
+        f"Exploitability over the payoff range after {last:,} iterations, float64, "
+        f"α over {', '.join(f'{a:g}' for a in alphas)} and γ over "
+        f"{', '.join(f'{g:g}' for g in gammas)}:", "",
+        _table(header, rows)])
+
+
+def _grid_apart(data: dict) -> str:
+    """Where DCFR's default lies on its grid, the game on which the grid's cell and the
+    built-in run alone part most after the last checkpoint: both values and the game."""
+    a, g = data["grids"]["dcfr"]["default"]
+    i, j = data["alphas"].index(a), data["gammas"].index(g)
+    apart = [(abs(game["grids"]["dcfr"]["relative"][-1][i][j]
+                  / game["defaults"]["dcfr"]["relative"][-1] - 1),
+              game["grids"]["dcfr"]["relative"][-1][i][j],
+              game["defaults"]["dcfr"]["relative"][-1], game["label"])
+             for game in data["games"].values()]
+    _, in_grid, alone, label = max(apart)
+    return f"{_sci(in_grid)} in the grid and {_sci(alone)} alone on {label}"
+
+
 def convergence(data: dict | None = None) -> str:
     """Each solver's exploitability at the end of the same solver-time budget."""
     data = data or _load("convergence.json")
@@ -705,6 +752,7 @@ FIGURES = {
                                    lambda d: f"{d['default_game']['iterations']:,}"),
     "conjunction.cfr_costs": ("conjunction.json", lambda d: " and ".join(
         f"{d['default_game']['expected_cost'][p]:.4f}" for p in ("alice", "bob"))),
+    "variant_sweep.dcfr_default_apart": ("variant_sweep.json", _grid_apart),
     "conjunction.sweep_tables": ("conjunction.json", lambda d: f"{d['sweep']['tables']:,}"),
     "convergence.seconds": ("convergence.json", lambda d: f"{d['config']['seconds']:g}"),
     "convergence.leduc_cfr_plus": ("convergence.json", _convergence_final("leduc", "cfr+")),
@@ -736,6 +784,7 @@ GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_
               "bench_cfr": bench_cfr, "bench_mccfr": bench_mccfr, "bench_mcts": bench_mcts,
               "convergence": convergence, "big_games": big_games,
               "bench_rules": bench_rules, "cfr_variants": cfr_variants,
+              "variant_sweep": variant_sweep,
               "abstraction": abstraction, "pursuit": pursuit,
               "games": games_table, "rerunning": rerunning, "changelog": changelog}
 
