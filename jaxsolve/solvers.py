@@ -648,7 +648,9 @@ def mmd(temperature: float | Callable = 1.0, learning_rate: float | Callable = 0
     project(x) = max(x, floor) / sum(max(x, floor)) over the legal actions, so each
     probability stays above about floor / A and log pi finite. The policy and the
     magnet start uniform. An infoset that chance and the other players never reach
-    has no Q-value: it keeps its policy and magnet. Each iteration costs about twice a
+    has no Q-value: it keeps its policy and magnet. (For a player who forgets, Q is
+    still that ratio; the authors' code also weighs the histories by the player's own
+    reach, which only perfect recall makes equal across an infoset.) Each iteration costs about twice a
     CFR iteration's leaf sums (one more, with payoff 1, gives the reach).
 
     The authors' code floors OpenSpiel's whole action rows, the illegal actions too,
