@@ -389,7 +389,8 @@ def cfr_variants(data: dict | None = None) -> str:
     checkpoints = [str(n) for n in data["checkpoints"]]
     games = list(data["games"].values())
     solvers = list(dict.fromkeys(s for g in games for s in g["solvers"]))
-    rows = [[f"`{s}()`", *(_sci(g["solvers"][s][n]) if s in g["solvers"] else "—"
+    label = {"mmd": "`mmd()`, current policy"}
+    rows = [[label.get(s, f"`{s}()`"), *(_sci(g["solvers"][s][n]) if s in g["solvers"] else "—"
                            for g in games for n in checkpoints)] for s in solvers]
     header = ["solver", *(f"{g['label']}, {n}" for g in games for n in checkpoints)]
     return "\n".join([

@@ -76,8 +76,10 @@ QUICK = {
     "goofspiel6": _BIG_QUICK, "goofspiel7": _BIG_QUICK, "battleship": _BIG_QUICK,
     "battleship3x3": _BIG_QUICK,
 }
-# jaxsolve's full-width solvers (keys of jaxsolve.SOLVERS; tests/experiments/test_bench_cfr.py
-# checks the list), for --solver. Named here so the parent process need not import JAX.
+# jaxsolve's full-width CFR family (the keys of jaxsolve.SOLVERS whose state is a
+# CFRState; tests/experiments/test_bench_cfr.py checks the list), for --solver: the
+# benchmark evaluates average policies, which mmd, a last-iterate method, does not keep.
+# Named here so the parent process need not import JAX.
 SOLVER_NAMES = ("cfr", "cfr-alt", "cfr+", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+", "sapcfr+")
 # Any other OpenSpiel game: `openspiel:SPEC`, SPEC as pyspiel.load_game takes it.
 OPENSPIEL = "openspiel:"

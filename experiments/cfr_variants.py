@@ -5,7 +5,8 @@
 
 Each built-in solver of the CFR family, with its default settings, runs on Kuhn and
 Leduc poker from `init`; after each checkpoint (100 and 1000 iterations) the report
-holds `jaxsolve.exploitability` of the average policy. Float32, as users run it. The
+holds `jaxsolve.exploitability` of the average policy (of the current policy for
+`mmd`, a last-iterate method). Float32, as users run it. The
 figures are no timing: the same code on the same numbers gives them again, so they
 move only when a solver's arithmetic changes (Choosing a solver shows the table).
 
@@ -24,19 +25,23 @@ import machine
 import jaxsolve
 from jaxsolve import games
 
-SOLVERS = ("cfr_plus", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus", "sapcfr_plus")
+SOLVERS = ("cfr_plus", "dcfr", "pcfr_plus", "dcfr_plus", "pdcfr_plus", "sapcfr_plus", "mmd")
 GAMES = {"kuhn_poker": "Kuhn", "leduc_poker": "Leduc"}
 CHECKPOINTS = (100, 1000)
 QUICK = {"games": ("kuhn_poker",), "checkpoints": (10, 100)}
 
 
 def exploitability_at(solver, tree, checkpoints) -> dict[str, float]:
-    """{iterations: exploitability of the average policy} at each checkpoint of one run."""
+    """{iterations: exploitability} at each checkpoint of one run: of the average policy,
+    or of the current one for a last-iterate solver (`mmd`), whose current policy is
+    what converges."""
     state, done, out = solver.init(tree), 0, {}
     for n in checkpoints:
         state = jaxsolve.run(solver, tree, state, n - done)
         done = n
-        out[str(n)] = float(jaxsolve.exploitability(tree, jaxsolve.average_policy(tree, state)))
+        policy = (jaxsolve.current_policy(tree, state, solver) if solver.last_iterate
+                  else jaxsolve.average_policy(tree, state))
+        out[str(n)] = float(jaxsolve.exploitability(tree, policy))
     return out
 
 

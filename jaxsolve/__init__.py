@@ -18,9 +18,9 @@ import importlib
 
 from jaxsolve.allocator import keep_freed_memory
 from jaxsolve.batch import batch_axes, stack, sweep, unstack
-from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
-                              cfr_variant, current_policy, dcfr, dcfr_plus, lcfr, pcfr_plus,
-                              pdcfr_plus, regret_matching, run, sapcfr_plus)
+from jaxsolve.solvers import (SOLVERS, CFRState, MMDState, Solver, average_policy, cfr,
+                              cfr_plus, cfr_variant, current_policy, dcfr, dcfr_plus, lcfr,
+                              mmd, pcfr_plus, pdcfr_plus, regret_matching, run, sapcfr_plus)
 from jaxsolve import abstraction, builders, distributed, env, sampling, sequences
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
@@ -43,14 +43,14 @@ __version__ = "0.2.0"  # the package's version too (pyproject.toml reads it)
 __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
     "CheckpointError", "Equilibrium", "JaxsolveError", "LargeGameWarning", "MissingDependency",
-    "CFRState", "MCCFRState",
+    "CFRState", "MCCFRState", "MMDState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling", "sequences",
     "ImperfectRecallWarning", "KernelLayout", "SlotCosts", "Solver", "Stopped", "TreeNames",
     "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",
     "counterfactual_values",
-    "current_policy", "dcfr", "dcfr_plus", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "nash_conv",
+    "current_policy", "dcfr", "dcfr_plus", "env", "exploitability", "final_policy", "from_table", "keep_freed_memory", "lcfr", "mmd", "nash_conv",
     "pcfr_plus", "pdcfr_plus", "policy_value", "purify", "regret_matching", "Rows", "run", "run_until",
     "sapcfr_plus", "solve_exact", "stack", "sweep", "table",
     "unstack", "batch_axes",

@@ -1,6 +1,7 @@
 """What every solver is made of: the `Solver` type (a pair of pure functions), the
 library's states (`CFRState` of the full-width CFR family, `MCCFRState` of the
-sampling solvers), and the checks that a state fits a tree and the solver given it.
+sampling solvers, `MMDState` of magnetic mirror descent), and the checks that a state
+fits a tree and the solver given it.
 
 The full-width solvers (`jaxsolve.solvers`) and the sampling ones
 (`jaxsolve.sampling`) are both built on these; `jaxsolve.solvers` gathers them all
@@ -70,6 +71,24 @@ MCCFRState.__doc__ = """Solver state of a sampling solver (a pytree of arrays).
     """
 
 
+class MMDState(NamedTuple):
+    """State of magnetic mirror descent (`jaxsolve.mmd`), a pytree of arrays.
+
+    A last-iterate method keeps no regrets and no average: its current policy is what
+    converges.
+
+    Attributes:
+      policy: [I, A] the current policy, each row a distribution over the infoset's
+        legal actions (0 at the illegal ones): what the next iteration plays.
+      magnet: [I, A] the magnet, the policy the update is pulled towards, likewise.
+      iteration: [] int32, iterations completed.
+    """
+
+    policy: jax.Array
+    magnet: jax.Array
+    iteration: jax.Array
+
+
 class Solver(NamedTuple):
     """A solver: a pair of pure functions, like optax's GradientTransformation.
 
@@ -107,6 +126,9 @@ class Solver(NamedTuple):
         family keeps each player's legal sequences packed for the length of the loop,
         `jaxsolve.packing`). None: a loop of `step`.
       samples: whether the solver draws from the key of `init`.
+      last_iterate: whether the solver's current policy is what converges (`mmd`),
+        not an average: `run_until`, `final_policy`'s default and the command line
+        then evaluate `current_policy`. Its state need not have an `average`.
     """
 
     init: Callable[..., Any]
@@ -117,11 +139,12 @@ class Solver(NamedTuple):
     check_state: Callable[[GameTree, Any, str], None] | None = None
     steps: Callable[[GameTree, Any, Any], Any] | None = None
     samples: bool = False
+    last_iterate: bool = False
 
 
 # ---------------------------------------------------------------------- checks of states
-# The fields of CFRState (and so of MCCFRState) shaped [I, A] like the tree's policies.
-_STATE_ROWS = ("regrets", "average", "average_carry", "prediction")
+# The fields of the library's states shaped [I, A] like the tree's policies.
+_STATE_ROWS = ("regrets", "average", "average_carry", "prediction", "policy", "magnet")
 _STATE_FLOATS = _STATE_ROWS + ("total_weight", "weight_scale")
 
 
@@ -135,10 +158,11 @@ def float_dtype() -> np.dtype:
 
 
 def _library_state(state: Any) -> bool:
-    """Whether `state` is one of the library's own states (CFRState, MCCFRState), whose
-    field names mean what `_STATE_FLOATS` says. A state of one's own may use those
-    names for anything: only the fields a function `needs` are checked there."""
-    return isinstance(state, (CFRState, MCCFRState))
+    """Whether `state` is one of the library's own states (CFRState, MCCFRState,
+    MMDState), whose field names mean what `_STATE_FLOATS` says. A state of one's own
+    may use those names for anything: only the fields a function `needs` are checked
+    there."""
+    return isinstance(state, (CFRState, MCCFRState, MMDState))
 
 
 def solver_state(tree: GameTree, state: Any, where: str, *, expected: type | None = None,

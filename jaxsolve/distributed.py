@@ -91,7 +91,8 @@ from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
 from jaxsolve.batch import unstack
-from jaxsolve.solvers import CFRState, Solver, average_policy, check_solver, run
+from jaxsolve.policy import final_policy
+from jaxsolve.solvers import CFRState, MMDState, Solver, check_solver, run
 from jaxsolve.tree import GameTree
 from jaxsolve.tree.layout import SlotCosts, derive
 from jaxsolve.tree.sizes import ARRAY_FIELDS, SAVED_FIELDS, TERMINAL_DIM, array_shapes
@@ -258,7 +259,7 @@ def _solve_batch(tree, states, num_iterations, *, solver, mesh, axes, size):
 @functools.partial(jax.jit, static_argnames=("mesh", "axes", "size"))
 def _exploitability_batch(tree, states, *, mesh, axes, size):
     def one(t, s, _):
-        return exploitability(t, average_policy(t, s))
+        return exploitability(t, final_policy(t, s))  # the average; an MMDState's policy
 
     states = _pad_on_devices(states, size, mesh)
     return _on_batch_shards(one, mesh, dict(axes), tree, states, ())[:size]
@@ -281,13 +282,14 @@ def _sampling_states(solver: Solver, batched_tree: GameTree, size: int, key):
 
 def _check_batch_states(states, tree: GameTree, size: int, where: str) -> None:
     """States of B games of `tree`'s structure: [B, I, A] rows, as `solve_batch` returns."""
-    if not hasattr(states, "average"):
+    field = "policy" if isinstance(states, MMDState) else "average"
+    if not hasattr(states, field):
         validate.fail(where, "expected the batched solver state solve_batch returns, got "
                              f"{type(states).__name__}")
     want = (size, tree.sizes.num_infosets, tree.sizes.num_actions)
-    got = tuple(np.shape(states.average))
+    got = tuple(np.shape(getattr(states, field)))
     if got != want:
-        validate.fail(where, f"states.average is {list(got)} but the batch needs {list(want)} "
+        validate.fail(where, f"states.{field} is {list(got)} but the batch needs {list(want)} "
                              f"([B, I, A] for its {size} games)")
 
 
@@ -337,7 +339,8 @@ def solve_batch(solver: Solver, batched_tree: GameTree, in_axes: GameTree | int,
 
 def exploitability_batch(batched_tree: GameTree, in_axes: GameTree | int, states: CFRState,
                          mesh: Mesh | None = None) -> jax.Array:
-    """The exploitability of each game's average policy, e.g. of `solve_batch`'s states.
+    """The exploitability of each game's average policy, e.g. of `solve_batch`'s states
+    (of its current policy, for magnetic mirror descent's `MMDState`).
 
     Args:
       batched_tree: from `jaxsolve.sweep` or `jaxsolve.stack`.

@@ -15,9 +15,9 @@ import numpy as np
 
 from jaxsolve import validate
 from jaxsolve.tree import arguments as tree_arguments
-from jaxsolve.base import CFRState, MCCFRState, Solver
+from jaxsolve.base import CFRState, MCCFRState, MMDState, Solver
 from jaxsolve.errors import ArgumentError, ArgumentTypeError, GameError
-from jaxsolve.solvers import average_policy, current_policy
+from jaxsolve.solvers import average_policy, current_policy, reported_kind
 from jaxsolve.tree import GameTree
 
 FROM_TABLE_DEFAULTS = ("uniform", "error")
@@ -193,15 +193,18 @@ def threshold(tree: GameTree, policy: jax.Array, tau: float) -> jax.Array:
 FINAL_KINDS = ("average", "current", "threshold", "purify")
 
 
-def final_policy(tree: GameTree, state: CFRState | MCCFRState, kind: str = "average",
-                 tau: float | None = None, solver: Solver | None = None) -> jax.Array:
+def final_policy(tree: GameTree, state: CFRState | MCCFRState | MMDState,
+                 kind: str | None = None, tau: float | None = None,
+                 solver: Solver | None = None) -> jax.Array:
     """The strategy to report from a solver state, derived from the training iterates in
     one of four ways (the strategy reported may differ from the one training plays):
 
       "average"    the average strategy (`average_policy`), what CFR's guarantee is for;
       "current"    the last iterate, regret matching of the regrets (`current_policy`,
                    which for predictive CFR+ also counts the prediction; pass the
-                   `solver` of a `cfr_variant` with its own rule, to get that rule's);
+                   `solver` of a `cfr_variant` with its own rule, to get that rule's),
+                   or the policy of magnetic mirror descent (`mmd`), what its
+                   guarantee is for;
       "threshold"  the average with probabilities below `tau` set to zero and rows
                    renormalised (`threshold`; needs tau in [0, 1));
       "purify"     the average's most likely action per infoset, ties to the lowest
@@ -210,7 +213,9 @@ def final_policy(tree: GameTree, state: CFRState | MCCFRState, kind: str = "aver
     Args:
       tree: the compiled game.
       state: any solver state with CFRState's fields (CFRState, MCCFRState).
-      kind: one of the four above; static under jit.
+      kind: one of the four above; static under jit. None (the default): the one
+        that converges (`jaxsolve.solvers.reported_kind`): "current" for a
+        last-iterate solver or its `MMDState`, else "average".
       tau: the cut-off of "threshold"; static under jit.
       solver: the solver, for "current" with a `cfr_variant` of its own rule.
 
@@ -221,6 +226,8 @@ def final_policy(tree: GameTree, state: CFRState | MCCFRState, kind: str = "aver
       ValueError: an unknown kind, a threshold without tau or with tau outside
         `[0, 1)`, or a tau given to another kind.
     """
+    if kind is None:
+        kind = reported_kind(solver, state)
     if kind not in FINAL_KINDS:
         raise ArgumentError(f"final_policy: unknown final policy kind {kind!r}; expected one "
                             f"of {', '.join(FINAL_KINDS)}")

@@ -4,7 +4,8 @@
 CFR+ need to reach 1e-3 here?", or wanting a solve to stop as soon as it is good
 enough, would otherwise call `run` in chunks from Python and evaluate between them.
 `run_until` does that inside one `lax.while_loop`: blocks of `check_every`
-iterations, the exact exploitability of the average policy after each block, a stop
+iterations, the exact exploitability of the average policy (of the current one, for
+a last-iterate solver) after each block, a stop
 at the first block that reaches `target`. Under `jax.vmap` over a sweep's batch each
 game stops on its own (JAX's batched while loop freezes the games that are done while
 the others go on), so `iterations` answers the question for every point at once.
@@ -29,7 +30,8 @@ import jax.numpy as jnp
 from jaxsolve import base, validate
 from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.evaluate import exploitability
-from jaxsolve.solvers import Solver, average_policy, check_solver, count_argument, loop_steps
+from jaxsolve.solvers import (Solver, average_policy, check_solver, count_argument,
+                              current_policy, loop_steps)
 from jaxsolve.tree import GameTree
 
 DEFAULT_CHECK_EVERY = 10  # an evaluation costs about what a few CFR iterations cost
@@ -109,7 +111,8 @@ class Stopped(NamedTuple):
         (with the default fixed schedule, a multiple of `check_every`), unless
         `max_iterations` cut the last block short, and 0 when the state given was
         already at the target.
-      exploitability: `[]` the exploitability of `state`'s average policy; at most
+      exploitability: `[]` the exploitability of `state`'s average policy (current
+        policy, for a last-iterate solver); at most
         `target` unless the loop ran out of iterations.
     """
 
@@ -123,8 +126,9 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
               check_every: int | jax.Array = DEFAULT_CHECK_EVERY,
               check_growth_percent: int | jax.Array = 0) -> Stopped:
     """Steps in blocks of `check_every` (or blocks growing with the run) until the
-    average policy's exploitability is at most `target`, or `max_iterations` steps have
-    run; one compiled loop.
+    average policy's exploitability (the current policy's, for a last-iterate solver
+    such as `mmd`) is at most `target`, or `max_iterations` steps have run; one
+    compiled loop.
 
     Compiled once per solver and tree shape, as `run` is (inlined inside your own `jit`
     or `vmap`).
@@ -133,7 +137,9 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
     unchanged after one evaluation. The blocks are `jaxsolve.run`'s iterations: the
     state at the stop equals `run(solver, tree, state, stopped.iterations)`. Every
     evaluation is `exploitability(tree, average_policy(tree, state))` (the solver's state
-    needs an `[I, A]` field `average`, as every built-in's has). In float32 the
+    needs an `[I, A]` field `average`, as every built-in's but `mmd`'s has), or for a
+    solver whose `last_iterate` is True `exploitability(tree, current_policy(tree,
+    state, solver))`. In float32 the
     exploitability of a converged policy is rounding noise of about 1e-7 times the
     payoffs' size, so a target below that runs to `max_iterations`.
 
@@ -170,7 +176,8 @@ def run_until(solver: Solver, tree: GameTree, state: Any, target: float | jax.Ar
     where = "run_until"
     solver = check_solver(solver, where)
     tree_arguments.game_tree(tree, where)
-    base.state_of(solver, tree, state, where, needs=("average",))
+    base.state_of(solver, tree, state, where,
+                  needs=() if solver.last_iterate else ("average",))
     for name, value, rule in (
             ("target", target, validate.number_rule(0)),
             ("max_iterations", max_iterations, validate.ITERATIONS_RULE),
@@ -193,7 +200,9 @@ def _run_until(solver: Solver, tree: GameTree, state, target, max_iterations,
     first = jnp.zeros((), jnp.int32) if counted is None else jnp.asarray(counted, jnp.int32)
 
     def evaluate(s):
-        return exploitability(tree, average_policy(tree, s))
+        policy = (current_policy(tree, s, solver) if solver.last_iterate
+                  else average_policy(tree, s))
+        return exploitability(tree, policy)
 
     def unfinished(carry):
         _, done, gap = carry

@@ -1,8 +1,9 @@
-"""The CFR family's update rules, written once and shared by the full-width kernel
+"""The update rules, written once and shared by the full-width kernel
 (`jaxsolve.kernel`, on each player's packed sequences or on padded `[I, A]` rows)
 and the sampling solvers (`jaxsolve.sampling`): regret matching, instantaneous and
-accumulated regrets, and the average strategy's compensated sum and its rescaling
-(see `jaxsolve.solvers` for why float32 needs both).
+accumulated regrets, the average strategy's compensated sum and its rescaling (see
+`jaxsolve.solvers` for why float32 needs both), and the last-iterate update of
+magnetic mirror descent.
 
 A rule sees an infoset's entries through `Rows`: elementwise arithmetic on the
 entries, and `rows.total(x)` / `rows.max(x)` / `rows.uniform(dtype)` for what
@@ -324,3 +325,61 @@ def rescale_average(average: jax.Array, carry: jax.Array, total_weight: jax.Arra
     """
     factor = rescale_factor(total_weight)
     return average * factor, carry * factor, total_weight * factor, weight_scale * factor
+
+
+def magnetic_mirror_descent(policy: jax.Array, magnet: jax.Array, values: jax.Array,
+                            reach: jax.Array, rows: Rows, *, temperature: jax.Array,
+                            learning_rate: jax.Array, magnet_learning_rate: jax.Array,
+                            floor: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One step of magnetic mirror descent at every infoset, in behavioural form with
+    Q-value feedback (Sokota et al., ICLR 2023), as the authors' code does it.
+
+    With Q = values / reach (the expected payoff of each action given that the
+    infoset is reached), eta the learning rate, tau the temperature and mu the
+    magnet learning rate:
+
+        e = (log pi + eta * tau * log mag + eta * Q) / (1 + eta * tau)
+        pi' = project(exp(e - max e))
+        mag' = project(mag^(1 - mu) * pi'^mu)
+
+    where project(x) = max(x, floor) / sum(max(x, floor)) over the legal actions.
+    The floor applies to exp(e - max e), whose largest entry is 1, so it bounds each
+    probability below by about floor / A, and log pi stays finite. An infoset with
+    `reach` 0 (never reached by chance and the other players) has no Q: its policy
+    and magnet are kept.
+
+    Args:
+      policy: the current policy: one player's packed entries `[S]`, or `[..., I, A]`
+        (0 at illegal actions).
+      magnet: the magnet, likewise.
+      values: the counterfactual values of the policy's entries (payoffs weighted by
+        chance's and the other players' reach), likewise.
+      reach: chance's and the other players' probability of reaching each entry's
+        infoset, likewise (broadcasting against `values`).
+      rows: their `Rows`.
+      temperature: `[]` tau >= 0, how strongly the magnet pulls.
+      learning_rate: `[]` eta > 0, the step size.
+      magnet_learning_rate: `[]` mu in [0, 1], how far the magnet moves towards the new
+        policy.
+      floor: `[]` the least unnormalised weight of an action, >= 0.
+
+    Returns:
+      (policy, magnet) after the step, shaped like `policy`, 0 at illegal actions.
+    """
+    legal = rows.restrict(jnp.ones_like(policy)) > 0
+
+    def log(x):  # illegal entries are 0 and are dropped below
+        return jnp.log(jnp.where(legal, x, 1.0))
+
+    def project(x):
+        x = rows.restrict(jnp.maximum(x, floor))
+        return x / rows.total(x)
+
+    seen = reach > 0
+    q = values / jnp.where(seen, reach, 1.0)
+    pull = learning_rate * temperature
+    energy = (log(policy) + pull * log(magnet) + learning_rate * q) / (1 + pull)
+    new_policy = project(rows.restrict(jnp.exp(energy - rows.max(energy))))
+    new_magnet = project(magnet**(1 - magnet_learning_rate)
+                         * new_policy**magnet_learning_rate)
+    return jnp.where(seen, new_policy, policy), jnp.where(seen, new_magnet, magnet)

@@ -4,7 +4,8 @@ For each (solver, game), full-width and sampling solvers alike: the state is a p
 iterations the average and current policies are distributions over the legal
 actions; the iteration counter advances; runs are deterministic and a run continued
 from its state equals one run of the total count; and in two-player
-zero-sum games the average policy's exploitability is below 0.6 of the uniform one's
+zero-sum games the exploitability of the policy that converges (the average; the
+current policy of a last-iterate solver, `mmd`) is below 0.6 of the uniform one's
 (where uniform is not already an equilibrium), in the others (general-sum, three
 players) its NashConv below 0.2 of the uniform one's.
 """
@@ -64,14 +65,16 @@ def test_solver_contract(algo, game):
     solver = jaxsolve.SOLVERS[algo](batch_size=256) if sampled else jaxsolve.SOLVERS[algo]()
     state = solver.init(tree)
     shape = (tree.sizes.num_infosets, tree.sizes.num_actions)
-    assert all(np.shape(x) == shape for x in (state.regrets, state.average, state.prediction))
+    rows = (("policy", "magnet") if solver.last_iterate
+            else ("regrets", "average", "prediction"))
+    assert all(np.shape(getattr(state, field)) == shape for field in rows)
     assert int(state.iteration) == 0
     _assert_distribution(tree, jaxsolve.current_policy(tree, state))  # uniform at first
 
     state = RUN(solver, tree, state, ITERS)
     assert int(state.iteration) == ITERS
     assert all(np.all(np.isfinite(x)) for x in jax.tree_util.tree_leaves(state))
-    average = jaxsolve.average_policy(tree, state)
+    average = jaxsolve.final_policy(tree, state, solver=solver)  # the one that converges
     _assert_distribution(tree, average)
     _assert_distribution(tree, jaxsolve.current_policy(tree, state))
 
@@ -92,7 +95,9 @@ def test_solver_contract(algo, game):
             # that). Measured at 40 iterations (batch 256 for the samplers): at most 0.46
             # of uniform (os-mccfr on Leduc), 0.35 for full-width solvers (cfr on
             # maneuver_detection), most below 0.1.
-            assert got < 0.6 * uniform
+            # A last iterate moves less at first: mmd's default step (0.1) is at most
+            # 0.82 of uniform at 40 iterations (orbital_pursuit_evasion; 0.0045 at 200).
+            assert got < (0.9 if solver.last_iterate else 0.6) * uniform
     else:
         # Not two-player zero-sum (conjunction, 3-player Kuhn): CFR need not converge
         # to a Nash equilibrium there, so the check is a measured rate, on NashConv
@@ -103,7 +108,9 @@ def test_solver_contract(algo, game):
         # that never moved from uniform scores 1.
         uniform = float(NASH_CONV(tree, jaxsolve.uniform_policy(tree)))
         got = float(NASH_CONV(tree, average))
-        assert uniform > 0 and got < 0.2 * uniform
+        # mmd's last iterate, at its default step: 0.24 (3-player Kuhn), 0.013
+        # (conjunction).
+        assert uniform > 0 and got < (0.3 if solver.last_iterate else 0.2) * uniform
 
 
 @pytest.mark.parametrize("algo", ["cfr+", "lcfr", "dcfr", "pcfr+"])

@@ -132,6 +132,19 @@ SCRIPT = textwrap.dedent("""
     tree_check("leduc_tree", leduc, jaxsolve.cfr_plus(), 50, one_device=True)
     # infosets of one depth with 1 to 6 legal actions: run's packed loop on shards
     tree_check("liars_tree", jaxsolve.builders.liars_dice((1, 1), 3), jaxsolve.cfr_plus(), 30)
+    # magnetic mirror descent: its MMDState on a terminal-split tree and over a batch
+    mmd = jaxsolve.mmd()
+    ref = run(mmd, leduc, mmd.init(leduc), 30)
+    on_shards = distributed.run_sharded(mmd, distributed.shard_tree(leduc), mmd.init(leduc), 30)
+    states = distributed.solve_batch(mmd, batch, axes, 20)
+    plain = jax.jit(jax.vmap(lambda t: jaxsolve.run(mmd, t, mmd.init(t), 20),
+                             in_axes=(axes,)))(batch)
+    plain_expl = jax.vmap(lambda t, s: jaxsolve.exploitability(t, s.policy),
+                          in_axes=(axes, 0))(batch, plain)
+    out["mmd"] = {"tree": diff(on_shards.policy, ref.policy) + diff(on_shards.magnet, ref.magnet),
+                  "batch": diff(states.policy, plain.policy),
+                  "exploitability": diff(distributed.exploitability_batch(batch, axes, states),
+                                         plain_expl)}
     try:  # a policy that is no distribution: traced inside the sharded jit, checked before
         distributed.exploitability_sharded(distributed.shard_tree(kuhn), np.ones((12, 2)))
         out["bad_policy"] = "accepted"
@@ -235,6 +248,11 @@ def test_sharded_tree_equals_unsharded(results, name, tol):
     assert r["nash_conv"][0] == pytest.approx(r["nash_conv"][1], abs=1e-12)
     assert r["exploitability"][0] == pytest.approx(r["exploitability"][1], abs=1e-12)
     assert r["psum"]  # the cross-device sum is an explicit collective
+
+
+def test_mmd_runs_on_a_split_tree_and_over_a_batch(results):
+    """Magnetic mirror descent's reach sums take the same psum as its values."""
+    assert all(v < 1e-12 for v in results["mmd"].values()), results["mmd"]
 
 
 def test_tree_terminals_are_split_and_padded(results):

@@ -12,7 +12,8 @@
 `solve` compiles the game once, puts the tree on the default device and runs the
 solver in chunks through one jitted `jaxsolve.run` (the iteration count is traced,
 so chunks of any size share one compilation), evaluating the exact exploitability of
-the average policy after each chunk and checkpointing. A chunk is `--eval-every`
+the average policy (of the current policy for mmd, whose last iterate converges)
+after each chunk and checkpointing. A chunk is `--eval-every`
 iterations (default: about 50 per run). With `--target EPS` the run stops after the
 first chunk whose exploitability is at most EPS (--iters is then the cap), and the
 chunks grow with the run: every 10 iterations, or every 10% of the iterations done
@@ -23,7 +24,7 @@ checks. The device the solve ran on is printed with the summary. The sampling so
 key `--seed`; their state carries the key, so a resumed run is bit for bit the
 uninterrupted one. `--final` chooses the strategy
 written to strategy.json and evaluated at the end (average, current, threshold or
-purify; see `jaxsolve.policy.final_policy`). Bad input ends in one line on stderr
+purify; see `jaxsolve.policy.final_policy`; by default the policy that converges). Bad input ends in one line on stderr
 and exit code 2; Ctrl-C saves the last completed chunk and exits with 130.
 """
 
@@ -56,7 +57,8 @@ from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.plot import plot_convergence
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched
-from jaxsolve.solvers import SOLVERS, CFRState, Solver, average_policy, run
+from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, current_policy,
+                              reported_kind, run)
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
@@ -72,6 +74,7 @@ FINAL_NAMES = {"average": "average policy", "current": "current policy (last ite
 # solver as a static argument and the iteration count as a traced one.
 _run_jit = jax.jit(run, static_argnums=(0,))
 _average = jax.jit(average_policy)
+_current = jax.jit(current_policy, static_argnums=2)
 _exploitability = jax.jit(exploitability)
 _policy_value = jax.jit(policy_value)
 _best_response_values = jax.jit(best_response_values)
@@ -83,8 +86,12 @@ def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRSt
     return jax.block_until_ready(_run_jit(solver, tree, state, n))
 
 
-def _evaluate(tree: GameTree, state: CFRState) -> float:
-    return float(_exploitability(tree, _average(tree, state)))
+def _evaluate(tree: GameTree, state: CFRState, solver: Solver) -> float:
+    """The exploitability of the policy that converges: the average, or the current
+    policy of a last-iterate solver (`mmd`)."""
+    policy = (_current(tree, state, solver) if solver.last_iterate
+              else _average(tree, state))
+    return float(_exploitability(tree, policy))
 
 
 def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
@@ -151,7 +158,7 @@ def _resume_words(args, out: Path) -> list[str]:
     if args.param:
         words += ["--param", *args.param]
     words += _solver_args.words(args.solver_param)
-    if args.final != "average":
+    if args.final is not None:
         words += ["--final", args.final]
     if args.tau is not None:
         words += ["--tau", repr(args.tau)]
@@ -196,12 +203,12 @@ def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> st
 
 
 def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, args,
-                   params: dict, settings: dict, run_info: dict) -> None:
+                   params: dict, settings: dict, run_info: dict, solver: Solver) -> None:
     """Prints and writes the final policy (`--final`), its value and exploitability,
     the convergence record and its plot. `run_info`: batch and seed of a sampling run."""
     iterations = int(state.iteration)
-    kind, tau = args.final, _final_tau(args)
-    policy = final_policy(tree, state, kind, tau)
+    kind, tau = _final_kind(args, solver), _final_tau(args)
+    policy = final_policy(tree, state, kind, tau, solver)
     values = np.asarray(_policy_value(tree, policy), np.float64)
     expl = float(_exploitability(tree, policy))
     strategy = table(tree, policy)
@@ -221,8 +228,8 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
     print("Value of this strategy: " + ", ".join(f"player {p} = {v:+.6f}"
                                                   for p, v in enumerate(values)))
     print(f"Exploitability: {expl:.6g}")
-    if kind != "average":
-        average_expl = _evaluate(tree, state)
+    if kind != reported_kind(solver):  # here: of the average, what the record tracks
+        average_expl = _evaluate(tree, state, solver)
         result["average_exploitability"] = average_expl
         print(f"Exploitability of the average policy: {average_expl:.6g} (for comparison)")
     if run_info:  # a sampling solver: how much of the tree its samples visited
@@ -245,7 +252,8 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         result["best_response_gains"] = gains.tolist()
         print(f"NashConv: {gains.sum():.6g} (best-response gains: "
               + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
-    result.update(_report_target(args.target, history, iterations, _schedule(args)))
+    result.update(_report_target(args.target, history, iterations, _schedule(args),
+                                 reported_kind(solver)))
     device = device_text(_tree_device(tree))
     result["device"], result["jax"] = device, jax.__version__
     print(f"Solved on device {device} with JAX {jax.__version__}")
@@ -272,16 +280,17 @@ def _tree_device(tree: GameTree):
 
 
 def _target_reached(target: float | None, history: list) -> bool:
-    """Whether `--target` is given and the last evaluation (the average policy's
-    exploitability) is at most it."""
+    """Whether `--target` is given and the last evaluation (the exploitability of the
+    policy that converges) is at most it."""
     return (target is not None and bool(history)
             and history[-1]["exploitability"] <= target)
 
 
 def _report_target(target: float | None, history: list, iterations: int,
-                   plan: Schedule) -> dict:
+                   plan: Schedule, kind: str) -> dict:
     """Prints whether `--target` was reached, when the run checked and its last
-    checks; returns its part of strategy.json."""
+    checks; returns its part of strategy.json. `kind`: the policy the checks
+    evaluate, "average" or "current"."""
     if target is None:
         return {}
     reached = _target_reached(target, history)
@@ -290,10 +299,10 @@ def _report_target(target: float | None, history: list, iterations: int,
         # A resumed run can be past the target already: name where the record first met it.
         first = next(r["iteration"] for r in history if r["exploitability"] <= target)
         since = "" if first == iterations else f" (first met at iteration {first})"
-        print(f"Target reached: the average policy's exploitability {last:.6g} <= {target:g} "
+        print(f"Target reached: the {kind} policy's exploitability {last:.6g} <= {target:g} "
               f"at iteration {iterations}{since}")
     else:
-        print(f"Target NOT reached: the average policy's exploitability is {last:.6g} > "
+        print(f"Target NOT reached: the {kind} policy's exploitability is {last:.6g} > "
               f"{target:g} after {iterations} iterations (the --iters cap); raise --iters "
               "and --resume to go on")
     if history:
@@ -302,12 +311,25 @@ def _report_target(target: float | None, history: list, iterations: int,
     return {"target": target, "target_reached": reached, **plan.record()}
 
 
+def _final_kind(args, solver: Solver) -> str:
+    """--final as it applies: the policy that converges unless given; a kind derived
+    from the average is refused for a solver that keeps none (`mmd`)."""
+    if args.final is None:
+        return reported_kind(solver)
+    if solver.last_iterate and args.final != "current":
+        raise CLIError(f"--final {args.final} needs an average policy; --algo {args.algo} "
+                       "keeps none: its current policy converges (--final current, the "
+                       "default)")
+    return args.final
+
+
 def _final_tau(args) -> float | None:
     """--tau as it applies: DEFAULT_TAU for --final threshold unless given; None for
     the other kinds (where giving --tau is an error)."""
     if args.final != "threshold":
         if args.tau is not None:
-            raise CLIError(f"--tau applies to --final threshold only, not --final {args.final}")
+            given = f", not --final {args.final}" if args.final else ""
+            raise CLIError(f"--tau applies to --final threshold only{given}")
         return None
     return DEFAULT_TAU if args.tau is None else args.tau
 
@@ -352,6 +374,7 @@ def cmd_solve(args) -> int:
     seed = args.seed if args.seed is not None else 0
     run_info = {"batch": batch, "seed": seed} if sampling else {}
     solver = _solver_args.make(args.algo, settings, batch)  # bad values fail before the walk
+    _final_kind(args, solver)  # and a --final the solver cannot give
     tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes,
                      max_depth=args.max_depth)
     out = Path(args.out) if args.out else default_out(args.game, params, args.algo)
@@ -399,7 +422,7 @@ def cmd_solve(args) -> int:
                 state, history, it = run.state
                 n = min(args.iters, it + plan.gap(it)) - it
                 new_state = _run_chunk(solver, tree, state, n)
-                expl = _evaluate(tree, new_state)
+                expl = _evaluate(tree, new_state, solver)
                 record = {"iteration": it + n, "exploitability": expl,
                           "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
                 if sampling:
@@ -417,7 +440,7 @@ def cmd_solve(args) -> int:
             return stop("", "before the first chunk completed")
         return stop("", f"at iteration {it}", path=ckpt, resume=_resume_words(args, out))
     try:
-        _write_results(out, tree, state, history, args, params, settings, run_info)
+        _write_results(out, tree, state, history, args, params, settings, run_info, solver)
     except OSError as e:
         raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     return EXIT_OK
@@ -439,7 +462,9 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                        help="solver (default: cfr+): cfr updates both players each "
                        "iteration, cfr-alt alternates them (OpenSpiel's CFRSolver); cfr+, "
                        "lcfr, dcfr (1.5, 0, 2), pcfr+, dcfr+, pdcfr+ and sapcfr+ alternate; "
-                       "os-mccfr and es-mccfr sample (outcome and external sampling)")
+                       "mmd (magnetic mirror descent) updates both at once and its current "
+                       "policy converges; os-mccfr and es-mccfr sample (outcome and "
+                       "external sampling)")
     solve.add_argument("--iters", "--iter", dest="iters", type=positive_int, default=1000,
                        metavar="N", help="total iterations (default: 1000); for the "
                        "sampling solvers one iteration is --batch samples per player")
@@ -451,11 +476,12 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                        help="PRNG seed of the sampling solvers, used as "
                        "jax.random.PRNGKey(S) (default: 0); ignored, with a note, for the "
                        "full-width solvers")
-    solve.add_argument("--final", choices=FINAL_KINDS, default="average",
+    solve.add_argument("--final", choices=FINAL_KINDS, default=None,
                        help="strategy written to strategy.json and evaluated at the end: "
-                       "the average policy (default), the current one (last iterate), the "
-                       "average thresholded at --tau, or the average purified to its most "
-                       "likely actions; the convergence record always tracks the average")
+                       "the average policy (default; for mmd the current one, its only "
+                       "choice), the current one (last iterate), the average thresholded "
+                       "at --tau, or the average purified to its most likely actions; the "
+                       "convergence record tracks the average (mmd: the current policy)")
     solve.add_argument("--tau", type=_probability, default=None, metavar="TAU",
                        help=f"--final threshold drops probabilities below TAU and "
                        f"renormalises (default: {DEFAULT_TAU}); an error with other --final")
@@ -465,6 +491,7 @@ def add_subparser(subparsers) -> argparse.ArgumentParser:
                        f"run; with --target, {SCHEDULE_HELP})")
     solve.add_argument("--target", type=nonnegative_real, default=None, metavar="EPS",
                        help="stop at the first evaluation at which the average policy's "
+                       "(mmd: the current policy's) "
                        "exploitability (NashConv / number of players, OpenSpiel's) is at "
                        f"most EPS; --iters is then the cap. Checked {SCHEDULE_HELP} (the "
                        "checks cost at most a tenth of the run), unless --eval-every is given")

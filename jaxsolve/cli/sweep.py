@@ -52,8 +52,8 @@ from jaxsolve.compile import compile_game
 from jaxsolve.errors import GameError, one_line
 from jaxsolve.evaluate import exploitability, policy_value
 from jaxsolve.plot import plot_sweep
-from jaxsolve.policy import table
-from jaxsolve.solvers import SOLVERS, average_policy, run
+from jaxsolve.policy import final_policy, table
+from jaxsolve.solvers import SOLVERS, run
 from jaxsolve.stopping import run_until
 from jaxsolve.sampling import SAMPLING_SOLVERS
 
@@ -134,11 +134,12 @@ def _run_until(solver, batch, states, target, iterations, check_every, growth_pe
                                            growth_percent))(batch, states)
 
 
-@jax.jit
-def _results(batch, states):
-    """Every game's average policy [B, I, A], values [B, P] and exploitability [B]."""
+@functools.partial(jax.jit, static_argnums=0)
+def _results(solver, batch, states):
+    """Every game's policy that converges (the average; the current one for `mmd`)
+    [B, I, A], values [B, P] and exploitability [B]."""
     def one(tree, state):
-        policy = average_policy(tree, state)
+        policy = final_policy(tree, state, solver=solver)
         return policy, policy_value(tree, policy), exploitability(tree, policy)
     return jax.vmap(one)(batch, states)
 
@@ -175,7 +176,7 @@ def _solve_group(solver, batch, args, plan: Schedule | None, bar) -> tuple:
                 bar.refresh()
                 break
     states, ran, _ = run.state
-    return (*jax.device_get(_results(batch, states)), ran, run.interrupted)
+    return (*jax.device_get(_results(solver, batch, states)), ran, run.interrupted)
 
 
 def _label(value) -> str:

@@ -266,6 +266,8 @@ def bad_npz(tmp_path):
     (["solve", "kuhn_poker", "--tau", "0.1"], "--tau applies to --final threshold only"),
     (["solve", "kuhn_poker", "--final", "threshold", "--tau", "1"], "--tau"),
     (["solve", "kuhn_poker", "--final", "mode"], "--final"),
+    (["solve", "kuhn_poker", "--algo", "mmd", "--final", "average"],
+     "--algo mmd keeps none: its current policy converges"),
     (["solve", "kuhn_poker", "--algo", "os-mccfr", "--batch", "0"], "--batch"),
     (["solve", "kuhn_poker", "--algo", "es-mccfr", "--seed", "-1"], "--seed"),
     (["frobnicate"], "invalid choice"),
@@ -433,6 +435,31 @@ def test_final_threshold_defaults_tau_and_current_is_the_last_iterate(tmp_path):
     state = final_state(tmp_path / "c")
     policy = jaxsolve.from_table(tree, strategy_of(tmp_path / "c")["strategy"])
     np.testing.assert_allclose(policy, jaxsolve.current_policy(tree, state), atol=1e-12)
+
+
+
+def test_mmd_reports_and_resumes_its_current_policy(tmp_path, capsys):
+    """A last-iterate solver: the record, the target and the final strategy are its
+    current policy's; its MMDState checkpoints and resumes like any state."""
+    assert solve(tmp_path, "--algo", "mmd", "--iters", "20") == 0
+    assert solve(tmp_path, "--algo", "mmd", "--iters", "40", "--target", "1e-9",
+                 "--resume") == 0
+    printed = capsys.readouterr().out
+    assert "Strategy (current policy (last iterate) of mmd after 40 iterations)" in printed
+    assert "Target NOT reached: the current policy's exploitability" in printed
+    tree = builtin_tree("kuhn_poker")
+    solver = jaxsolve.mmd()
+    state = final_state(tmp_path)
+    assert_same_state(state, RUN(solver, tree, solver.init(tree), 40))
+    result = strategy_of(tmp_path)
+    assert result["final"] == "current" and "average_exploitability" not in result
+    policy = jaxsolve.from_table(tree, result["strategy"], default="error")
+    np.testing.assert_allclose(policy, state.policy, atol=1e-6)
+    expl = float(jaxsolve.exploitability(tree, jaxsolve.current_policy(tree, state)))
+    history = json.loads((tmp_path / solve_command.CONVERGENCE).read_text())
+    assert history[-1]["iteration"] == 40
+    assert history[-1]["exploitability"] == pytest.approx(expl, abs=1e-6)
+    assert result["exploitability"] == pytest.approx(expl, abs=1e-6)
 
 
 
