@@ -74,7 +74,7 @@ class Subgame:
                 f"{self.normalizer:.4g}; {self.tree!r})")
 
 
-def subgame(tree: GameTree, public_state: PublicState, blueprint) -> Subgame:
+def subgame(tree: GameTree, public_state: PublicState, blueprint: jax.Array) -> Subgame:
     """The subtrees of a public state as a game: a chance node deals its histories by
     their reach under `blueprint`.
 
@@ -144,7 +144,7 @@ def subgame(tree: GameTree, public_state: PublicState, blueprint) -> Subgame:
                    reach=reach, normalizer=normalizer)
 
 
-def restrict_policy(policy, subgame: Subgame) -> jax.Array:
+def restrict_policy(policy: jax.Array, subgame: Subgame) -> jax.Array:
     """A full game's policy on the subgame's infosets.
 
     Args:
@@ -164,7 +164,7 @@ def restrict_policy(policy, subgame: Subgame) -> jax.Array:
     return policy[subgame.infosets]
 
 
-def write_back(policy, subgame: Subgame, subgame_policy) -> jax.Array:
+def write_back(policy: jax.Array, subgame: Subgame, subgame_policy: jax.Array) -> jax.Array:
     """A full game's policy with the subgame's infosets played as `subgame_policy`.
 
     The subgame's infosets lie entirely inside its public state's subtrees, so the
