@@ -21,7 +21,7 @@ from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, MMDState, Solver, average_policy, cfr,
                               cfr_plus, cfr_variant, current_policy, dcfr, dcfr_plus, lcfr,
                               mmd, pcfr_plus, pdcfr_plus, regret_matching, run, sapcfr_plus)
-from jaxsolve import abstraction, builders, distributed, env, sampling, sequences
+from jaxsolve import abstraction, builders, distributed, env, sampling, sequences, subgames
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
@@ -35,6 +35,8 @@ from jaxsolve.exact import Equilibrium, solve_exact
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
 from jaxsolve.protocol import CHANCE, SIMULTANEOUS, TERMINAL
 from jaxsolve.stopping import Stopped, run_until
+from jaxsolve.subgames import (PublicState, PublicStates, Subgame, public_states,
+                               restrict_policy, subgame, write_back)
 from jaxsolve.tree import GameTree, KernelLayout, SlotCosts, TreeNames, TreeSizes
 from jaxsolve.updates import Rows
 
@@ -45,7 +47,9 @@ __all__ = [
     "CheckpointError", "Equilibrium", "JaxsolveError", "LargeGameWarning", "MissingDependency",
     "CFRState", "MCCFRState", "MMDState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
-    "abstraction", "builders", "distributed", "sampling", "sequences",
+    "abstraction", "builders", "distributed", "sampling", "sequences", "subgames",
+    "PublicState", "PublicStates", "Subgame", "public_states", "restrict_policy", "subgame",
+    "write_back",
     "ImperfectRecallWarning", "KernelLayout", "SlotCosts", "Solver", "Stopped", "TreeNames",
     "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",

@@ -38,6 +38,7 @@ MODULES = [
     "jaxsolve.rules", "jaxsolve.assemble", "jaxsolve.builders", "jaxsolve.builders.assemble",
     "jaxsolve.builders.battleship", "jaxsolve.builders.goofspiel",
     "jaxsolve.builders.liars_dice", "jaxsolve.alphazero.train", "jaxsolve.alphazero.checks",
+    "jaxsolve.subgames", "jaxsolve.subgames.public", "jaxsolve.subgames.subtree",
 ]
 
 # Float output is rounded in the examples; ELLIPSIS for what varies (lists of names).

@@ -58,8 +58,10 @@ LAYERS = [
      "sampling._estimate", "sampling._iteration", "sampling._solvers", "sampling"],
     # the solvers: the full-width CFR family, SOLVERS (every built-in by name), run
     ["solvers"],
-    # what works on a tree and a solver state; the exact LP (SciPy loads when it runs)
-    ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint", "exact"],
+    # what works on a tree and a solver state; the exact LP (SciPy loads when it runs);
+    # public states and subgames cut out as trees of their own
+    ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint", "exact",
+     "subgames.public", "subgames.subtree", "subgames"],
     # sharding (its mesh axis passed explicitly), OpenSpiel interop
     ["distributed", "openspiel"],
     # the public API: `import jaxsolve`

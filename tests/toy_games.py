@@ -81,3 +81,11 @@ def matching_pennies():
     p1 = lambda: decision(1, "p1", leaf(1, -1), leaf(-1, 1))  # noqa: E731
     p1b = lambda: decision(1, "p1", leaf(-1, 1), leaf(1, -1))  # noqa: E731
     return SpecGame(decision(0, "p0", p1(), p1b()), name="matching_pennies")
+
+
+def spread_infoset_game():
+    """Player 1's infoset "x" has one history at depth 1 (chance's outcome 0 leads to
+    it) and one at depth 2 (outcome 1 lets player 0 move first): infosets that do not
+    count the moves."""
+    x = lambda: decision(1, "x", leaf(1, -1), leaf(-1, 1))  # noqa: E731
+    return SpecGame(chance((0.5, x()), (0.5, decision(0, "a", x(), leaf(0, 0)))))
