@@ -26,8 +26,9 @@ from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import (ArgumentError, ArgumentTypeError, CheckpointError, GameError,
-                             ImperfectRecallWarning, JaxsolveError)
+from jaxsolve.errors import (ArgumentError, ArgumentTypeError, CheckpointError,
+                             DistributedError, GameError, ImperfectRecallWarning,
+                             JaxsolveError)
 from jaxsolve.evaluate import (best_response, best_response_values, counterfactual_values,
                                exploitability, nash_conv, policy_value, uniform_policy)
 from jaxsolve.policy import final_policy, from_table, purify, table, threshold
@@ -40,7 +41,7 @@ __version__ = "0.2.0"  # the package's version too (pyproject.toml reads it)
 
 __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
-    "CheckpointError", "JaxsolveError",
+    "CheckpointError", "DistributedError", "JaxsolveError",
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
     "abstraction", "builders", "distributed", "sampling", "sequences",

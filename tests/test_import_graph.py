@@ -60,8 +60,9 @@ LAYERS = [
     ["solvers"],
     # what works on a tree and a solver state
     ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint"],
-    # sharding (its mesh axis passed explicitly), OpenSpiel interop
-    ["distributed", "openspiel"],
+    # several processes as one run, sharding (its mesh axis passed explicitly),
+    # OpenSpiel interop
+    ["processes", "distributed", "openspiel"],
     # the public API: `import jaxsolve`
     ["__init__"],
     # plots (matplotlib loads when one is drawn)
