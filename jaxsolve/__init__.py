@@ -21,7 +21,7 @@ from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, cfr, cfr_plus,
                               cfr_variant, current_policy, dcfr, dcfr_plus, lcfr, pcfr_plus,
                               pdcfr_plus, regret_matching, run, sapcfr_plus)
-from jaxsolve import abstraction, builders, distributed, env, sampling, sequences
+from jaxsolve import abstraction, builders, distributed, env, processes, sampling, sequences
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
@@ -44,7 +44,7 @@ __all__ = [
     "CheckpointError", "DistributedError", "JaxsolveError",
     "CFRState", "MCCFRState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
-    "abstraction", "builders", "distributed", "sampling", "sequences",
+    "abstraction", "builders", "distributed", "processes", "sampling", "sequences",
     "ImperfectRecallWarning", "KernelLayout", "SlotCosts", "Solver", "Stopped", "TreeNames",
     "TreeSizes", "average_policy",
     "best_response", "best_response_values", "cfr", "cfr_plus", "cfr_variant", "check_game", "compile_game",

@@ -76,11 +76,11 @@ LAYERS = [
     ["alphazero", "alphazero.checks", "alphazero.network", "alphazero.exact",
      "alphazero.selfplay", "alphazero.train", "alphazero.evaluate"],
     # the command line: shared errors and options, output, the run of a long command,
-    # GAME specs, solver settings, the check schedule, one module per command, the
-    # parser and main
+    # GAME specs, solver settings, the check schedule, where `solve` runs, one module
+    # per command, the parser and main; the launcher of local processes
     ["cli._base", "cli._output", "cli._pipe", "cli._run", "cli._game_spec",
-     "cli._solver_args", "cli._checks", "cli.games", "cli.check", "cli.solve", "cli.sweep",
-     "cli.pursuit", "cli", "__main__"],
+     "cli._solver_args", "cli._checks", "cli._placement", "cli.games", "cli.check",
+     "cli.solve", "cli.sweep", "cli.pursuit", "cli", "__main__", "launch"],
 ]
 
 # Third-party packages a function may import: optional (OpenSpiel) or heavy at import.

@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jaxsolve import processes
+from jaxsolve.errors import ArgumentError
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240  # seconds for a launch: a hang fails the test instead of blocking CI
 
@@ -205,3 +208,59 @@ def test_a_tree_that_differs_between_processes_is_refused_on_every_process(runs)
         message = runs[label][1]["differs"]
         assert message.startswith("shard_tree: the tree differs between processes: "
                                   "process 1 holds another than process 0's"), message
+
+
+# Joining: what goes wrong ends in bounded time with a DistributedError, reported by
+# the `jaxsolve` program as one line and exit code 1 (it never reaches the solve).
+JOIN_TIMEOUT = 4  # seconds, JAXSOLVE_TIMEOUT
+
+
+def test_joins_that_cannot_succeed_end_in_a_named_error_in_bounded_time(tmp_path):
+    """Three runs at once (their JAX imports overlap): process 1 of 2 whose coordinator
+    never starts; process 0 of 2 whose peer never starts; two processes that disagree
+    on how many they are (0 says 2, 1 says 3: the coordinator of process 0 counts 2,
+    so both join, compare and fail together)."""
+    solve = ["-m", "jaxsolve", "solve", "kuhn_poker", "--quiet", "--out", str(tmp_path)]
+
+    def one(process_id, num_processes, coordinator):
+        return start(solve, JAXSOLVE_COORDINATOR=coordinator,
+                     JAXSOLVE_NUM_PROCESSES=str(num_processes),
+                     JAXSOLVE_PROCESS_ID=str(process_id), JAXSOLVE_TIMEOUT=str(JOIN_TIMEOUT))
+
+    alone = f"127.0.0.1:{free_port()}"  # nobody serves it
+    waiting = f"127.0.0.1:{free_port()}"
+    disagree = f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    procs = [one(1, 2, alone), one(0, 2, waiting), one(0, 2, disagree), one(1, 3, disagree)]
+    done = finish(procs, timeout=120)
+    assert time.monotonic() - began < 120
+    errors = [err.strip().splitlines()[-1] if err.strip() else "" for _, _, err in done]
+    assert [code for code, _, _ in done] == [1, 1, 1, 1], errors
+    assert errors[0].startswith(f"jaxsolve: error: process 1 of 2: cannot reach the "
+                                f"coordinator at {alone} (process 0) within the timeout ")
+    assert errors[1] == (f"jaxsolve: error: process 0 of 2: waited {JOIN_TIMEOUT} s as the "
+                         f"coordinator for every process of the run at {waiting} to join, "
+                         "and not all did; start all 2 processes, each with the same number "
+                         "of processes and its own process id")
+    for label, message in (("0 of 2", errors[2]), ("1 of 3", errors[3])):
+        assert message == (f"jaxsolve: error: process {label}: the processes disagree on how "
+                           "many they are (process 0 says 2, process 1 says 3; the coordinator "
+                           "counts 2); start every process with the same number of processes")
+
+
+def test_settings_come_from_the_environment():
+    assert processes.from_environment({}) is None
+    assert processes.from_environment({"JAXSOLVE_NUM_PROCESSES": "4",
+                                       "JAXSOLVE_COORDINATOR": "10.0.0.1:1234",
+                                       "JAXSOLVE_PROCESS_ID": "3"}) == (
+        "10.0.0.1:1234", 4, 3, processes.DEFAULT_TIMEOUT)
+    # Unset ones are left to JAX's detection (SLURM, Open MPI, Cloud TPU).
+    assert processes.from_environment({"JAXSOLVE_NUM_PROCESSES": "2",
+                                       "JAXSOLVE_TIMEOUT": "30"}) == (None, 2, None, 30.0)
+    for name, value, says in (("JAXSOLVE_NUM_PROCESSES", "two", "expected an integer >= 1"),
+                              ("JAXSOLVE_PROCESS_ID", "-1", "expected an integer >= 0"),
+                              ("JAXSOLVE_TIMEOUT", "0", "expected a number >= 1"),
+                              ("JAXSOLVE_COORDINATOR", "host", "expected the coordinator as "
+                               "host:port")):
+        with pytest.raises(ArgumentError, match=says):
+            processes.from_environment({"JAXSOLVE_NUM_PROCESSES": "2", name: value})
