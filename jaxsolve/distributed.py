@@ -524,6 +524,19 @@ def on_terminal_shards(fn: Callable[..., Any], tree: GameTree, *args: Any,
     return _shard_map(local, mesh, specs, P())(tree, *args)
 
 
+def _replicated(state: Any, mesh: Mesh) -> Any:
+    """`state` with every array replicated over the mesh, as `run_sharded` returns it: a
+    fresh `solver.init` or a loaded checkpoint (on one device, or NumPy) is placed so,
+    and the first call compiles the program that every later call reuses."""
+    whole = NamedSharding(mesh, P())
+
+    def one(x):
+        if isinstance(x, jax.Array) and x.sharding == whole:  # as jit keys its programs
+            return x
+        return _place(np.asarray(x), mesh, P())
+    return jax.tree.map(one, state)
+
+
 @functools.partial(jax.jit, static_argnames=("solver", "mesh"))
 def _run_sharded(tree, state, num_iterations, *, solver, mesh):
     return on_terminal_shards(functools.partial(run, solver), tree, state, num_iterations,
@@ -541,7 +554,9 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations:
 
     The state (`[I, A]` arrays) is replicated on every device, in and out, and
     interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree is
-    a valid start. One psum of `[I*A + 1]` values per player per iteration.
+    a valid start (a state on one device or in NumPy is first placed on every device,
+    so every call runs one compiled program). One psum of `[I*A + 1]` values per player
+    per iteration.
 
     Args:
       solver: a full-width `Solver` (a sampling one is refused).
@@ -569,7 +584,9 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations:
                                      "with solve_batch")
     base.state_of(solver, tree, state, "run_sharded")
     validate.iterations(num_iterations, "run_sharded")
-    return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
+    mesh = _mesh_of(tree, mesh)
+    return _run_sharded(tree, _replicated(state, mesh), num_iterations, solver=solver,
+                        mesh=mesh)
 
 
 def nash_conv_sharded(tree: GameTree, policy: jax.Array, mesh: Mesh | None = None) -> jax.Array:
