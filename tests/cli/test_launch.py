@@ -180,3 +180,19 @@ def test_the_launcher_refuses_a_run_without_a_command(capsys):
         with pytest.raises(SystemExit) as stopped:
             launch.main(argv)
         assert stopped.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_only_full_width_solves_run_across_processes(monkeypatch, capsys, tmp_path):
+    """Refused before joining (nothing waits for the other processes): another command
+    would run once per process, and a sampling solver reads terminals by their ids in
+    the whole tree, which a process holding a slice does not have."""
+    from jaxsolve import cli, processes
+    monkeypatch.setenv("JAXSOLVE_NUM_PROCESSES", "2")
+    assert cli.main(["games"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "jaxsolve: error: only `jaxsolve solve` runs across processes; unset "
+        "JAXSOLVE_NUM_PROCESSES to run `jaxsolve games`")
+    assert solve(tmp_path, "--algo", "os-mccfr") == 2
+    assert ("--algo os-mccfr samples terminals by their ids in the whole tree, so it runs "
+            "in one process") in capsys.readouterr().err
+    assert not processes.joined()
