@@ -21,14 +21,15 @@ from jaxsolve.batch import batch_axes, stack, sweep, unstack
 from jaxsolve.solvers import (SOLVERS, CFRState, MMDState, Solver, average_policy, cfr,
                               cfr_plus, cfr_variant, current_policy, dcfr, dcfr_plus, lcfr,
                               mmd, pcfr_plus, pdcfr_plus, regret_matching, run, sapcfr_plus)
-from jaxsolve import abstraction, builders, distributed, env, sampling, sequences, subgames
+from jaxsolve import (abstraction, builders, distributed, env, processes, sampling, sequences,
+                      subgames)
 from jaxsolve.sampling import (MCCFRState, chance_sampling, external_sampling,
                                outcome_sampling, sampled_cfr)
 from jaxsolve.check import CheckReport, check_game
 from jaxsolve.compile import compile_game
-from jaxsolve.errors import (ArgumentError, ArgumentTypeError, CheckpointError, GameError,
-                             ImperfectRecallWarning, JaxsolveError, LargeGameWarning,
-                             MissingDependency)
+from jaxsolve.errors import (ArgumentError, ArgumentTypeError, CheckpointError,
+                             DistributedError, GameError, ImperfectRecallWarning,
+                             JaxsolveError, LargeGameWarning, MissingDependency)
 from jaxsolve.evaluate import (best_response, best_response_values, counterfactual_values,
                                exploitability, nash_conv, policy_value, uniform_policy)
 from jaxsolve.exact import Equilibrium, solve_exact
@@ -44,10 +45,10 @@ __version__ = "0.2.0"  # the package's version too (pyproject.toml reads it)
 
 __all__ = [
     "CHANCE", "SIMULTANEOUS", "SOLVERS", "TERMINAL", "ArgumentError", "ArgumentTypeError",
-    "CheckpointError", "Equilibrium", "JaxsolveError", "LargeGameWarning", "MissingDependency",
+    "CheckpointError", "DistributedError", "Equilibrium", "JaxsolveError", "LargeGameWarning", "MissingDependency",
     "CFRState", "MCCFRState", "MMDState",
     "chance_sampling", "external_sampling", "outcome_sampling", "sampled_cfr", "CheckReport", "GameError", "GameTree",
-    "abstraction", "builders", "distributed", "sampling", "sequences", "subgames",
+    "abstraction", "builders", "distributed", "processes", "sampling", "sequences", "subgames",
     "PublicState", "PublicStates", "Subgame", "public_states", "restrict_policy", "subgame",
     "write_back",
     "ImperfectRecallWarning", "KernelLayout", "SlotCosts", "Solver", "Stopped", "TreeNames",

@@ -59,24 +59,26 @@ Meshes: by default a 1-D mesh over `jax.devices()` named "batch" or "terminals".
 mesh you pass may have several axes; the batch or terminal axis is split over all of
 them (`P(mesh.axis_names)`) and the psum runs over all of them.
 
-**Several hosts.** Start one Python process per host with the same program, and
-before any other JAX call run `jax.distributed.initialize()` (on Cloud TPU and under
-SLURM or Open MPI it finds the coordinator itself; elsewhere pass
-`coordinator_address="host0:1234", num_processes=N, process_id=i`). `jax.devices()`
-then lists the devices of every host, so the default meshes (or
-`Mesh(np.array(jax.devices()).reshape(hosts, -1), ("hosts", "local"))`) are global.
-Every process compiles the same tree (compilation is deterministic) and calls the
-same functions: `shard_tree` and `shard_batch` build global arrays with
-`jax.make_array_from_callback`, each process placing only its own devices' slices.
-Results of terminal sharding are replicated, so every process can read them
-(`np.asarray`); batch results are split over hosts, and
-`jax.experimental.multihost_utils.process_allgather` collects them.
+**Several processes.** One run may span several processes, one per host or several
+on one host (`jaxsolve.processes`): every process calls `processes.initialize(...)`
+(or `jax.distributed.initialize()`) before any other JAX call, then runs the same
+program. `jax.devices()` then lists the devices of every process, so the default
+meshes (or `Mesh(np.array(jax.devices()).reshape(hosts, -1), ("hosts", "local"))`)
+are global. Every process builds the same tree and makes the same calls:
+`shard_tree` and `shard_batch` build global arrays with
+`jax.make_array_from_callback`, each process placing only its own devices' slices,
+and first compare a digest of the tree across processes (`processes.agree`), so
+processes that built different trees fail with a `DistributedError` instead of
+adding up partial sums of different games. Results of terminal sharding are
+replicated, so every process reads them (`np.asarray`); batch results are split over
+processes, and `gather` collects them onto every process.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 from typing import Any, Callable
 
@@ -86,7 +88,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxsolve import base, validate
+from jax.experimental import multihost_utils
+
+from jaxsolve import base, processes, validate
 from jaxsolve.tree import arguments as tree_arguments
 from jaxsolve.errors import GameError
 from jaxsolve.evaluate import exploitability, nash_conv
@@ -153,6 +157,44 @@ def _pad(x: np.ndarray, dim: int, count: int, fill=None) -> np.ndarray:
     return np.pad(x, widths, constant_values=fill)
 
 
+def _agree_on(where: str, host: dict[str, Any], mesh: Mesh) -> None:
+    """On a mesh that spans several processes, every process must place the same
+    arrays: a digest of `host` (fields to arrays or pytrees of arrays) is compared
+    across processes (`processes.agree`). Nothing is exchanged on one process's mesh."""
+    if len({d.process_index for d in mesh.devices.flat}) < 2:
+        return
+    digest = hashlib.sha256()
+    for field in sorted(host):
+        for leaf in jax.tree_util.tree_leaves(host[field]):
+            array = np.ascontiguousarray(np.asarray(leaf))
+            digest.update(f"{field} {array.dtype} {array.shape};".encode())
+            digest.update(array.tobytes())
+    processes.agree(f"{where}: the tree", digest.digest())
+
+
+def gather(tree: Any) -> Any:
+    """Every array of a pytree as a NumPy array on this process, wherever it lies.
+
+    An array split over the devices of several processes (`solve_batch`'s results on
+    several hosts) is collected from all of them with
+    `jax.experimental.multihost_utils.process_allgather`: a collective, so every
+    process calls `gather` at the same point. Other arrays (on this process's
+    devices, or replicated, as terminal sharding's results are) are read directly.
+
+    Args:
+      tree: a pytree of arrays (a solver state, a `[B]` array of exploitabilities).
+
+    Returns:
+      The same pytree of NumPy arrays, each of its array's global shape.
+    """
+    def one(x):
+        if (isinstance(x, jax.Array) and not x.is_fully_addressable
+                and not x.is_fully_replicated):
+            return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+        return np.asarray(x)
+    return jax.tree.map(one, tree)
+
+
 # ---------------------------------------------------------------------- batch sharding
 def _batch_axes(in_axes) -> dict[str, int | None]:
     """in_axes (0, or a GameTree of 0/None as from `sweep`) -> {field: 0 or None}."""
@@ -205,10 +247,16 @@ def shard_batch(batched_tree: GameTree, in_axes: GameTree | int = 0,
     Returns:
       (placed tree with B padded to B' = a multiple of mesh.size by repeating the
       last element, B). Each device holds B'/mesh.size elements of the batched arrays.
+
+    Raises:
+      GameError: the arrays do not form a batch along `in_axes`.
+      DistributedError: on a mesh over several processes, the batch differs between
+        them.
     """
     mesh = mesh or default_mesh(BATCH_AXIS)
     axes = _batch_axes(in_axes)
     size = _batch_size(batched_tree, axes)
+    _agree_on("shard_batch", {f: getattr(batched_tree, f) for f in axes}, mesh)
     extra = -size % mesh.size
     arrays = {}
     for f, a in axes.items():
@@ -384,6 +432,8 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
 
     Raises:
       GameError: `tree` is a batch.
+      DistributedError: on a mesh over several processes, the tree differs between
+        them (a digest of its arrays is compared).
     """
     mesh = mesh or default_mesh(TERMINAL_AXIS)
     s = tree.sizes
@@ -406,6 +456,7 @@ def shard_tree(tree: GameTree, mesh: Mesh | None = None) -> GameTree:
                                 SlotCosts(scatter_ns=1.0, slot_ns=math.inf))
     else:
         host["layout"] = tree.layout
+    _agree_on("shard_tree", host, mesh)
     specs = _terminal_specs(dataclasses.replace(tree, layout=host["layout"]), mesh)
     arrays = {f: jax.tree_util.tree_map(lambda x, spec: _place(np.asarray(x), mesh, spec),
                                         host[f], getattr(specs, f))
@@ -476,6 +527,19 @@ def on_terminal_shards(fn: Callable[..., Any], tree: GameTree, *args: Any,
     return _shard_map(local, mesh, specs, P())(tree, *args)
 
 
+def _replicated(state: Any, mesh: Mesh) -> Any:
+    """`state` with every array replicated over the mesh, as `run_sharded` returns it: a
+    fresh `solver.init` or a loaded checkpoint (on one device, or NumPy) is placed so,
+    and the first call compiles the program that every later call reuses."""
+    whole = NamedSharding(mesh, P())
+
+    def one(x):
+        if isinstance(x, jax.Array) and x.sharding == whole:  # as jit keys its programs
+            return x
+        return _place(np.asarray(x), mesh, P())
+    return jax.tree.map(one, state)
+
+
 @functools.partial(jax.jit, static_argnames=("solver", "mesh"))
 def _run_sharded(tree, state, num_iterations, *, solver, mesh):
     return on_terminal_shards(functools.partial(run, solver), tree, state, num_iterations,
@@ -493,7 +557,9 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations:
 
     The state (`[I, A]` arrays) is replicated on every device, in and out, and
     interchangeable with the plain tree's: `solver.init(tree)` of the unsharded tree is
-    a valid start. One psum of `[I*A + 1]` values per player per iteration.
+    a valid start (a state on one device or in NumPy is first placed on every device,
+    so every call runs one compiled program). One psum of `[I*A + 1]` values per player
+    per iteration.
 
     Args:
       solver: a full-width `Solver` (a sampling one is refused).
@@ -521,7 +587,9 @@ def run_sharded(solver: Solver, tree: GameTree, state: CFRState, num_iterations:
                                      "with solve_batch")
     base.state_of(solver, tree, state, "run_sharded")
     validate.iterations(num_iterations, "run_sharded")
-    return _run_sharded(tree, state, num_iterations, solver=solver, mesh=_mesh_of(tree, mesh))
+    mesh = _mesh_of(tree, mesh)
+    return _run_sharded(tree, _replicated(state, mesh), num_iterations, solver=solver,
+                        mesh=mesh)
 
 
 def nash_conv_sharded(tree: GameTree, policy: jax.Array, mesh: Mesh | None = None) -> jax.Array:

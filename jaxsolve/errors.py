@@ -15,6 +15,7 @@ always did:
     │   │   └── ArgumentTypeError (also TypeError)
     │   └── CheckpointNotTreeError
     ├── CheckpointError
+    ├── DistributedError
     ├── TooLarge
     └── MissingDependency (also ImportError)
 """
@@ -70,6 +71,13 @@ class CheckpointError(JaxsolveError):
     """A checkpoint (a solver's, `jaxsolve.checkpoint`, or an AlphaZero training
     state's, `jaxsolve.alphazero.train`) is missing, unreadable, not a checkpoint of
     its kind, or written for another configuration."""
+
+
+class DistributedError(JaxsolveError):
+    """Processes that cannot run as one (`jaxsolve.processes`, `jaxsolve.distributed`):
+    a coordinator that cannot be reached, a process that never joins, processes that
+    disagree on how many they are or on the tree they solve, a process lost mid-run.
+    The message names the process and the problem."""
 
 
 class TooLarge(JaxsolveError):

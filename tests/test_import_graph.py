@@ -62,8 +62,9 @@ LAYERS = [
     # public states and subgames cut out as trees of their own
     ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint", "exact",
      "subgames.public", "subgames.subtree", "subgames"],
-    # sharding (its mesh axis passed explicitly), OpenSpiel interop
-    ["distributed", "openspiel"],
+    # several processes as one run, sharding (its mesh axis passed explicitly),
+    # OpenSpiel interop
+    ["processes", "distributed", "openspiel"],
     # the public API: `import jaxsolve`
     ["__init__"],
     # plots (matplotlib loads when one is drawn)
@@ -77,11 +78,11 @@ LAYERS = [
     ["alphazero", "alphazero.checks", "alphazero.network", "alphazero.exact",
      "alphazero.selfplay", "alphazero.train", "alphazero.evaluate"],
     # the command line: shared errors and options, output, the run of a long command,
-    # GAME specs, solver settings, the check schedule, one module per command, the
-    # parser and main
+    # GAME specs, solver settings, the check schedule, where `solve` runs, one module
+    # per command, the parser and main; the launcher of local processes
     ["cli._base", "cli._output", "cli._pipe", "cli._run", "cli._game_spec",
-     "cli._solver_args", "cli._checks", "cli.games", "cli.check", "cli.solve", "cli.sweep",
-     "cli.pursuit", "cli", "__main__"],
+     "cli._solver_args", "cli._checks", "cli._placement", "cli.games", "cli.check",
+     "cli.solve", "cli.sweep", "cli.pursuit", "cli", "__main__", "launch"],
 ]
 
 # Third-party packages a function may import: optional (OpenSpiel, SciPy) or heavy at

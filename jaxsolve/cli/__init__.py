@@ -10,10 +10,12 @@ Each command module has `add_subparser(subparsers)` and the function its parser
 runs. The private modules hold what several commands share: errors, exit codes and
 numeric options (`_base`), output folders (`_output`), a pipe whose reader left
 (`_pipe`), `--solver-param` (`_solver_args`), GAME and `--param` (`_game_spec`), and
-the run of a long command with its checkpoint and Ctrl-C (`_run`), and when `solve`
-and `sweep` check the exploitability (`_checks`). Bad input ends in one line on
-stderr and exit code 2; Ctrl-C in a long command saves its last completed chunk,
-prints the command that resumes it and exits with 130. The `jaxsolve` program prints
+the run of a long command with its checkpoint and Ctrl-C (`_run`), when `solve`
+and `sweep` check the exploitability (`_checks`), and where `solve` runs, on one
+device or across processes (`_placement`). Bad input ends in one line on stderr and
+exit code 2; Ctrl-C in a long command saves its last completed chunk, prints the
+command that resumes it and exits with 130; processes that cannot run as one
+(`jaxsolve.processes`) end in one line and exit code 1. The `jaxsolve` program prints
 a warning as one line, `jaxsolve: warning: ...`, without the file and line that
 raised it, and shows each use of a renamed name (`jaxsolve._deprecated`).
 """
@@ -21,6 +23,7 @@ raised it, and shows each use of a renamed name (`jaxsolve._deprecated`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from typing import Sequence
@@ -29,11 +32,12 @@ import jax
 import jaxlib
 
 from jaxsolve import __version__ as jaxsolve_version
-from jaxsolve import _deprecated, allocator
+from jaxsolve import _deprecated, allocator, processes
 from jaxsolve.cli import check, games, pursuit, solve, sweep
-from jaxsolve.cli._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, devices_text
+from jaxsolve.cli._base import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError,
+                                devices_text)
 from jaxsolve.cli._pipe import PipeSafeStdout
-from jaxsolve.errors import one_line
+from jaxsolve.errors import DistributedError, one_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,6 +92,15 @@ def _game_given_after_param(args) -> None:
     raise CLIError("the following arguments are required: GAME")
 
 
+def _alone_unless_solve(command: str) -> None:
+    """Only `solve` runs across processes; another command started as one of several
+    (`JAXSOLVE_NUM_PROCESSES` set) would run once per process, each writing the same
+    files."""
+    if command != "solve" and os.environ.get(processes.NUM_PROCESSES):
+        raise CLIError(f"only `jaxsolve solve` runs across processes; unset "
+                       f"{processes.NUM_PROCESSES} to run `jaxsolve {command}`")
+
+
 def _usage_requires_game(command: argparse.ArgumentParser) -> None:
     """GAME is optional to argparse only so that `--param k=v GAME` can hand it back
     (`_game_given_after_param`); the usage line shows it as the required word it is."""
@@ -112,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit code (0, 2 for bad input, 130 on Ctrl-C).
+    """Runs the command line; returns the exit code (0, 2 for bad input, 1 for processes
+    that could not run as one, 130 on Ctrl-C).
 
     Changes nothing in the calling process beyond what the command does (the `jaxsolve`
     program itself starts at `program`)."""
@@ -129,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         _game_given_after_param(args)
+        _alone_unless_solve(args.command)
     except CLIError as e:
         print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
@@ -144,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as e:
         print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
         return EXIT_USAGE
+    except DistributedError as e:  # processes that could not run as one
+        print(f"jaxsolve: error: {one_line(e)}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:  # outside a run's chunks: while compiling, loading, ...
         print("\njaxsolve: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -160,12 +178,21 @@ def program(argv: Sequence[str] | None = None) -> int:
     it is), prints warnings as `show_warning` does and shows every warning of an old
     name given (`--variant seed`, `--param infostate=seed`), which Python hides by default
     outside `__main__`. The settings hold for the whole process, so only a program
-    that owns its process applies them, before its first computation."""
+    that owns its process applies them, before its first computation. A failed run across processes (`jaxsolve.processes`) ends the process
+    at once with its exit code."""
     allocator.keep_freed_memory()
     warnings.showwarning = show_warning
     warnings.filterwarnings("always", message=_deprecated.MESSAGE, category=DeprecationWarning)
-    return main(argv)
+    code = main(argv)
+    if code != EXIT_OK and processes.joined():
+        # A run across processes that failed: JAX's exit would wait at a barrier for
+        # the other processes (a lost one never comes) and then abort with a stack
+        # trace. The error is printed; the process ends with its code.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError", "build_parser", "main",
-           "program", "show_warning", "version_text"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CLIError",
+           "build_parser", "main", "program", "show_warning", "version_text"]

@@ -1,21 +1,27 @@
 """What every command of the command line shares: `CLIError` (bad input, reported as
 one line `jaxsolve: error: ...` with exit code 2), the exit codes, `number_arg`, the
 argparse type of every numeric option, with the counts and tolerances several
-commands take, and how a device is named in the output (`device_text`,
-`devices_text`)."""
+commands take, how a device is named in the output (`device_text`,
+`devices_text`), and `silence_native`, which keeps native libraries' own printing out
+of it."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
+import sys
 from collections import Counter
+from typing import Iterator
 
 import jax
 
 from jaxsolve.errors import JaxsolveError
 
-# The exit codes: done, bad input, Ctrl-C (as a shell reports SIGINT).
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+# The exit codes: done, bad input, Ctrl-C (as a shell reports SIGINT), and processes
+# that could not run as one (`jaxsolve.errors.DistributedError`).
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_FAILED = 0, 2, 130, 1
 
 
 class CLIError(JaxsolveError):
@@ -75,3 +81,24 @@ def devices_text(shown: int = 4) -> str:
                       for kind, n in Counter(d.device_kind for d in devices).items())
     return (f"backend {backend}, {len(devices)} device{'s' * (len(devices) != 1)}: "
             f"{names} ({kinds})")
+
+
+@contextlib.contextmanager
+def silence_native(fd: int) -> Iterator[None]:
+    """Points file descriptor `fd` (1 or 2) at /dev/null inside, to keep what native
+    libraries print there out of the command's output: OpenSpiel's C++ errors beside
+    the one-line report, gloo's note when JAX's processes first connect (Python's
+    sys.stdout and sys.stderr are untouched, and flushed first)."""
+    try:
+        (sys.stdout if fd == 1 else sys.stderr).flush()
+        saved = os.dup(fd)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), fd)
+        yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)

@@ -11,7 +11,6 @@ unknown name comes with the known names closest to it.
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
 import importlib
 import importlib.util
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from jaxsolve import games
-from jaxsolve.cli._base import CLIError, positive_int
+from jaxsolve.cli._base import CLIError, positive_int, silence_native
 from jaxsolve.cli._run import resume_command
 from jaxsolve.compile import DEFAULT_MAX_DEPTH, DEFAULT_MAX_NODES, compile_game
 from jaxsolve.errors import CheckpointNotTreeError, GameError, one_line
@@ -205,7 +204,7 @@ def load_game(spec: str, params: dict[str, Any], *, trees_too: bool = False):
         if not name:
             raise CLIError("openspiel: needs a game name, e.g. openspiel:kuhn_poker")
         try:
-            with _silence_native_stderr():  # OpenSpiel's C++ also prints its errors
+            with silence_native(2):  # OpenSpiel's C++ also prints its errors
                 return load_pyspiel(name, **params)
         except ImportError as e:
             raise CLIError(one_line(e)) from None
@@ -284,25 +283,6 @@ def _resume_instead(error: CheckpointNotTreeError) -> str:
     words += ["--out", str(path.parent), "--resume"]
     return (f"{path}: this is a solver checkpoint, not a saved tree; resume its run with: "
             f"{resume_command(words)}")
-
-
-@contextlib.contextmanager
-def _silence_native_stderr():
-    """Points file descriptor 2 at /dev/null for a moment, to keep native libraries'
-    own error printing out of the one-line report (Python's sys.stderr is untouched)."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def is_file_game(spec: str) -> bool:

@@ -26,14 +26,25 @@ uninterrupted one. `--final` chooses the strategy
 written to strategy.json and evaluated at the end (average, current, threshold or
 purify; see `jaxsolve.policy.final_policy`; by default the policy that converges). Bad input ends in one line on stderr
 and exit code 2; Ctrl-C saves the last completed chunk and exits with 130.
+
+Across processes (started by `python -m jaxsolve.launch`, or by a job script that
+sets `JAXSOLVE_NUM_PROCESSES`; see `jaxsolve.processes`), `solve` joins the run's
+processes and splits the tree's terminals over every device of every process
+(`jaxsolve.distributed.shard_tree`; full-width solvers only). Process 0 prints and
+writes the results and checkpoints; the others print only the error that ends them.
+`--resume` reads the checkpoint in every process, so on several hosts --out is a
+folder they share. A checkpoint resumes alone or across processes alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import hashlib
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,24 +52,26 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxsolve import base, progress
+from jaxsolve import base, processes, progress
 from jaxsolve.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from jaxsolve.cli import _solver_args
-from jaxsolve.cli._base import (EXIT_OK, CLIError, device_text, nonnegative_real, number_arg,
-                                positive_int)
+from jaxsolve.cli._base import (EXIT_OK, CLIError, nonnegative_real, number_arg, positive_int,
+                                silence_native)
 from jaxsolve.cli._checks import SCHEDULE_HELP, Schedule, last_checks, schedule
 from jaxsolve.cli._game_spec import (
     PYTHON_GAME_HELP, add_max_depth, add_max_nodes, default_out, is_file_game, load_tree,
     parse_params)
 from jaxsolve.cli._output import writable_folder
+from jaxsolve.cli._placement import AcrossProcesses, OneDevice, run_jit
 from jaxsolve.cli._run import Run, stop
-from jaxsolve.errors import GameError, one_line
+from jaxsolve.distributed import gather
+from jaxsolve.errors import ArgumentError, GameError, one_line
 from jaxsolve.evaluate import best_response_values, exploitability, policy_value
 from jaxsolve.plot import plot_convergence
 from jaxsolve.policy import FINAL_KINDS, final_policy, table
 from jaxsolve.sampling import DEFAULT_BATCH_SIZE, SAMPLING_SOLVERS, histories_touched
 from jaxsolve.solvers import (SOLVERS, CFRState, Solver, average_policy, current_policy,
-                              reported_kind, run)
+                              reported_kind)
 from jaxsolve.tree import GameTree
 from jaxsolve.validate import is_int, is_real
 
@@ -70,28 +83,28 @@ FINAL_NAMES = {"average": "average policy", "current": "current policy (last ite
                "threshold": "average policy thresholded at tau={tau:g}",
                "purify": "purified average policy"}
 
-# One jitted entry point each, shared by every call in the process. `run` takes the
-# solver as a static argument and the iteration count as a traced one.
-_run_jit = jax.jit(run, static_argnums=(0,))
-_average = jax.jit(average_policy)
-_current = jax.jit(current_policy, static_argnums=2)
-_exploitability = jax.jit(exploitability)
-_policy_value = jax.jit(policy_value)
-_best_response_values = jax.jit(best_response_values)
+_run_jit = run_jit  # the one jitted `run` of every chunk (shared by the process)
+Placement = OneDevice | AcrossProcesses
 
 
-def _run_chunk(solver: Solver, tree: GameTree, state: CFRState, n: int) -> CFRState:
-    """`n` iterations through the shared jitted `run`; blocks until they are done.
-    `state` is any solver state (a CFRState, or an MCCFRState for sampling solvers)."""
-    return jax.block_until_ready(_run_jit(solver, tree, state, n))
+@functools.lru_cache(maxsize=None)
+def _current_of(solver: Solver):
+    """`current_policy` of `solver` as a function of (tree, state), one per solver, so
+    that `Placement.apply` compiles it once."""
+    return lambda tree, state: current_policy(tree, state, solver)
 
 
-def _evaluate(tree: GameTree, state: CFRState, solver: Solver) -> float:
+def _run_chunk(where: Placement, solver: Solver, state: CFRState, n: int) -> CFRState:
+    """`n` iterations where the solve runs; blocks until they are done. `state` is any
+    solver state (a CFRState, or an MCCFRState for sampling solvers)."""
+    return where.run(solver, state, n)
+
+
+def _evaluate(where: Placement, state: CFRState, solver: Solver) -> float:
     """The exploitability of the policy that converges: the average, or the current
     policy of a last-iterate solver (`mmd`)."""
-    policy = (_current(tree, state, solver) if solver.last_iterate
-              else _average(tree, state))
-    return float(_exploitability(tree, policy))
+    policy = where.apply(_current_of(solver) if solver.last_iterate else average_policy, state)
+    return float(where.apply(exploitability, policy))
 
 
 def _check_resume(meta: dict, expect: dict, path: Path, iters: int) -> None:
@@ -202,15 +215,18 @@ def format_table(strategy: dict[str, dict[str, float]], max_rows: int = 0) -> st
     return "\n".join(lines)
 
 
-def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, args,
-                   params: dict, settings: dict, run_info: dict, solver: Solver) -> None:
-    """Prints and writes the final policy (`--final`), its value and exploitability,
-    the convergence record and its plot. `run_info`: batch and seed of a sampling run."""
+def _write_results(out: Path, where: Placement, tree: GameTree, state: CFRState,
+                   history: list, args, params: dict, settings: dict, run_info: dict,
+                   solver: Solver) -> None:
+    """Prints and writes (where `where.lead`) the final policy (`--final`), its value and
+    exploitability, the convergence record and its plot. `tree`: the game's tree,
+    unsplit; `run_info`: batch and seed of a sampling run."""
     iterations = int(state.iteration)
     kind, tau = _final_kind(args, solver), _final_tau(args)
-    policy = final_policy(tree, state, kind, tau, solver)
-    values = np.asarray(_policy_value(tree, policy), np.float64)
-    expl = float(_exploitability(tree, policy))
+    # The final policy is infoset-sized work: each process computes it on its own.
+    policy = np.asarray(final_policy(tree, gather(state), kind, tau, solver))
+    values = np.asarray(where.apply(policy_value, policy), np.float64)
+    expl = float(where.apply(exploitability, policy))
     strategy = table(tree, policy)
     players = tree.sizes.num_players
     algo = _solver_args.label(args.algo, settings)
@@ -229,7 +245,7 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
                                                   for p, v in enumerate(values)))
     print(f"Exploitability: {expl:.6g}")
     if kind != reported_kind(solver):  # here: of the average, what the record tracks
-        average_expl = _evaluate(tree, state, solver)
+        average_expl = _evaluate(where, state, solver)
         result["average_exploitability"] = average_expl
         print(f"Exploitability of the average policy: {average_expl:.6g} (for comparison)")
     if run_info:  # a sampling solver: how much of the tree its samples visited
@@ -247,18 +263,20 @@ def _write_results(out: Path, tree: GameTree, state: CFRState, history: list, ar
         print(f"Note: imperfect recall for player(s) {forgetful}: the best response and "
               "exploitability above are NOT exact for them.")
     if tree.sizes.utility_sum is None:  # general-sum: show each player's gain
-        gains = np.asarray(_best_response_values(tree, policy), np.float64) - values
+        gains = np.asarray(where.apply(best_response_values, policy), np.float64) - values
         result["nash_conv"] = float(gains.sum())
         result["best_response_gains"] = gains.tolist()
         print(f"NashConv: {gains.sum():.6g} (best-response gains: "
               + ", ".join(f"player {p} = {g:.6g}" for p, g in enumerate(gains)) + ")")
     result.update(_report_target(args.target, history, iterations, _schedule(args),
                                  reported_kind(solver)))
-    device = device_text(_tree_device(tree))
+    device = where.describe()
     result["device"], result["jax"] = device, jax.__version__
-    print(f"Solved on device {device} with JAX {jax.__version__}")
+    print(f"Solved on {'device ' * isinstance(where, OneDevice)}{device} with JAX "
+          f"{jax.__version__}")
     result["strategy"] = strategy
-
+    if not where.lead:
+        return
     (out / STRATEGY).write_text(json.dumps(result, indent=1) + "\n")
     (out / CONVERGENCE).write_text(json.dumps(history, indent=1) + "\n")
     # The game's parameters in the title too: 3-player Kuhn's plot read as 2-player's.
@@ -272,11 +290,6 @@ def _schedule(args) -> Schedule:
     """When the run checks: every --eval-every iterations; without it, the growing
     schedule of --target, or about EVALUATIONS_PER_RUN checks over --iters."""
     return schedule(args, max(1, math.ceil(args.iters / EVALUATIONS_PER_RUN)))
-
-
-def _tree_device(tree: GameTree):
-    """The device holding the tree (the one the solve ran on)."""
-    return next(iter(tree.utilities.devices()))
 
 
 def _target_reached(target: float | None, history: list) -> bool:
@@ -359,21 +372,51 @@ def _note_replaced_run(ckpt: Path, args, out: Path, params: dict, settings: dict
           "would continue it instead", file=sys.stderr)
 
 
+def _join(args, stack: contextlib.ExitStack) -> type[Placement]:
+    """Where the solve runs: `AcrossProcesses` once joined to the run's processes, where
+    `JAXSOLVE_NUM_PROCESSES` says there are several (`jaxsolve.processes`), else
+    `OneDevice`. Every process but process 0 then writes nothing to stdout or stderr
+    until the command ends (the error that ends a process is still printed)."""
+    try:
+        settings = processes.from_environment()
+    except ArgumentError as e:
+        raise CLIError(one_line(e)) from None
+    if settings is None:
+        return OneDevice
+    if args.algo in SAMPLING_SOLVERS:
+        raise CLIError(f"--algo {args.algo} samples terminals by their ids in the whole tree, "
+                       f"so it runs in one process (unset {processes.NUM_PROCESSES})")
+    with silence_native(1):  # gloo's note when the processes first connect
+        processes.initialize(**settings._asdict())
+    if not processes.is_lead():
+        null = stack.enter_context(open(os.devnull, "w"))
+        stack.enter_context(contextlib.redirect_stdout(null))
+        stack.enter_context(contextlib.redirect_stderr(null))
+        args.quiet = True
+    return AcrossProcesses
+
+
 def cmd_solve(args) -> int:
+    with contextlib.ExitStack() as stack:
+        return _solve(args, stack)
+
+
+def _solve(args, stack: contextlib.ExitStack) -> int:
     params = parse_params(args.param)
     settings = _solver_args.parse(args.algo, args.solver_param)
     _final_tau(args)  # bad --final/--tau combinations fail before any work
     plan = _schedule(args)  # and --eval-every past --iters
     sampling = args.algo in SAMPLING_SOLVERS
+    batch = args.batch if args.batch is not None else DEFAULT_BATCH_SIZE
+    seed = args.seed if args.seed is not None else 0
+    run_info = {"batch": batch, "seed": seed} if sampling else {}
+    solver = _solver_args.make(args.algo, settings, batch)  # bad values fail before the walk
+    placement = _join(args, stack)  # before the walk: it fixes the devices JAX sees
     if not sampling and (args.batch is not None or args.seed is not None):
         given = [f for f, v in (("--batch", args.batch), ("--seed", args.seed)) if v is not None]
         print(f"jaxsolve: note: {' and '.join(given)} only appl{'y' if len(given) > 1 else 'ies'}"
               " to the sampling solvers "
               f"({', '.join(SAMPLING_SOLVERS)}); ignored for {args.algo}", file=sys.stderr)
-    batch = args.batch if args.batch is not None else DEFAULT_BATCH_SIZE
-    seed = args.seed if args.seed is not None else 0
-    run_info = {"batch": batch, "seed": seed} if sampling else {}
-    solver = _solver_args.make(args.algo, settings, batch)  # bad values fail before the walk
     _final_kind(args, solver)  # and a --final the solver cannot give
     tree = load_tree(args.game, params, progress=not args.quiet, max_nodes=args.max_nodes,
                      max_depth=args.max_depth)
@@ -384,7 +427,7 @@ def cmd_solve(args) -> int:
                 "tree": tree.names.digest, "payoffs": _payoff_digest(tree),
                 "dtype": str(base.float_dtype())}
 
-    tree = jax.device_put(tree)
+    where = placement(tree)
     try:
         fresh = solver.init(tree, jax.random.PRNGKey(seed)) if sampling else solver.init(tree)
     except GameError as e:
@@ -400,9 +443,10 @@ def cmd_solve(args) -> int:
         history = list(meta.get("convergence", []))
     else:
         state, history = fresh, []
-    writable_folder(out, ckpt)
-    if not args.resume:
-        _note_replaced_run(ckpt, args, out, params, settings)
+    if where.lead:  # the one process that writes
+        writable_folder(out, ckpt)
+        if not args.resume:
+            _note_replaced_run(ckpt, args, out, params, settings)
 
     def save(done: tuple) -> None:  # (state, convergence record, iteration)
         state, history, it = done
@@ -414,15 +458,15 @@ def cmd_solve(args) -> int:
     bar = progress.bar(total=args.iters, initial=start, unit="it",
                        desc=f"{args.game} {_solver_args.label(args.algo, settings)}",
                        disable=args.quiet)
-    run = Run((state, history, start), save, bar=bar)
+    run = Run((state, history, start), save if where.lead else None, bar=bar)
     try:
         with run:
             # A resumed run may be at the target already.
             while run.state[2] < args.iters and not _target_reached(args.target, run.state[1]):
                 state, history, it = run.state
                 n = min(args.iters, it + plan.gap(it)) - it
-                new_state = _run_chunk(solver, tree, state, n)
-                expl = _evaluate(tree, new_state, solver)
+                new_state = _run_chunk(where, solver, state, n)
+                expl = _evaluate(where, new_state, solver)
                 record = {"iteration": it + n, "exploitability": expl,
                           "seconds": round(seconds0 + time.perf_counter() - t0, 6)}
                 if sampling:
@@ -440,7 +484,8 @@ def cmd_solve(args) -> int:
             return stop("", "before the first chunk completed")
         return stop("", f"at iteration {it}", path=ckpt, resume=_resume_words(args, out))
     try:
-        _write_results(out, tree, state, history, args, params, settings, run_info, solver)
+        _write_results(out, where, tree, state, history, args, params, settings, run_info,
+                       solver)
     except OSError as e:
         raise CLIError(f"cannot write the results to {out}: {one_line(e)}") from None
     return EXIT_OK
