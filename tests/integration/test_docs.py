@@ -62,7 +62,7 @@ def test_the_nav_has_the_guides_tutorials_and_reference():
                  "correctness.md", "performance.md", "architecture.md", "api/index.md"):
         assert page in NAV
     assert {f"tutorials/{p.name}" for p in NOTEBOOKS} <= set(NAV)
-    assert len(NOTEBOOKS) == 4
+    assert len(NOTEBOOKS) == 9
 
 
 def test_notebooks_are_valid_and_hold_no_outputs():
