@@ -19,14 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 
-def _gen_pages():
-    spec = importlib.util.spec_from_file_location("gen_pages", DOCS / "gen_pages.py")
+def _docs_module(name):
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-gen_pages = _gen_pages()
+gen_pages = _docs_module("gen_pages")
+notebook_links = _docs_module("notebook_links")
 
 
 def _config() -> dict:
@@ -61,7 +62,7 @@ def test_the_nav_has_the_guides_tutorials_and_reference():
                  "correctness.md", "performance.md", "architecture.md", "api/index.md"):
         assert page in NAV
     assert {f"tutorials/{p.name}" for p in NOTEBOOKS} <= set(NAV)
-    assert len(NOTEBOOKS) == 4
+    assert len(NOTEBOOKS) == 9
 
 
 def test_notebooks_are_valid_and_hold_no_outputs():
@@ -82,6 +83,44 @@ def test_notebooks_are_valid_and_hold_no_outputs():
         except ImportError:
             continue
         nbformat.validate(nbformat.read(path, as_version=4))
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as MkDocs' toc extension makes it (Python-Markdown's slugify)."""
+    words = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+    return re.sub(r"[-\s]+", "-", words)
+
+
+def test_notebook_links_name_pages_and_headings_that_exist():
+    """The build resolves a notebook's links (docs/notebook_links.py) but cannot see
+    their anchors: both are checked here against the pages' sources."""
+    links = 0
+    for path in NOTEBOOKS:
+        text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+                       if c["cell_type"] == "markdown")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            links += 1
+            page, _, anchor = target.partition("#")
+            source = (path.parent / page).resolve()
+            assert source.is_file(), f"{path.name}: {target} names no page"
+            if anchor and source.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", source.read_text(), re.M)
+                assert anchor in {_slug(h) for h in headings}, \
+                    f"{path.name}: {target} names no heading of {page}"
+    assert links >= 20
+
+
+def test_notebook_links_point_at_the_built_pages():
+    built = {"solvers.md": "../solvers.html", "tutorials/own_game.ipynb": "own_game.html"}
+    html = ('<a href="../solvers.md#monte-carlo-cfr">a</a> <a href="own_game.ipynb">b</a> '
+            '<a href="https://example.org/x.md">c</a> <a href="#top">d</a>')
+    out = notebook_links.resolve(html, "tutorials/x.ipynb", built.get)
+    assert out == ('<a href="../solvers.html#monte-carlo-cfr">a</a> <a href="own_game.html">'
+                   'b</a> <a href="https://example.org/x.md">c</a> <a href="#top">d</a>')
+    with pytest.raises(ValueError, match="'../gone.md' names no page"):
+        notebook_links.resolve('<a href="../gone.md">e</a>', "tutorials/x.ipynb", built.get)
 
 
 def test_the_build_executes_notebooks_and_fails_on_errors():
