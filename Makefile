@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test docs docs-check bench bench-peers bench-all
+.PHONY: demo test docs docs-check bench bench-peers bench-time-to-target bench-all
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,13 @@ $(BENCH_STAMP): pyproject.toml
 bench-peers: $(BENCH_STAMP)
 	.venv-bench/bin/python experiments/bench_peers.py
 
+# Wall time to an exploitability of 1e-3 and 1e-4 of the payoff range: every jaxsolve
+# variant against NoRegret's, LiteEFG's and OpenSpiel's solvers, evaluations counted
+# (~50 min on 2 cores), written to results/local/time_to_target.json and its .png;
+# bench-all runs it with --publish.
+bench-time-to-target: $(BENCH_STAMP)
+	.venv-bench/bin/python experiments/bench_time_to_target.py
+
 # Every experiment whose results file the docs read, rerun one after another in
 # .venv-bench (the environment with the peers) and written to the tracked files under
 # results/ (`--publish`; abstraction, convergence, conjunction and spoof_rounds write
@@ -77,8 +84,9 @@ bench-peers: $(BENCH_STAMP)
 BENCH_PY := .venv-bench/bin/python
 
 bench-all: $(BENCH_STAMP)
-	@echo "bench-all: 13 experiments, about 81 minutes on 2 CPU cores"
+	@echo "bench-all: 14 experiments, about 131 minutes on 2 CPU cores"
 	$(BENCH_PY) experiments/bench_peers.py --publish  # CFR+ against NoRegret, LiteEFG and OpenSpiel: 15 min
+	$(BENCH_PY) experiments/bench_time_to_target.py --publish  # time to a target exploitability, jaxsolve's variants against the peers': 50 min
 	$(BENCH_PY) experiments/bench_cfr.py --publish  # CFR+ against OpenSpiel's C++ and JaxCFR: 7 min
 	$(BENCH_PY) experiments/bench_mccfr.py --publish  # MCCFR against OpenSpiel's C++: 8 min
 	$(BENCH_PY) experiments/bench_mcts.py --publish  # MCTS against mctx: 2 min

@@ -6,7 +6,7 @@ with `GENERATORS[NAME]()` while MkDocs builds:
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
 * `bench_peers`, `bench_peers_eval`, `bench_peers_bounds`, `bench_malloc`, `bench_cfr`,
   `bench_mccfr`, `bench_mcts`, `bench_rules`, `convergence`, `cfr_variants`, `variant_sweep`,
-  `abstraction`, `pursuit`: the results tables, read from the committed
+  `abstraction`, `pursuit`, `time_to_target`: the results tables, read from the committed
   `results/*.json`, each headed by the date, machine and command that produced it;
 * `games`, `big_games`: sizes computed from the games and builders while the page is built;
 * `rerunning`: the benchmarks `make bench-all` reruns, read from the Makefile.
@@ -470,6 +470,69 @@ def convergence(data: dict | None = None) -> str:
         _table(["game", "histories", *solvers], rows)])
 
 
+def time_to_target(data: dict | None = None) -> str:
+    """Per game and threshold, jaxsolve's best variant's time to that exploitability
+    against the best peer's; each solver's figures; where a peer arrives before
+    jaxsolve's best and where a variant after PCFR+; the plot beside the file."""
+    if data is None:
+        if not (RESULTS / "time_to_target.json").exists():
+            return ("*`results/time_to_target.json` is not published yet: "
+                    "`.venv-bench/bin/python experiments/bench_time_to_target.py --publish` "
+                    "writes it and its plot.*")
+        data = _load("time_to_target.json")
+    levels = [f"{level:g}" for level in data["thresholds"]]
+    summary, details, notes = [], [], []
+    for game in data["games"]:
+        solvers = game["solvers"]
+
+        def reached(s: dict, level: str) -> str:
+            at = s["time_to"][level]
+            if at is None:
+                return (f"not in {_num(s['seconds'])} s (best "
+                        f"{_sci(s['best_exploitability'] / game['payoff_range'])})")
+            return f"{_num(at['seconds'])} s ({at['iterations']:,} it.)"
+
+        def best(key: str | None, level: str) -> str:
+            return f"{solvers[key]['label']}: {reached(solvers[key], level)}" if key else "none"
+
+        for level in levels:
+            r = game["ratios"].get(level) or {"jaxsolve": None, "peer": None}
+            bound = {"exact": "", "at least": "≥ ", "at most": "≤ "}.get(r.get("bound"))
+            summary.append([game["game"], level, best(r["jaxsolve"], level),
+                            _num(solvers[r["jaxsolve"]]["compile_s"]) if r["jaxsolve"] else "—",
+                            best(r["peer"], level),
+                            "—" if bound is None else f"{bound}{_num(r['ratio'])}×"])
+            if r["peer"] and r["ratio"] < 1:
+                notes.append(f"* {game['game']}, {level}: {solvers[r['peer']]['label']} "
+                             "arrives before jaxsolve's best.")
+            pcfr = solvers.get("jaxsolve pcfr+", {}).get("time_to", {}).get(level)
+            slower = [s["label"].removeprefix("jaxsolve ") for s in solvers.values()
+                      if pcfr and s["library"] == "jaxsolve" and s["algorithm"] != "PCFR+"
+                      and (s["time_to"][level] or {"seconds": float("inf")})["seconds"]
+                      > pcfr["seconds"]]
+            if slower:
+                notes.append(f"* {game['game']}, {level}: slower than jaxsolve's PCFR+ "
+                             f"(or not there): {', '.join(slower)}.")
+        rows = [[s["label"], _num(s["setup_s"]), _num(s["compile_s"]) if s["compile_s"] else "—",
+                 _num(s["ms_per_iter"]), _num(s["eval_ms"]),
+                 *(reached(s, level) for level in levels)] for s in solvers.values()]
+        details += [f"**{game['game']}** ({game['histories']:,} histories, payoff range "
+                    f"{game['payoff_range']:g}):", "",
+                    _table(["solver", "setup (s)", "compile (s)", "ms / iteration",
+                            "ms / evaluation", *(f"to {level}" for level in levels)], rows), ""]
+    if not any("arrives before" in note for note in notes):
+        notes.insert(0, "* At every threshold, jaxsolve's best variant arrives first.")
+    versions = ", ".join(f"{k} {v}" for k, v in data.get("versions", {}).items() if v)
+    plot = ["![Exploitability against seconds, every solver, one panel per game]"
+            "(results/time_to_target.png)", ""] if (RESULTS / "time_to_target.png").exists() else []
+    return "\n".join([
+        _source("time_to_target.json", data.get("date"), data["machine"],
+                "python experiments/" + _without_out(data["command"].split())), "",
+        _table(["game", "exploitability / payoff range", "jaxsolve's best", "its compile (s)",
+                "best peer", "peer ÷ jaxsolve"], summary), "",
+        *plot, *notes, "", *details, f"Peers: {versions}." if versions else ""])
+
+
 ABSTRACTIONS = {"none": "none", "ranks": "ranks only (suits dropped)",
                 "J=Q preflop": "J = Q before the public card", "J=Q": "J = Q",
                 "board-relative": "board-relative (pair / higher / lower)",
@@ -787,6 +850,7 @@ GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_
               "bench_rules": bench_rules, "cfr_variants": cfr_variants,
               "variant_sweep": variant_sweep,
               "abstraction": abstraction, "pursuit": pursuit,
+              "time_to_target": time_to_target,
               "games": games_table, "rerunning": rerunning, "changelog": changelog}
 
 

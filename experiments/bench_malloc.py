@@ -48,16 +48,11 @@ def _faults() -> int:
 def measure(key: str, blocks: int, evaluations: int) -> dict:
     """One game's figures in this process (the allocator as this process has it)."""
     import jax  # noqa: PLC0415  (after the parent set this process's environment)
-    import pyspiel  # noqa: PLC0415
 
     from bench_cfr_games import GAMES  # noqa: PLC0415
-    from bench_peers import JaxsolveCFRPlus  # noqa: PLC0415
+    from bench_peers import Jaxsolve, openspiel_game  # noqa: PLC0415
 
-    name, params = GAMES[key].pyspiel
-    game = pyspiel.load_game(name, params)
-    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        game = pyspiel.convert_to_turn_based(game)
-    solver = JaxsolveCFRPlus(key, game)
+    solver = Jaxsolve(key, openspiel_game(key))
     solver.compile()
     start = time.perf_counter()
     solver.iterate(3)

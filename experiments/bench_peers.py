@@ -164,21 +164,23 @@ def resident_bytes() -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------ the solvers
-class JaxsolveCFRPlus:
-    """jaxsolve's CFR+ in float32, `run` jitted with the state donated."""
+class Jaxsolve:
+    """A jaxsolve full-width solver (`solver`, CFR+ by default), `run` jitted with the
+    state donated. float32 as users run it; with `dtype` float64 the caller turns x64
+    on around every call (`jax.enable_x64`), as a user switching precision does."""
 
     name = "jaxsolve"
 
-    def __init__(self, key: str, pyspiel_game):
+    def __init__(self, key: str, pyspiel_game, solver=None, dtype=np.float32):
         game = GAME_TABLE[key]
         if game.builder is not None:
             build, args, kwargs = game.builder
-            tree = getattr(jaxsolve.builders, build)(*args, **kwargs, max_bytes=2**62,
-                                                     histories=False)
+            tree = getattr(jaxsolve.builders, build)(*args, **kwargs, dtype=dtype,
+                                                     max_bytes=2**62, histories=False)
         else:
             tree = jaxsolve.compile_game(pyspiel_game).without_histories()
         self.tree = jax.device_put(tree)
-        self.solver = jaxsolve.cfr_plus()
+        self.solver = solver or jaxsolve.cfr_plus()
         self.state = self.solver.init(self.tree)
         self._run = jax.jit(jaxsolve.run, static_argnums=0, donate_argnums=2)
         self._exploitability = jax.jit(jaxsolve.exploitability)
@@ -203,26 +205,31 @@ class JaxsolveCFRPlus:
         return jaxsolve.builders.tree_bytes(self.tree)
 
 
-class NoRegretCFRPlus:
-    """NoRegret's CFR+ on its sequence-form game, NumPy/SciPy kernel, float64."""
+class NoRegret:
+    """A NoRegret regret minimizer (`minimizer`, a name in `noregret`: CFR+ by default)
+    per player on its sequence-form game, NumPy/SciPy kernel, float64; `prediction`
+    plays the last utility as a prediction (PCFR+ is CFR_plus with it)."""
 
     name = "noregret"
 
-    def __init__(self, key: str, pyspiel_game):
+    def __init__(self, key: str, pyspiel_game, minimizer: str = "CFR_plus",
+                 prediction: bool = False, **settings):
         import noregret as nr
 
         kernel = nr.FPKer()
         self.game = nr.to_efg(kernel, nr.OpenSpielGame(kernel, str(pyspiel_game)))
-        self.minimizers = [nr.CFR_plus(kernel, self.game.row_sequence_form_polytope),
-                           nr.CFR_plus(kernel, self.game.column_sequence_form_polytope)]
-        self.sigma = [m.output(False) for m in self.minimizers]
+        kind = getattr(nr, minimizer)
+        self.minimizers = [kind(kernel, self.game.row_sequence_form_polytope, **settings),
+                           kind(kernel, self.game.column_sequence_form_polytope, **settings)]
+        self.prediction = prediction
+        self.sigma = [m.output(prediction) for m in self.minimizers]
         self.threads = f"NumPy/SciPy ({_blas_threads()})"
 
     def iterate(self, n: int) -> None:
         for _ in range(n):  # alternating, as nr.regret_minimization(alternation=True)
             for i, m in enumerate(self.minimizers):
                 m.observe(self.game.utility(i, *self.sigma[:i], *self.sigma[i + 1:]))
-                self.sigma[i] = m.output(False)
+                self.sigma[i] = m.output(self.prediction)
 
     def average(self):
         return tuple(m.average_strategy for m in self.minimizers)
@@ -231,34 +238,46 @@ class NoRegretCFRPlus:
         return float(self.game.exploitability(*average))
 
 
-class LiteEFGCFRPlus:
-    """LiteEFG's CFR+ graph on its OpenSpiel environment, one C++ thread."""
+class LiteEFG:
+    """A LiteEFG baseline graph (`baseline`, a module of `LiteEFG.baselines`: CFR+ by
+    default) on its OpenSpiel environment, one C++ thread. The environment keeps the
+    policy `convergence` names (the average LiteEFG's own scripts evaluate, or the
+    last iterate), of the graph's strategy node (`selector` picks one where the
+    graph has several)."""
 
     name = "liteefg"
 
-    def __init__(self, key: str, pyspiel_game):
+    def __init__(self, key: str, pyspiel_game, baseline: str = "CFRplus",
+                 convergence: str = "linear-avg-iterate", selector: str | None = None,
+                 **settings):
+        import importlib
+
         import LiteEFG as leg
-        from LiteEFG.baselines import CFRplus
 
         leg.set_threads(1)
+        module = importlib.import_module(f"LiteEFG.baselines.{baseline}")
         with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115
-            self.graph = CFRplus.graph()
+            self.graph = module.graph(**settings)
             self.env = leg.OpenSpielEnv(pyspiel_game, traverse_type="Enumerate",
                                         regenerate=False)
             self.env.set_graph(self.graph)
+        self.convergence = convergence
+        self.selector = () if selector is None else (selector,)
         self.threads = f"{leg.get_threads()} thread"
 
     def iterate(self, n: int) -> None:
         for _ in range(n):
             self.graph.update_graph(self.env)
-            self.env.update_strategy(self.graph.current_strategy(), update_best=False)
+            self.env.update_strategy(self.graph.current_strategy(*self.selector),
+                                     update_best=False)
 
     def average(self):
         return None  # the environment keeps it; its evaluation reads it
 
     def exploitability(self, average) -> float:
         # Per player's best-response gain; their mean is OpenSpiel's exploitability.
-        gains = self.env.exploitability(self.graph.current_strategy(), "linear-avg-iterate")
+        gains = self.env.exploitability(self.graph.current_strategy(*self.selector),
+                                        self.convergence)
         return float(sum(gains)) / len(gains)
 
 
@@ -285,8 +304,8 @@ class OpenSpielCFRPlus:
         return float(self.pyspiel.exploitability(self.game, average))
 
 
-SOLVERS = {"jaxsolve": JaxsolveCFRPlus, "noregret": NoRegretCFRPlus,
-           "liteefg": LiteEFGCFRPlus, "openspiel": OpenSpielCFRPlus}
+SOLVERS = {"jaxsolve": Jaxsolve, "noregret": NoRegret, "liteefg": LiteEFG,
+           "openspiel": OpenSpielCFRPlus}
 
 
 def _blas_threads() -> str:
@@ -347,14 +366,21 @@ def evaluation_times(solvers: dict, averages: dict, rounds: int, repeats: int) -
     return evals
 
 
-def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dict:
-    """Every solver of `peers` (and jaxsolve) on one game; see the module docstring."""
+def openspiel_game(key: str):
+    """OpenSpiel's game of GAME_TABLE[key], turn-based (the game jaxsolve's builder
+    builds, where OpenSpiel's is simultaneous)."""
     import pyspiel
 
     name, params = GAME_TABLE[key].pyspiel
     game = pyspiel.load_game(name, params)
     if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        game = pyspiel.convert_to_turn_based(game)  # the game jaxsolve's builder builds
+        game = pyspiel.convert_to_turn_based(game)
+    return game
+
+
+def bench_game(key: str, peers: list[str], args, bytes_per_second: float) -> dict:
+    """Every solver of `peers` (and jaxsolve) on one game; see the module docstring."""
+    game = openspiel_game(key)
     out = {"game": GAME_TABLE[key].label, "openspiel_game": str(game), "solvers": {},
            "skipped": {}}
     solvers = {}

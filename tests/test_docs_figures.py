@@ -195,7 +195,7 @@ def test_figures_follow_the_results_file():
 # ---------------------------------------------------------------- make bench-all
 MAKEFILE = (ROOT / "Makefile").read_text()
 # A script writes results/NAME... under its own name, but for these:
-WRITES = {"pursuit_alphazero": "pursuit/"}
+WRITES = {"pursuit_alphazero": "pursuit/", "bench_time_to_target": "time_to_target"}
 
 
 def _read_by_the_docs() -> set[str]:
