@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsolve.tree import GameTree
+from jaxsolve.validate import fail
 
 
 class Packing(NamedTuple):
@@ -240,7 +241,18 @@ def layout(tree: GameTree, player: int) -> Packing:
 
     Returns:
       The `Packing`.
+
+    Raises:
+      ArgumentError: the tree holds no packed arrays (`available` is False: a player
+        forgets, or a traced `replace` emptied them); checked while tracing, so it
+        costs a compiled kernel nothing.
     """
+    if not available(tree):
+        forgetful = [p for p, recalls in enumerate(tree.sizes.perfect_recall) if not recalls]
+        why = (f"player(s) {forgetful} forget (imperfect recall)" if forgetful
+               else "a traced GameTree.replace emptied them")
+        fail("packing", f"this tree has no packed sequences: {why}; its policies and "
+             "regrets are [I, A] rows (jaxsolve.sequences works on them)")
     return Packing(tree.layout.block_columns[player])
 
 

@@ -276,3 +276,19 @@ def test_a_large_game_warns_and_still_solves(monkeypatch):
     with pytest.warns(jaxsolve.LargeGameWarning, match="26 sequences, above 20.*cfr_plus"):
         eq = jaxsolve.solve_exact(builtin_tree("kuhn_poker"))
     assert eq.value == pytest.approx(-1 / 18, abs=1e-9)
+
+
+def test_packing_a_forgetful_tree_is_refused_by_name():
+    """The packed index arrays exist only where every player recalls: asking for a
+    forgetful player's packing names the reason instead of failing inside JAX."""
+    from jaxsolve import packing
+
+    second = lambda: decision(0, "b", leaf(1, -1), leaf(0, 0))  # noqa: E731
+    with pytest.warns(jaxsolve.ImperfectRecallWarning):
+        tree = jaxsolve.compile_game(SpecGame(decision(0, "a", second(), second()),
+                                              name="forgetful"))
+    assert not packing.available(tree)
+    with pytest.raises(jaxsolve.ArgumentError,
+                       match=r"^packing: this tree has no packed sequences: player\(s\) \[0\] "
+                             r"forget"):
+        packing.packed(tree, 0)
