@@ -45,8 +45,6 @@ import warnings
 
 import jax
 
-jax.config.update("jax_enable_x64", True)
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
@@ -124,6 +122,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if os.path.isdir(args.out):  # refused now, not after the solves
         parser.error(f"--out {args.out} is a folder; give the JSON file's path")
+    jax.config.update("jax_enable_x64", True)  # float64 from here on; importing sets nothing
     iterations = args.iters or (200 if args.quick else 2000)
     solver = jaxsolve.cfr_plus()
 

@@ -35,8 +35,6 @@ import time
 
 import jax
 
-jax.config.update("jax_enable_x64", True)
-
 import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -158,6 +156,7 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "results"),
                     help="folder for the JSON and PNG files (default results/)")
     args = ap.parse_args(argv)
+    jax.config.update("jax_enable_x64", True)  # float64 from here on; importing sets nothing
     os.makedirs(args.out, exist_ok=True)
     try:
         import pyspiel  # noqa: F401

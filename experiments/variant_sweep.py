@@ -36,8 +36,6 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing jaxsolve
 
 import jax  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
-
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -174,6 +172,7 @@ def main(argv=None) -> int:
                                ROOT / "results/local/variant_sweep_quick.json" if args.quick
                                else None)
     path.parent.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_enable_x64", True)  # float64 from here on; importing sets nothing
 
     report = {"command": "python experiments/variant_sweep.py " + " ".join(argv or sys.argv[1:]),
               "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),

@@ -52,9 +52,14 @@ def _precision(request):
     functions keep one compilation per precision."""
     if request.node.get_closest_marker("float64") is None:
         yield
-        return
-    with jax.enable_x64(True):
-        yield
+    else:
+        with jax.enable_x64(True):
+            yield
+    if jax.config.read("jax_enable_x64"):  # set for the whole process, not for a test
+        jax.config.update("jax_enable_x64", False)
+        pytest.fail("the test left jax_enable_x64 on for the whole process (a script "
+                    "imported here sets it at import?); every later test would run in "
+                    "float64", pytrace=False)
 
 
 # XLA:CPU loads each compiled function's code into memory maps of its own (three a
