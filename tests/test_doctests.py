@@ -39,6 +39,7 @@ MODULES = [
     "jaxsolve.builders.battleship", "jaxsolve.builders.goofspiel",
     "jaxsolve.builders.liars_dice", "jaxsolve.alphazero.train", "jaxsolve.alphazero.checks",
     "jaxsolve.subgames", "jaxsolve.subgames.public", "jaxsolve.subgames.subtree",
+    "jaxsolve.subgames.gadgets", "jaxsolve.subgames.resolving",
 ]
 
 # Float output is rounded in the examples; ELLIPSIS for what varies (lists of names).

@@ -61,7 +61,8 @@ LAYERS = [
     # what works on a tree and a solver state; the exact LP (SciPy loads when it runs);
     # public states and subgames cut out as trees of their own
     ["evaluate", "policy", "stopping", "batch", "abstraction", "env", "checkpoint", "exact",
-     "subgames.public", "subgames.subtree", "subgames"],
+     "subgames.public", "subgames.histories", "subgames.splice", "subgames.subtree",
+     "subgames.gadgets", "subgames.resolving", "subgames"],
     # several processes as one run, sharding (its mesh axis passed explicitly),
     # OpenSpiel interop
     ["processes", "distributed", "openspiel"],

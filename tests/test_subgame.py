@@ -234,5 +234,5 @@ def test_refusals():
     sub = jaxsolve.subgame(tree, states[0], policy)
     with pytest.raises(jaxsolve.ArgumentError, match="^write_back: policy has shape"):
         jaxsolve.write_back(policy, sub, policy[:3])
-    with pytest.raises(jaxsolve.ArgumentTypeError, match="^write_back: subgame must be"):
+    with pytest.raises(jaxsolve.ArgumentTypeError, match="^write_back: cut must be"):
         jaxsolve.write_back(policy, sub.tree, policy)

@@ -135,6 +135,10 @@ class PublicStates:
         ids = self.node_state[self.level_offsets[d]:self.level_offsets[d + 1]]
         return (ids - self.state_offsets[d]).astype(np.int32)
 
+    def __iter__(self):
+        """The public states in order, depth by depth."""
+        return (self[s] for s in range(len(self)))
+
     def __getitem__(self, index: int) -> PublicState:
         s = require("PublicStates[index]: index", index,
                     integer_rule(-len(self), len(self) - 1, note=f"{len(self)} public states"))
