@@ -84,7 +84,7 @@ bench-time-to-target: $(BENCH_STAMP)
 BENCH_PY := .venv-bench/bin/python
 
 bench-all: $(BENCH_STAMP)
-	@echo "bench-all: 14 experiments, about 131 minutes on 2 CPU cores"
+	@echo "bench-all: 15 experiments, about 141 minutes on 2 CPU cores"
 	$(BENCH_PY) experiments/bench_peers.py --publish  # CFR+ against NoRegret, LiteEFG and OpenSpiel: 15 min
 	$(BENCH_PY) experiments/bench_time_to_target.py --publish  # time to a target exploitability, jaxsolve's variants against the peers': 50 min
 	$(BENCH_PY) experiments/bench_cfr.py --publish  # CFR+ against OpenSpiel's C++ and JaxCFR: 7 min
@@ -96,6 +96,7 @@ bench-all: $(BENCH_STAMP)
 	$(BENCH_PY) experiments/cfr_variants.py --publish  # the CFR family after 100 and 1000 iterations: 2 min
 	$(BENCH_PY) experiments/variant_sweep.py --publish  # PDCFR+'s and DCFR's hyperparameter grids: 20 min
 	$(BENCH_PY) experiments/abstraction.py  # Leduc on coarsened infosets: 1 min
+	$(BENCH_PY) experiments/resolving.py --publish  # every public state of a depth re-solved by each gadget: 10 min
 	$(BENCH_PY) experiments/pursuit_alphazero.py --publish  # AlphaZero on pursuit-evasion: 6 min
 	$(BENCH_PY) experiments/conjunction.py  # the conjunction game and its cost-table sweep: 1 min
 	$(BENCH_PY) experiments/spoof_rounds.py  # Spoof's value by number of rounds: 1 min

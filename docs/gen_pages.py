@@ -6,7 +6,7 @@ with `GENERATORS[NAME]()` while MkDocs builds:
 * `cli`: every subcommand's `--help`, read from `jaxsolve.cli.build_parser()`;
 * `bench_peers`, `bench_peers_eval`, `bench_peers_bounds`, `bench_malloc`, `bench_cfr`,
   `bench_mccfr`, `bench_mcts`, `bench_rules`, `convergence`, `cfr_variants`, `variant_sweep`,
-  `abstraction`, `pursuit`, `time_to_target`: the results tables, read from the committed
+  `abstraction`, `pursuit`, `time_to_target`, `resolving`: the results tables, read from the committed
   `results/*.json`, each headed by the date, machine and command that produced it;
 * `games`, `big_games`: sizes computed from the games and builders while the page is built;
 * `rerunning`: the benchmarks `make bench-all` reruns, read from the Makefile.
@@ -793,6 +793,46 @@ def _unfaulted(data: dict) -> str:
     return _and(games)
 
 
+METHOD_NAMES = {"unsafe": "unsafe", "resolve": "resolve gadget", "max_margin": "max-margin"}
+
+
+def resolving(data: dict | None = None) -> str:
+    """Each game, depth and blueprint: the full game's exploitability before re-solving
+    and after each gadget, with the seconds of a compiled call."""
+    data = data or _load("resolving.json")
+    methods = list(METHOD_NAMES)
+    rows = []
+    for game in data["games"].values():
+        for depth, entry in game["depths"].items():
+            by_method = entry["rows"]
+            for k, n in enumerate(data["blueprints"]):
+                first = by_method[methods[0]][k]
+                rows.append([game["label"], f"{depth} ({entry['states']:,} states)",
+                             "uniform" if n == 0 else f"CFR+ {n:,}", _num(first["before"])]
+                            + [_num(by_method[m][k]["after"]) for m in methods])
+            seconds = entry["seconds_compiled"]
+            rows.append(["", "", "seconds a call, compiled", ""]
+                        + [_num(seconds[m]) for m in methods])
+    return "\n".join([
+        _source("resolving.json", data.get("date"), data["machine"],
+                _without_out(data["command"].split())), "",
+        f"Exploitability of the full game (NashConv / 2) before and after re-solving both "
+        f"players at one depth; each gadget tree solved by {data['solver']} for "
+        f"{data['iterations']:,} iterations, float64:", "",
+        _table(["game", "depth", "blueprint", "before"]
+               + [f"after, {METHOD_NAMES[m]}" for m in methods], rows)])
+
+
+def _one_call(data: dict) -> str:
+    """One gadget tree for a depth against a loop of one per state: the ratio, with
+    the states and game."""
+    c = data["one_call"]
+    return (f"{_ratio(c['loop_seconds'] / c['one_call_seconds'])} faster than a Python loop "
+            f"over its {c['states']} public states ({c['game']}, depth {c['depth']}: "
+            f"{_duration(1000 * c['one_call_seconds'])} against "
+            f"{_duration(1000 * c['loop_seconds'])}, both compiled)")
+
+
 PURSUIT = "pursuit/summary.json"
 FIGURES = {
     "abstraction.jq_true": ("abstraction.json", _abstraction("J=Q", "exploitability_true")),
@@ -817,6 +857,7 @@ FIGURES = {
     "conjunction.cfr_costs": ("conjunction.json", lambda d: " and ".join(
         f"{d['default_game']['expected_cost'][p]:.4f}" for p in ("alice", "bob"))),
     "variant_sweep.dcfr_default_apart": ("variant_sweep.json", _grid_apart),
+    "resolving.one_call": ("resolving.json", _one_call),
     "conjunction.sweep_tables": ("conjunction.json", lambda d: f"{d['sweep']['tables']:,}"),
     "convergence.seconds": ("convergence.json", lambda d: f"{d['config']['seconds']:g}"),
     "convergence.leduc_cfr_plus": ("convergence.json", _convergence_final("leduc", "cfr+")),
@@ -850,7 +891,7 @@ GENERATORS = {"cli": cli, "bench_peers": bench_peers, "bench_peers_eval": bench_
               "bench_rules": bench_rules, "cfr_variants": cfr_variants,
               "variant_sweep": variant_sweep,
               "abstraction": abstraction, "pursuit": pursuit,
-              "time_to_target": time_to_target,
+              "time_to_target": time_to_target, "resolving": resolving,
               "games": games_table, "rerunning": rerunning, "changelog": changelog}
 
 

@@ -328,17 +328,13 @@ def _resolve(tree, states, roots, sets, set_state, reach, mass, set_reach, set_v
         [f"gadget: player {o} at public state {states[k].index}, root set {j}: follow or "
          "terminate" for j, k in enumerate(set_state)],
         [("follow", "terminate")] * len(sets))
-    # the set (and its position in the state's deal) of every root history
-    set_of, position = [], []
-    for k, r in enumerate(roots):
-        where_in = {int(h): i for i, h in enumerate(r)}
-        for j in np.flatnonzero(set_state == k):
-            for h in sets[j]:
-                set_of.append(j)
-                position.append((k, where_in[int(h)]))
-    set_of = np.asarray(set_of)
-    histories = np.concatenate([sets[j] for j in range(len(sets))])
-    k_of, i_of = np.asarray(position).T
+    # every root history's set, state and place in its state's deal
+    set_of = np.repeat(np.arange(len(sets)), [len(h) for h in sets])
+    histories = np.concatenate(sets)
+    place = np.zeros(tree.sizes.num_nodes, np.int64)
+    for r in roots:
+        place[r] = np.arange(len(r))
+    k_of, i_of = set_state[set_of], place[histories]
     entries = splice.decisions(deals[k_of], i_of, o, entry_keys[set_of])
     splice.copies(entries, 0, histories)
     utilities = np.zeros((len(histories), 2))
@@ -375,9 +371,10 @@ def _max_margin(tree, states, roots, sets, set_state, reach, mass, set_reach, se
                           _padded([_deal(reach[h]) for h in sets]))
     shift = np.zeros((len(sets), 2))
     shift[:, o], shift[:, player] = -set_value, set_value
-    for j, h in enumerate(sets):
-        splice.copies(np.full(len(h), deals[j]), np.arange(len(h)), h,
-                      np.repeat(shift[j:j + 1], len(h), axis=0))
+    sizes = np.array([len(h) for h in sets])
+    owner = np.repeat(np.arange(len(sets)), sizes)
+    splice.copies(deals[owner], np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes),
+                  np.concatenate(sets), shift[owner])
     spliced = splice.build(_name(tree, "max_margin", player, states), c)
     return spliced, spliced.new_infosets[pick_keys][set_state].astype(np.int32)
 
@@ -388,8 +385,10 @@ def _unsafe(tree, states, roots, sets, set_state, reach, mass, set_reach, set_va
     top = splice.chance(-1, 0, _deal(mass)[None])
     deals = splice.chance(np.repeat(top, len(states)), np.arange(len(states)),
                           _padded([_deal(reach[r]) for r in roots]))
-    for k, r in enumerate(roots):
-        splice.copies(np.full(len(r), deals[k]), np.arange(len(r)), r)
+    sizes = np.array([len(r) for r in roots])
+    owner = np.repeat(np.arange(len(roots)), sizes)
+    splice.copies(deals[owner], np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes),
+                  np.concatenate(roots))
     spliced = splice.build(_name(tree, "unsafe", None, states), tree.sizes.utility_sum)
     return spliced, np.full(len(sets), -1, np.int32)
 

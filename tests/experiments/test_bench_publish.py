@@ -70,7 +70,8 @@ def test_bench_mcts_writes_locally_unless_published(script):
     assert path("--quick") == RESULTS / "bench_mcts_quick.json"  # git-ignored: *quick*
 
 
-@pytest.mark.parametrize("name", ["bench_cfr", "bench_mccfr", "bench_mcts", "cfr_variants"])
+@pytest.mark.parametrize("name", ["bench_cfr", "bench_mccfr", "bench_mcts", "cfr_variants",
+                                  "resolving"])
 def test_a_smoke_run_is_never_published(script, capsys, name):
     """--quick --publish is refused while parsing, before anything runs or is written."""
     with pytest.raises(SystemExit) as exit_info:
